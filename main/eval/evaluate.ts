@@ -1,0 +1,230 @@
+// The evaluation pipeline for one task on one GPU: build (parallel, cached) -> check against the
+// reference (every element, several sizes and seeds) -> time (L2 flushed, whole-device sync,
+// until the median is tight). Without a GPU it builds only and says so. GPU work is serialised
+// per GPU through one queue per device, so two sessions never time on the same GPU at once.
+import { createHash, randomInt } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import type { DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
+import type { Toolchain } from '../toolchain/nvcc.js';
+import type { GpuInfo } from '../gpu/detect.js';
+import { readClocks } from '../gpu/detect.js';
+import { buildVariant, type BuildEnv } from '../build/compile.js';
+import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
+import { workRoot as defaultWorkRoot } from '../common/paths.js';
+import { DEFAULT_TIMING, ensureHarness, runHarness, type PlanInput, type TimingSettings } from './harness.js';
+import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
+import { defaultConfig } from '../task/space.js';
+
+const gpuQueues = new Map<string, PQueue>();
+/** The one queue through which every measurement on a GPU passes. */
+export function gpuQueue(key: string): PQueue {
+  let q = gpuQueues.get(key);
+  if (!q) {
+    q = new PQueue({ concurrency: 1 });
+    gpuQueues.set(key, q);
+  }
+  return q;
+}
+
+export interface EvaluatorOptions {
+  task: Task;
+  toolchain: Toolchain;
+  /** null: compile-only (no GPU). */
+  gpu: GpuInfo | null;
+  /** nvcc -arch; defaults to the GPU's, or sm_90 when compile-only. */
+  arch?: string;
+  workRoot?: string;
+  /** Seeds for the correctness checks; default three fresh random seeds. */
+  seeds?: number[];
+  timing?: Partial<TimingSettings>;
+  checkTimeoutMs?: number;
+  timeTimeoutMs?: number;
+  /** Check with fewer seeds the sizes whose outputs exceed this many bytes (default 128 MiB). */
+  bigOutputBytes?: number;
+}
+
+export interface ProbeInfo {
+  name: string;
+  cc: string;
+  sms: number;
+  l2Bytes: number;
+  globalMemBytes: number;
+  emptyWallMs: number;
+}
+
+export class Evaluator {
+  readonly task: Task;
+  readonly env: BuildEnv;
+  readonly gpu: GpuInfo | null;
+  readonly seeds: number[];
+  readonly timing: TimingSettings;
+  private readonly opts: EvaluatorOptions;
+  private harnessPath: Promise<string> | null = null;
+  private refReady: Promise<void> | null = null;
+  private probeInfo: Promise<ProbeInfo> | null = null;
+  readonly refdir: string;
+
+  constructor(opts: EvaluatorOptions) {
+    if (!opts.toolchain.nvcc || !opts.toolchain.version) {
+      throw new Error(`cannot build variants: ${opts.toolchain.problems.join(' ') || 'nvcc not found'}`);
+    }
+    this.opts = opts;
+    this.task = opts.task;
+    this.gpu = opts.gpu;
+    const arch = opts.arch ?? (opts.gpu?.arch || 'sm_90');
+    this.env = { nvcc: opts.toolchain.nvcc, nvccVersion: opts.toolchain.version, arch, libDir: opts.toolchain.libDir, workRoot: opts.workRoot ?? defaultWorkRoot() };
+    this.seeds = opts.seeds ?? [randomInt(1, 2 ** 31), randomInt(1, 2 ** 31), randomInt(1, 2 ** 31)];
+    this.timing = { ...DEFAULT_TIMING, ...(opts.timing ?? {}) };
+    const key = createHash('sha256').update(this.task.hash).update(JSON.stringify(this.seeds)).update(arch).digest('hex').slice(0, 16);
+    this.refdir = join(this.env.workRoot, 'refs', `${this.task.manifest.name}-${key}`);
+  }
+
+  get compileOnly(): boolean {
+    return this.gpu === null;
+  }
+
+  private get source(): MeasurementSource {
+    return this.gpu ? { kind: 'gpu', gpu: this.gpu.name, uuid: this.gpu.uuid } : { kind: 'none' };
+  }
+
+  private queue(): PQueue {
+    return gpuQueue(this.gpu ? this.gpu.uuid || String(this.gpu.index) : 'none');
+  }
+
+  private harness(): Promise<string> {
+    this.harnessPath ??= ensureHarness(this.env);
+    return this.harnessPath;
+  }
+
+  private sizeSeeds(): Record<number, number[]> {
+    const big = this.opts.bigOutputBytes ?? 128 << 20;
+    const out: Record<number, number[]> = {};
+    this.task.manifest.sizes.forEach((_, i) => {
+      const lay = sizeLayout(this.task, i);
+      const outBytes = lay.args.reduce((acc, a) => acc + (a.kind === 'buffer' && a.role !== 'in' ? a.elements * DTYPE_BYTES[a.dtype] : 0), 0);
+      if (outBytes > big) out[i] = this.seeds.slice(0, 2);
+    });
+    return out;
+  }
+
+  private plan(): PlanInput {
+    return {
+      task: this.task,
+      sizes: this.task.manifest.sizes.map((_, i) => i),
+      seeds: this.seeds,
+      sizeSeeds: this.sizeSeeds(),
+      timed: this.task.timed,
+      refdir: this.refdir,
+      timing: this.timing,
+    };
+  }
+
+  /** Device facts from the harness itself (L2 size, launch+sync overhead). */
+  probe(signal?: AbortSignal): Promise<ProbeInfo> {
+    if (!this.gpu) return Promise.reject(new Error('no GPU: cannot probe'));
+    this.probeInfo ??= this.harness().then((h) =>
+      this.queue().add(async () => {
+        const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpuIndex: this.gpu!.index, timeoutMs: 60_000, signal });
+        if (!r.ok || !r.body) throw new Error(`the GPU probe failed: ${r.failure?.reason}\n${r.stdoutTail}`);
+        return r.body;
+      }) as Promise<ProbeInfo>,
+    );
+    return this.probeInfo;
+  }
+
+  /** Builds and runs the trusted reference once per evaluator, writing its outputs for checks. */
+  private reference(signal?: AbortSignal): Promise<void> {
+    this.refReady ??= (async () => {
+      if (existsSync(join(this.refdir, 'done')) ) return;
+      const b = await buildVariant(this.task, { source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, this.env, signal);
+      if (!b.ok || !b.libPath) throw new Error(`the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${b.failure?.reason}\n${b.failure?.log ?? ''}`);
+      const h = await this.harness();
+      mkdirSync(this.refdir, { recursive: true });
+      const r = await this.queue().add(() =>
+        runHarness({ harness: h, mode: 'ref', plan: this.plan(), libs: [b.libPath!], workDir: this.refdir, gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 300_000, signal }),
+      );
+      if (!r || !r.ok) throw new Error(`the reference of task ${this.task.manifest.name} failed to run: ${r?.failure?.reason}\n${r?.stdoutTail ?? ''}`);
+      writeFileSync(join(this.refdir, 'done'), new Date().toISOString());
+    })();
+    this.refReady.catch(() => {
+      this.refReady = null;
+    });
+    return this.refReady;
+  }
+
+  build(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal) {
+    return buildVariant(this.task, spec, this.env, signal);
+  }
+
+  private workDir(libPath: string): string {
+    return join(libPath, '..', 'runs');
+  }
+
+  /** Build, check and time one variant. Failures come back in the result, never as exceptions. */
+  async evaluate(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, o: { signal?: AbortSignal; time?: boolean; onStage?: (stage: 'build' | 'check' | 'time') => void } = {}): Promise<EvalResult> {
+    o.onStage?.('build');
+    const build = await this.build(spec, o.signal);
+    if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
+    if (!this.gpu) return { build, source: this.source, compileOnly: true };
+    try {
+      await this.reference(o.signal);
+    } catch (e) {
+      return { build, source: this.source, failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+    }
+    const h = await this.harness();
+    const probe = await this.probe(o.signal);
+    const lib = build.libPath;
+    return (await this.queue().add(async () => {
+      o.onStage?.('check');
+      const check = await runHarness<{ checks: EvalResult['check'] extends infer C ? (C extends { checks: infer X } ? X : never) : never }>({
+        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 120_000, signal: o.signal,
+      });
+      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], failure: check.failure, durationMs: check.durationMs };
+      if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
+      if (o.time === false) return { build, check: checkResult, source: this.source };
+      o.onStage?.('time');
+      const clocksStart = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
+      const t = await runHarness<{ l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> }>({
+        harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpuIndex: this.gpu!.index,
+        timeoutMs: this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000, signal: o.signal,
+      });
+      const clocksEnd = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
+      if (!t.ok || !t.body) return { build, check: checkResult, failure: t.failure, source: this.source };
+      const timing: TimingResult[] = t.body.timings.map((x) => {
+        const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs);
+        const samples = timer === 'wall' ? x.wallMs : x.eventMs;
+        const ci = medianCI(samples);
+        return {
+          size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
+          medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
+          converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, l2FlushBytes: t.body!.l2FlushBytes, clocksStart, clocksEnd,
+        };
+      });
+      return { build, check: checkResult, timing, source: this.source };
+    })) as EvalResult;
+  }
+
+  /** Paired, interleaved timing of A against B in one process. ratio > 1: A is faster. */
+  async duel(a: Pick<VariantSpec, 'source' | 'config' | 'flags'>, b: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }> {
+    if (!this.gpu) return { failure: { kind: 'runtime', reason: 'no GPU: a duel needs a GPU' } };
+    const [ba, bb] = await Promise.all([this.build(a, signal), this.build(b, signal)]);
+    if (!ba.ok || !bb.ok) return { failure: ba.failure ?? bb.failure };
+    const h = await this.harness();
+    const probe = await this.probe(signal);
+    const r = await this.queue().add(() =>
+      runHarness<{ duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> }>({
+        harness: h, mode: 'duel', plan: this.plan(), libs: [ba.libPath!, bb.libPath!], workDir: join(this.env.workRoot, 'duels'), gpuIndex: this.gpu!.index,
+        timeoutMs: this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000, signal,
+      }),
+    );
+    if (!r || !r.ok || !r.body) return { failure: r?.failure ?? { kind: 'runtime', reason: 'duel failed' } };
+    return { duels: r.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs)) };
+  }
+
+  /** Reference files written (for tests and clean-up). */
+  referenceFiles(): string[] {
+    return existsSync(this.refdir) ? readdirSync(this.refdir) : [];
+  }
+}

@@ -1,0 +1,144 @@
+// Runs the generic measurement harness (resources/harness/harness.cu): builds it once per
+// architecture and nvcc, writes plan files, runs one mode in a child process with limits and
+// turns its result file (or its death) into a typed outcome.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Failure } from '../common/types.js';
+import { resourcesDir } from '../common/paths.js';
+import { runProcess, tail } from '../proc/run.js';
+import type { BuildEnv } from '../build/compile.js';
+import { sizeLayout, type Task } from '../task/manifest.js';
+
+export interface TimingSettings {
+  warmupMs: number;
+  minSamples: number;
+  maxSamples: number;
+  /** Stop when the median's CI half-width over the median is below this. */
+  targetRelNoise: number;
+  minMs: number;
+  maxMs: number;
+  /** 0: four times the GPU's L2 (at least 64 MiB). */
+  flushBytes: number;
+}
+export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.005, minMs: 100, maxMs: 3000, flushBytes: 0 };
+
+export interface PlanInput {
+  task: Task;
+  sizes: number[];
+  seeds: number[];
+  /** Fewer seeds for some sizes (large outputs), by size index. */
+  sizeSeeds?: Record<number, number[]>;
+  timed: number[];
+  refdir: string;
+  timing: TimingSettings;
+}
+
+export function renderPlan(p: PlanInput, nonce: string): string {
+  const lines = ['kdplan 1', `nonce ${nonce}`, `refdir ${p.refdir}`, `seeds ${p.seeds.join(' ')}`];
+  for (const [dt, t] of Object.entries(p.task.tolerance)) lines.push(`tol ${dt} ${t.rtol} ${t.atol}`);
+  const t = p.timing;
+  lines.push(`timing ${t.warmupMs} ${t.minSamples} ${t.maxSamples} ${t.targetRelNoise} ${t.minMs} ${t.maxMs} ${t.flushBytes}`);
+  for (const i of p.timed) lines.push(`timed ${i}`);
+  for (const si of p.sizes) {
+    const lay = sizeLayout(p.task, si);
+    lines.push(`size ${si}`);
+    const ss = p.sizeSeeds?.[si];
+    if (ss?.length) lines.push(`sizeseeds ${ss.join(' ')}`);
+    for (const a of lay.args) {
+      if (a.kind === 'buffer') lines.push(`buffer ${a.name} ${a.dtype} ${a.role} ${a.elements} ${a.fill.kind} ${a.fill.lo} ${a.fill.hi}`);
+      else lines.push(`scalar ${a.name} ${a.dtype} ${a.value}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+export async function ensureHarness(env: BuildEnv): Promise<string> {
+  const srcPath = join(resourcesDir(), 'harness', 'harness.cu');
+  const src = readFileSync(srcPath, 'utf8');
+  const key = createHash('sha256').update(src).update(env.nvccVersion).update(env.arch).digest('hex').slice(0, 16);
+  const dir = join(env.workRoot, 'harness', key);
+  const bin = join(dir, 'kd_harness');
+  if (existsSync(bin)) return bin;
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `kd_harness.${process.pid}.tmp`);
+  const args = [`-arch=${env.arch}`, '-O2', '-std=c++17', '-cudart', 'shared', '-o', tmp, srcPath, '-ldl'];
+  if (env.libDir) args.push('-Xlinker', `-rpath=${env.libDir}`);
+  const r = await runProcess(env.nvcc, args, { cwd: dir, timeoutMs: 300_000 });
+  if (r.code !== 0 || !existsSync(tmp)) {
+    throw new Error(`cannot build the measurement harness (${srcPath}) with ${env.nvcc}:\n${tail(r.stdout + r.stderr, 4000)}`);
+  }
+  renameSync(tmp, bin);
+  return bin;
+}
+
+export type HarnessMode = 'probe' | 'ref' | 'check' | 'time' | 'duel';
+
+export interface HarnessOutcome<B> {
+  ok: boolean;
+  body?: B;
+  failure?: Failure;
+  durationMs: number;
+  stdoutTail: string;
+}
+
+export interface HarnessRunOptions {
+  harness: string;
+  mode: HarnessMode;
+  plan: PlanInput | null;
+  libs: string[];
+  workDir: string;
+  gpuIndex: number | null;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+interface RawResult<B> {
+  kdresult: number;
+  nonce: string;
+  status: string;
+  error?: string;
+  body: B;
+}
+
+export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcome<B>> {
+  mkdirSync(o.workDir, { recursive: true });
+  const nonce = randomBytes(12).toString('hex');
+  const planPath = join(o.workDir, `plan-${o.mode}.txt`);
+  const resultPath = join(o.workDir, `result-${o.mode}-${nonce}.json`);
+  const placeholder: PlanInput | null = o.plan;
+  writeFileSync(planPath, placeholder ? renderPlan(placeholder, nonce) : `kdplan 1\nnonce ${nonce}\n`);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (o.gpuIndex !== null) env.CUDA_VISIBLE_DEVICES = String(o.gpuIndex);
+  env.CUDA_MODULE_LOADING = 'EAGER';
+  const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs], {
+    cwd: o.workDir,
+    env,
+    timeoutMs: o.timeoutMs,
+    signal: o.signal,
+    maxOutputBytes: 256 << 10,
+    cpuSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
+  });
+  const stdoutTail = tail(r.stdout + r.stderr, 4000);
+  const base = { durationMs: r.durationMs, stdoutTail };
+  let raw: RawResult<B> | null = null;
+  if (existsSync(resultPath)) {
+    try {
+      raw = JSON.parse(readFileSync(resultPath, 'utf8')) as RawResult<B>;
+    } catch {
+      raw = null;
+    }
+    rmSync(resultPath, { force: true });
+  }
+  if (r.cancelled) return { ok: false, ...base, failure: { kind: 'runtime', reason: 'cancelled' } };
+  if (r.timedOut) {
+    return { ok: false, ...base, failure: { kind: 'timeout', reason: `${o.mode} did not finish within ${(o.timeoutMs / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
+  }
+  if (!raw || raw.kdresult !== 1 || raw.nonce !== nonce) {
+    const how = r.signal ? `was killed by ${r.signal}` : r.spawnError ? `could not start (${r.spawnError})` : `exited with code ${r.code} without a result`;
+    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
+  }
+  if (raw.status === 'ok') return { ok: true, ...base, body: raw.body };
+  const kind = raw.status === 'correctness' ? 'correctness' : 'runtime';
+  return { ok: false, ...base, body: raw.body, failure: { kind, reason: raw.error ?? raw.status, log: stdoutTail } };
+}

@@ -1,0 +1,103 @@
+// Child processes with the limits every build and run gets: a wall-clock timeout that kills the
+// whole process group, a cap on captured output, optional CPU-time and memory limits (through
+// `prlimit` where present) and cancellation through an AbortSignal.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+export interface RunOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  /** Bytes of stdout+stderr kept (the rest is counted, not stored). */
+  maxOutputBytes?: number;
+  signal?: AbortSignal;
+  /** RLIMIT_CPU seconds and RLIMIT_AS bytes, applied through prlimit(1) when available. */
+  cpuSeconds?: number;
+  memoryBytes?: number;
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  cancelled: boolean;
+  outputTruncated: boolean;
+  durationMs: number;
+  /** spawn itself failed (ENOENT...). */
+  spawnError?: string;
+}
+
+const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
+
+export function runProcess(cmd: string, args: string[], opts: RunOptions): Promise<RunResult> {
+  const max = opts.maxOutputBytes ?? 1 << 20;
+  let file = cmd;
+  let argv = args;
+  if (PRLIMIT && (opts.cpuSeconds || opts.memoryBytes)) {
+    const lim: string[] = [];
+    if (opts.cpuSeconds) lim.push(`--cpu=${Math.ceil(opts.cpuSeconds)}`);
+    if (opts.memoryBytes) lim.push(`--as=${Math.floor(opts.memoryBytes)}`);
+    file = PRLIMIT;
+    argv = [...lim, cmd, ...args];
+  }
+  const started = Date.now();
+  return new Promise((resolve) => {
+    let out = '';
+    let err = '';
+    let kept = 0;
+    let truncated = false;
+    let timedOut = false;
+    let cancelled = false;
+    let settled = false;
+    const child = spawn(file, argv, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const killGroup = (): void => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
+    const take = (chunk: Buffer, which: 'out' | 'err'): void => {
+      if (kept >= max) {
+        truncated = true;
+        return;
+      }
+      const s = chunk.subarray(0, Math.max(0, max - kept)).toString('utf8');
+      kept += chunk.length;
+      if (which === 'out') out += s;
+      else err += s;
+    };
+    child.stdout?.on('data', (c: Buffer) => take(c, 'out'));
+    child.stderr?.on('data', (c: Buffer) => take(c, 'err'));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, opts.timeoutMs);
+    const onAbort = (): void => {
+      cancelled = true;
+      killGroup();
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) onAbort();
+    const finish = (r: Partial<RunResult> & { code: number | null; signal: NodeJS.Signals | null }): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      // Anything the child left behind in its group goes too.
+      killGroup();
+      resolve({
+        stdout: out, stderr: err, timedOut, cancelled, outputTruncated: truncated, durationMs: Date.now() - started, ...r,
+      });
+    };
+    child.on('error', (e) => finish({ code: null, signal: null, spawnError: `${cmd}: ${e.message}` }));
+    child.on('close', (code, signal) => finish({ code, signal }));
+  });
+}
+
+/** Last `n` characters of a log, for failure records. */
+export function tail(s: string, n = 8000): string {
+  return s.length <= n ? s : `…(${s.length - n} characters before)\n${s.slice(-n)}`;
+}

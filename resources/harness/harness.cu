@@ -1,0 +1,596 @@
+// KernelDuel measurement harness. Generic: it knows nothing of any task. The engine writes a plan
+// file (buffers, scalars, seeds, tolerances, timing settings) and the harness dlopen()s variant
+// libraries that export `kd_entry_packed(void**)` (a shim generated from the task's signature).
+//
+//   kd_harness probe  <plan> <result.json>
+//   kd_harness ref    <plan> <result.json> <reference.so>   writes reference outputs to refdir
+//   kd_harness check  <plan> <result.json> <variant.so>     checks every element against refdir
+//   kd_harness time   <plan> <result.json> <variant.so>     timing samples (events + wall)
+//   kd_harness duel   <plan> <result.json> <a.so> <b.so>    interleaved A/B timing
+//
+// Results are written to <result.json> (atomically: tmp + rename), never to stdout, so a variant
+// that floods stdout cannot forge them. Exit code 0 also for a failed check: the result says why.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <math.h>
+#include <time.h>
+#include <unistd.h>
+#include <string>
+#include <vector>
+#include <algorithm>
+#include <random>
+
+typedef void (*entry_fn)(void**);
+
+enum Dtype { F32, F64, I32, U32, I64, U8 };
+static const char* DTYPE_NAMES[] = {"f32", "f64", "i32", "u32", "i64", "u8"};
+static size_t dtype_bytes(Dtype d) { return d == F64 || d == I64 ? 8 : d == U8 ? 1 : 4; }
+static bool is_float(Dtype d) { return d == F32 || d == F64; }
+static Dtype parse_dtype(const char* s) {
+  for (int i = 0; i < 6; i++) if (!strcmp(s, DTYPE_NAMES[i])) return (Dtype)i;
+  fprintf(stderr, "kd_harness: unknown dtype %s\n", s);
+  exit(70);
+}
+
+struct Arg {
+  bool buffer;
+  std::string name;
+  Dtype dtype;
+  int role;  // 0 in, 1 out, 2 inout
+  size_t elements;
+  bool fill_int;
+  double lo, hi;
+  double scalar;
+};
+struct Size {
+  int index;
+  std::vector<Arg> args;
+  std::vector<unsigned long long> seeds;  // empty: the plan's seeds
+};
+struct Tol { double rtol, atol; };
+struct Plan {
+  std::string nonce, refdir;
+  std::vector<Size> sizes;
+  std::vector<unsigned long long> seeds;
+  Tol tol[6];
+  double warmup_ms = 50, target_rel = 0.005, max_ms = 3000, min_ms = 100;
+  int min_samples = 10, max_samples = 5000;
+  size_t flush_bytes = 0;
+  std::vector<int> timed;
+};
+
+// ---------------------------------------------------------------------------------------------
+// result output
+static std::string g_result_path, g_json;
+static Plan g_plan;
+static void jraw(const std::string& s) { g_json += s; }
+static std::string jstr(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') { o += '\\'; o += (char)c; }
+    else if (c < 0x20) { char b[8]; snprintf(b, sizeof b, "\\u%04x", c); o += b; }
+    else o += (char)c;
+  }
+  return o + "\"";
+}
+static std::string jnum(double v) {
+  if (std::isnan(v)) return "\"NaN\"";
+  if (std::isinf(v)) return v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+  char b[64];
+  snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
+static void write_result(const std::string& status, const std::string& error) {
+  std::string out = "{\"kdresult\":1,\"nonce\":" + jstr(g_plan.nonce) + ",\"status\":" + jstr(status);
+  if (!error.empty()) out += ",\"error\":" + jstr(error);
+  out += ",\"body\":{" + g_json + "}}\n";
+  std::string tmp = g_result_path + ".tmp";
+  FILE* f = fopen(tmp.c_str(), "wb");
+  if (!f) { perror("kd_harness: result"); exit(71); }
+  fwrite(out.data(), 1, out.size(), f);
+  fflush(f);
+  fsync(fileno(f));
+  fclose(f);
+  rename(tmp.c_str(), g_result_path.c_str());
+}
+[[noreturn]] static void fail(const std::string& status, const std::string& error) {
+  write_result(status, error);
+  exit(0);
+}
+#define CK(call)                                                                            \
+  do {                                                                                      \
+    cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) fail("runtime", std::string(#call) + ": " + cudaGetErrorString(e_)); \
+  } while (0)
+
+// ---------------------------------------------------------------------------------------------
+// plan
+static Plan read_plan(const char* path) {
+  Plan p;
+  for (int i = 0; i < 6; i++) p.tol[i] = Tol{is_float((Dtype)i) ? 1e-4 : 0, is_float((Dtype)i) ? 1e-6 : 0};
+  FILE* f = fopen(path, "r");
+  if (!f) { fprintf(stderr, "kd_harness: cannot open plan %s\n", path); exit(70); }
+  char line[8192];
+  while (fgets(line, sizeof line, f)) {
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+    char key[64] = {0};
+    int off = 0;
+    if (sscanf(line, "%63s %n", key, &off) < 1) continue;
+    const char* rest = line + off;
+    if (!strcmp(key, "nonce")) p.nonce = rest;
+    else if (!strcmp(key, "refdir")) p.refdir = rest;
+    else if (!strcmp(key, "seeds")) {
+      char* s = (char*)rest; char* e;
+      for (;;) { unsigned long long v = strtoull(s, &e, 10); if (e == s) break; p.seeds.push_back(v); s = e; }
+    } else if (!strcmp(key, "sizeseeds")) {
+      char* s = (char*)rest; char* e;
+      for (;;) { unsigned long long v = strtoull(s, &e, 10); if (e == s) break; p.sizes.back().seeds.push_back(v); s = e; }
+    } else if (!strcmp(key, "size")) {
+      Size s; s.index = atoi(rest); p.sizes.push_back(s);
+    } else if (!strcmp(key, "buffer")) {
+      Arg a; char name[256], dt[16], role[16], fk[16];
+      unsigned long long el;
+      if (sscanf(rest, "%255s %15s %15s %llu %15s %lf %lf", name, dt, role, &el, fk, &a.lo, &a.hi) != 7) { fprintf(stderr, "bad plan line: %s\n", line); exit(70); }
+      a.buffer = true; a.name = name; a.dtype = parse_dtype(dt);
+      a.role = !strcmp(role, "in") ? 0 : !strcmp(role, "out") ? 1 : 2;
+      a.elements = el; a.fill_int = !strcmp(fk, "int"); a.scalar = 0;
+      p.sizes.back().args.push_back(a);
+    } else if (!strcmp(key, "scalar")) {
+      Arg a; char name[256], dt[16];
+      if (sscanf(rest, "%255s %15s %lf", name, dt, &a.scalar) != 3) { fprintf(stderr, "bad plan line: %s\n", line); exit(70); }
+      a.buffer = false; a.name = name; a.dtype = parse_dtype(dt); a.elements = 0; a.role = 0;
+      p.sizes.back().args.push_back(a);
+    } else if (!strcmp(key, "tol")) {
+      char dt[16]; double r, at;
+      if (sscanf(rest, "%15s %lf %lf", dt, &r, &at) == 3) p.tol[parse_dtype(dt)] = Tol{r, at};
+    } else if (!strcmp(key, "timing")) {
+      unsigned long long fb = 0;
+      sscanf(rest, "%lf %d %d %lf %lf %lf %llu", &p.warmup_ms, &p.min_samples, &p.max_samples, &p.target_rel, &p.min_ms, &p.max_ms, &fb);
+      p.flush_bytes = fb;
+    } else if (!strcmp(key, "timed")) {
+      p.timed.push_back(atoi(rest));
+    }
+  }
+  fclose(f);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// inputs: generated on the device from (seed, arg, index) with a hash, so the reference process
+// and the variant process see identical inputs without shipping gigabytes between them.
+__device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+template <typename T>
+__global__ void fill_kernel(T* p, size_t n, unsigned long long key, double lo, double hi, int is_int) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned long long h = mix64(key ^ mix64(i));
+    if (is_int) {
+      long long span = (long long)hi - (long long)lo + 1;
+      p[i] = (T)((long long)lo + (long long)(h % (unsigned long long)span));
+    } else {
+      double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+      T v = (T)(lo + (hi - lo) * u);
+      if (v == (T)0) v = (T)(lo + (hi - lo) * 0.61803398875);  // never zeros
+      if (v == (T)0) v = (T)1e-3;
+      p[i] = v;
+    }
+  }
+}
+static void fill(void* d, const Arg& a, unsigned long long seed, int arg_index) {
+  unsigned long long key = seed * 0x100000001B3ull + (unsigned long long)arg_index * 0x9E3779B97F4A7C15ull + 12345;
+  int blocks = 1024, threads = 256;
+  switch (a.dtype) {
+    case F32: fill_kernel<<<blocks, threads>>>((float*)d, a.elements, key, a.lo, a.hi, a.fill_int); break;
+    case F64: fill_kernel<<<blocks, threads>>>((double*)d, a.elements, key, a.lo, a.hi, a.fill_int); break;
+    case I32: fill_kernel<<<blocks, threads>>>((int*)d, a.elements, key, a.lo, a.hi, 1); break;
+    case U32: fill_kernel<<<blocks, threads>>>((unsigned*)d, a.elements, key, a.lo, a.hi, 1); break;
+    case I64: fill_kernel<<<blocks, threads>>>((long long*)d, a.elements, key, a.lo, a.hi, 1); break;
+    case U8: fill_kernel<<<blocks, threads>>>((unsigned char*)d, a.elements, key, a.lo, a.hi, 1); break;
+  }
+  CK(cudaGetLastError());
+}
+
+struct Bufs {
+  std::vector<void*> dev;            // per arg (nullptr for scalars)
+  std::vector<unsigned char> scal;   // scalar storage, 8 bytes per arg
+  std::vector<void*> packed;
+};
+static void alloc_bufs(Bufs& b, const Size& s) {
+  size_t n = s.args.size();
+  b.dev.assign(n, nullptr);
+  b.scal.assign(8 * n, 0);
+  b.packed.assign(n, nullptr);
+  for (size_t i = 0; i < n; i++) {
+    const Arg& a = s.args[i];
+    if (a.buffer) {
+      CK(cudaMalloc(&b.dev[i], a.elements * dtype_bytes(a.dtype)));
+      b.packed[i] = b.dev[i];
+    } else {
+      void* slot = &b.scal[8 * i];
+      switch (a.dtype) {
+        case F32: *(float*)slot = (float)a.scalar; break;
+        case F64: *(double*)slot = a.scalar; break;
+        case I32: *(int*)slot = (int)a.scalar; break;
+        case U32: *(unsigned*)slot = (unsigned)a.scalar; break;
+        case I64: *(long long*)slot = (long long)a.scalar; break;
+        case U8: *(unsigned char*)slot = (unsigned char)a.scalar; break;
+      }
+      b.packed[i] = slot;
+    }
+  }
+}
+static void free_bufs(Bufs& b) {
+  for (void* p : b.dev) if (p) cudaFree(p);
+  b.dev.clear();
+}
+// Inputs from the seed; outputs poisoned (NaN for floats; 0xFF or 0xA5 bytes for integers).
+static void prepare(Bufs& b, const Size& s, unsigned long long seed, int poison_variant) {
+  for (size_t i = 0; i < s.args.size(); i++) {
+    const Arg& a = s.args[i];
+    if (!a.buffer) continue;
+    if (a.role == 1) {
+      int byte = is_float(a.dtype) ? 0xFF : (poison_variant & 1 ? 0xA5 : 0xFF);
+      CK(cudaMemset(b.dev[i], byte, a.elements * dtype_bytes(a.dtype)));
+    } else {
+      fill(b.dev[i], a, seed, (int)i);
+    }
+  }
+  CK(cudaDeviceSynchronize());
+}
+
+static entry_fn load_entry(const char* path) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) fail("runtime", std::string("cannot load ") + path + ": " + dlerror());
+  entry_fn f = (entry_fn)dlsym(h, "kd_entry_packed");
+  if (!f) fail("runtime", std::string(path) + " does not export kd_entry_packed (was it built by KernelDuel?)");
+  return f;
+}
+static void call_checked(entry_fn f, Bufs& b, const char* what) {
+  f(b.packed.data());
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) fail("runtime", std::string(what) + ": " + cudaGetErrorString(e));
+}
+static double now_ms() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+static const std::vector<unsigned long long>& seeds_of(const Size& s) { return s.seeds.empty() ? g_plan.seeds : s.seeds; }
+static std::string ref_file(const Plan& p, int size, unsigned long long seed, const std::string& arg) {
+  return p.refdir + "/ref_s" + std::to_string(size) + "_" + std::to_string(seed) + "_" + arg + ".bin";
+}
+
+// ---------------------------------------------------------------------------------------------
+static void mode_probe() {
+  int dev = 0, n = 0;
+  CK(cudaGetDeviceCount(&n));
+  CK(cudaGetDevice(&dev));
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, dev));
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  // Overhead of an empty timed region (events + synchronise) as the time loop does it.
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<double> wall;
+  for (int i = 0; i < 200; i++) {
+    CK(cudaDeviceSynchronize());
+    double t0 = now_ms();
+    cudaEventRecord(e0, 0);
+    cudaEventRecord(e1, 0);
+    CK(cudaDeviceSynchronize());
+    wall.push_back(now_ms() - t0);
+  }
+  std::sort(wall.begin(), wall.end());
+  jraw("\"devices\":" + std::to_string(n) + ",\"name\":" + jstr(pr.name) + ",\"cc\":" + jstr(std::to_string(pr.major) + "." + std::to_string(pr.minor)) +
+       ",\"sms\":" + std::to_string(pr.multiProcessorCount) + ",\"l2Bytes\":" + std::to_string(pr.l2CacheSize) +
+       ",\"globalMemBytes\":" + std::to_string((unsigned long long)pr.totalGlobalMem) + ",\"driver\":" + std::to_string(drv) +
+       ",\"runtime\":" + std::to_string(rt) + ",\"emptyWallMs\":" + jnum(wall[wall.size() / 2]));
+  write_result("ok", "");
+}
+
+static void mode_ref(entry_fn f) {
+  g_json += "\"written\":[";
+  bool first = true;
+  for (const Size& s : g_plan.sizes) {
+    for (size_t k = 0; k < seeds_of(s).size(); k++) {
+      unsigned long long seed = seeds_of(s)[k];
+      Bufs b;
+      alloc_bufs(b, s);
+      prepare(b, s, seed, 0);
+      call_checked(f, b, "reference");
+      for (size_t i = 0; i < s.args.size(); i++) {
+        const Arg& a = s.args[i];
+        if (!a.buffer || a.role == 0) continue;
+        size_t bytes = a.elements * dtype_bytes(a.dtype);
+        std::vector<unsigned char> h(bytes);
+        CK(cudaMemcpy(h.data(), b.dev[i], bytes, cudaMemcpyDeviceToHost));
+        std::string path = ref_file(g_plan, s.index, seed, a.name);
+        std::string tmp = path + ".tmp";
+        FILE* o = fopen(tmp.c_str(), "wb");
+        if (!o || fwrite(h.data(), 1, bytes, o) != bytes) fail("runtime", "cannot write reference output " + path);
+        fclose(o);
+        rename(tmp.c_str(), path.c_str());
+        if (!first) g_json += ",";
+        first = false;
+        g_json += jstr(path);
+      }
+      free_bufs(b);
+    }
+  }
+  g_json += "]";
+  write_result("ok", "");
+}
+
+template <typename T>
+static void compare(const T* got, const T* exp, size_t n, const Tol& tol, bool flt, size_t& bad, double& maxabs, double& maxrel,
+                    double& num, double& den, long long& first, double& fe, double& fg) {
+  for (size_t i = 0; i < n; i++) {
+    double g = (double)got[i], e = (double)exp[i];
+    double d = fabs(g - e);
+    bool ok;
+    if (flt) {
+      ok = std::isfinite(g) && std::isfinite(e) ? d <= tol.atol + tol.rtol * fabs(e) : false;
+      if (std::isfinite(g) && std::isfinite(e)) {
+        num += d * d; den += e * e;
+        if (d > maxabs) maxabs = d;
+        double r = d / (fabs(e) > 0 ? fabs(e) : 1e-300);
+        if (fabs(e) > 0 && r > maxrel) maxrel = r;
+      } else {
+        maxabs = INFINITY;
+      }
+    } else {
+      ok = got[i] == exp[i] || d <= tol.atol + tol.rtol * fabs(e);
+      num += d * d; den += e * e;
+      if (d > maxabs) maxabs = d;
+    }
+    if (!ok) {
+      if (first < 0) { first = (long long)i; fe = e; fg = g; }
+      bad++;
+    }
+  }
+}
+
+static void mode_check(entry_fn f) {
+  g_json += "\"checks\":[";
+  bool firstj = true, all_ok = true;
+  std::string first_fail;
+  Bufs prev;  // held until the next set is allocated, so every call sees fresh addresses
+  int call_no = 0;
+  for (const Size& s : g_plan.sizes) {
+    for (size_t k = 0; k < seeds_of(s).size(); k++) {
+      unsigned long long seed = seeds_of(s)[k];
+      Bufs b;
+      alloc_bufs(b, s);
+      free_bufs(prev);
+      prepare(b, s, seed, call_no++);
+      call_checked(f, b, "variant");
+      for (size_t i = 0; i < s.args.size(); i++) {
+        const Arg& a = s.args[i];
+        if (!a.buffer || a.role == 0) continue;
+        size_t bytes = a.elements * dtype_bytes(a.dtype);
+        std::vector<unsigned char> got(bytes), exp(bytes);
+        CK(cudaMemcpy(got.data(), b.dev[i], bytes, cudaMemcpyDeviceToHost));
+        std::string path = ref_file(g_plan, s.index, seed, a.name);
+        FILE* rf = fopen(path.c_str(), "rb");
+        if (!rf || fread(exp.data(), 1, bytes, rf) != bytes) fail("runtime", "missing reference output " + path + " (run the reference first)");
+        fclose(rf);
+        size_t bad = 0; double maxabs = 0, maxrel = 0, num = 0, den = 0, fe = 0, fg = 0; long long first = -1;
+        const Tol& tol = g_plan.tol[a.dtype];
+        switch (a.dtype) {
+          case F32: compare((float*)got.data(), (float*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+          case F64: compare((double*)got.data(), (double*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+          case I32: compare((int*)got.data(), (int*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+          case U32: compare((unsigned*)got.data(), (unsigned*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+          case I64: compare((long long*)got.data(), (long long*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+          case U8: compare((unsigned char*)got.data(), (unsigned char*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+        }
+        double relL2 = den > 0 ? sqrt(num / den) : sqrt(num);
+        if (!firstj) g_json += ",";
+        firstj = false;
+        g_json += "{\"buffer\":" + jstr(a.name) + ",\"size\":" + std::to_string(s.index) + ",\"seed\":" + std::to_string(seed) +
+                  ",\"elements\":" + std::to_string(a.elements) + ",\"mismatches\":" + std::to_string(bad) + ",\"maxAbsErr\":" + jnum(maxabs) +
+                  ",\"maxRelErr\":" + jnum(maxrel) + ",\"relL2\":" + jnum(relL2);
+        if (first >= 0) {
+          g_json += ",\"firstBad\":{\"index\":" + std::to_string(first) + ",\"expected\":" + jnum(fe) + ",\"got\":" + jnum(fg) + "}";
+          if (all_ok) {
+            char m[512];
+            snprintf(m, sizeof m, "%s[%lld]: expected %.9g got %.9g (size %d, seed %llu; %zu of %zu elements wrong, tolerance rtol %g atol %g)",
+                     a.name.c_str(), first, fe, fg, s.index, seed, bad, a.elements, tol.rtol, tol.atol);
+            first_fail = m;
+          }
+          all_ok = false;
+        }
+        g_json += "}";
+      }
+      prev = b;
+    }
+  }
+  free_bufs(prev);
+  g_json += "]";
+  if (all_ok) write_result("ok", "");
+  else write_result("correctness", first_fail);
+}
+
+static size_t flush_size(const Plan& p) {
+  if (p.flush_bytes) return p.flush_bytes;
+  int dev = 0, l2 = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+  size_t b = (size_t)l2 * 4;
+  return b < (64u << 20) ? (64u << 20) : b;
+}
+// Relative half-width of the 95% CI of the median (order statistics), on a sorted copy.
+static double median_noise(std::vector<double> v, double* med) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  double h = 0.98 * sqrt((double)n);
+  long lo = (long)floor(n / 2.0 - h), hi = (long)ceil(n / 2.0 + h);
+  if (lo < 0) lo = 0;
+  if (hi > (long)n - 1) hi = (long)n - 1;
+  return *med > 0 ? (v[hi] - v[lo]) / (2 * *med) : INFINITY;
+}
+
+struct Timer {
+  cudaEvent_t e0, e1;
+  void* flush;
+  size_t flush_bytes;
+  int flips = 0;
+  void init() {
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    flush_bytes = flush_size(g_plan);
+    CK(cudaMalloc(&flush, flush_bytes));
+  }
+  // One sample: flush L2, then time the call with events on the legacy default stream and with
+  // the host clock around call + whole-device synchronise (catches work on other streams).
+  void sample(entry_fn f, Bufs& b, double* ev, double* wall) {
+    CK(cudaMemsetAsync(flush, (flips++) & 1, flush_bytes, 0));
+    CK(cudaDeviceSynchronize());
+    double t0 = now_ms();
+    cudaEventRecord(e0, 0);
+    f(b.packed.data());
+    cudaEventRecord(e1, 0);
+    cudaError_t e = cudaDeviceSynchronize();
+    double t1 = now_ms();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) fail("runtime", std::string("during timing: ") + cudaGetErrorString(e));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    *ev = ms;
+    *wall = t1 - t0;
+  }
+};
+
+static int warmup(entry_fn f, Bufs& b) {
+  double t0 = now_ms();
+  int calls = 0;
+  do {
+    call_checked(f, b, "warm-up");
+    calls++;
+  } while ((now_ms() - t0 < g_plan.warmup_ms || calls < 3) && calls < 100000);
+  return calls;
+}
+
+static std::string arr(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); i++) { if (i) s += ","; s += jnum(v[i]); }
+  return s + "]";
+}
+
+static void mode_time(entry_fn f) {
+  Timer t;
+  t.init();
+  g_json += "\"l2FlushBytes\":" + std::to_string(t.flush_bytes) + ",\"timings\":[";
+  bool firstj = true;
+  for (const Size& s : g_plan.sizes) {
+    if (std::find(g_plan.timed.begin(), g_plan.timed.end(), s.index) == g_plan.timed.end()) continue;
+    Bufs b;
+    alloc_bufs(b, s);
+    prepare(b, s, g_plan.seeds.empty() ? 1 : g_plan.seeds[0], 0);
+    int wc = warmup(f, b);
+    std::vector<double> ev, wall;
+    double start = now_ms(), med = 0, noise = INFINITY;
+    bool converged = false;
+    while ((int)ev.size() < g_plan.max_samples) {
+      double e, w;
+      t.sample(f, b, &e, &w);
+      ev.push_back(e);
+      wall.push_back(w);
+      double el = now_ms() - start;
+      if ((int)ev.size() >= g_plan.min_samples && ev.size() % 5 == 0) {
+        noise = median_noise(ev, &med);
+        if (noise < g_plan.target_rel && el >= g_plan.min_ms) { converged = true; break; }
+      }
+      if (el > g_plan.max_ms && (int)ev.size() >= 3) break;
+    }
+    noise = median_noise(ev, &med);
+    if (!firstj) g_json += ",";
+    firstj = false;
+    g_json += "{\"size\":" + std::to_string(s.index) + ",\"warmupCalls\":" + std::to_string(wc) + ",\"converged\":" + (converged ? "true" : "false") +
+              ",\"eventMs\":" + arr(ev) + ",\"wallMs\":" + arr(wall) + "}";
+    free_bufs(b);
+  }
+  g_json += "]";
+  write_result("ok", "");
+}
+
+static void mode_duel(entry_fn fa, entry_fn fb) {
+  Timer t;
+  t.init();
+  std::mt19937_64 rng(g_plan.seeds.empty() ? 7 : g_plan.seeds[0]);
+  g_json += "\"l2FlushBytes\":" + std::to_string(t.flush_bytes) + ",\"duels\":[";
+  bool firstj = true;
+  for (const Size& s : g_plan.sizes) {
+    if (std::find(g_plan.timed.begin(), g_plan.timed.end(), s.index) == g_plan.timed.end()) continue;
+    Bufs ba, bb;
+    alloc_bufs(ba, s);
+    alloc_bufs(bb, s);
+    unsigned long long seed = g_plan.seeds.empty() ? 1 : g_plan.seeds[0];
+    prepare(ba, s, seed, 0);
+    prepare(bb, s, seed, 0);
+    warmup(fa, ba);
+    warmup(fb, bb);
+    std::vector<double> ae, aw, be, bw, lr;
+    std::vector<int> order;
+    double start = now_ms(), med = 0;
+    bool converged = false;
+    while ((int)ae.size() < g_plan.max_samples) {
+      bool a_first = rng() & 1;  // random order within each pair, as CUDA-L1 does
+      double e1, w1, e2, w2;
+      if (a_first) { t.sample(fa, ba, &e1, &w1); t.sample(fb, bb, &e2, &w2); }
+      else { t.sample(fb, bb, &e2, &w2); t.sample(fa, ba, &e1, &w1); }
+      ae.push_back(e1); aw.push_back(w1); be.push_back(e2); bw.push_back(w2);
+      order.push_back(a_first);
+      lr.push_back(log(std::max(e2, 1e-9) / std::max(e1, 1e-9)) + 10.0);  // shifted positive for the noise estimate
+      double el = now_ms() - start;
+      if ((int)ae.size() >= g_plan.min_samples && ae.size() % 5 == 0) {
+        // CI half-width of the median log-ratio, in absolute log units (~ relative ratio error).
+        double n = median_noise(lr, &med) * med;
+        if (n < g_plan.target_rel && el >= g_plan.min_ms) { converged = true; break; }
+      }
+      if (el > g_plan.max_ms && ae.size() >= 3) break;
+    }
+    if (!firstj) g_json += ",";
+    firstj = false;
+    std::string ord = "[";
+    for (size_t i = 0; i < order.size(); i++) { if (i) ord += ","; ord += order[i] ? "1" : "0"; }
+    ord += "]";
+    g_json += "{\"size\":" + std::to_string(s.index) + ",\"converged\":" + (converged ? "true" : "false") + ",\"aEventMs\":" + arr(ae) +
+              ",\"aWallMs\":" + arr(aw) + ",\"bEventMs\":" + arr(be) + ",\"bWallMs\":" + arr(bw) + ",\"aFirst\":" + ord + "}";
+    free_bufs(ba);
+    free_bufs(bb);
+  }
+  g_json += "]";
+  write_result("ok", "");
+}
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    fprintf(stderr, "usage: kd_harness probe|ref|check|time|duel <plan> <result.json> [lib.so [lib2.so]]\n");
+    return 64;
+  }
+  std::string mode = argv[1];
+  g_plan = read_plan(argv[2]);
+  g_result_path = argv[3];
+  if (mode == "probe") mode_probe();
+  else if (mode == "ref" && argc >= 5) mode_ref(load_entry(argv[4]));
+  else if (mode == "check" && argc >= 5) mode_check(load_entry(argv[4]));
+  else if (mode == "time" && argc >= 5) mode_time(load_entry(argv[4]));
+  else if (mode == "duel" && argc >= 6) mode_duel(load_entry(argv[4]), load_entry(argv[5]));
+  else { fprintf(stderr, "kd_harness: bad arguments\n"); return 64; }
+  return 0;
+}

@@ -1,0 +1,128 @@
+// Sum of an fp32 vector into one fp32 value: out[0] = sum_i x[i].
+//
+// One kernel family: each block reduces its share of x (a grid-stride loop over chunks of
+// BLOCK*ITEMS vectors of VEC floats), reduces within the block (shared-memory tree or warp
+// shuffles) and atomically adds its partial into out[0], which the entry zeroes first.
+// Defaults are the naive version: one float per thread, one block per 256 floats (GRID_MULT 0),
+// shared-memory tree, one atomic per block.
+#include <cuda_runtime.h>
+
+#ifndef BLOCK
+#define BLOCK 256     // threads per block: 32..1024, a power of two
+#endif
+#ifndef VEC
+#define VEC 1         // floats per vector load: 1, 2 or 4 (unaligned head/tail handled with scalars)
+#endif
+#ifndef ITEMS
+#define ITEMS 1       // vectors per thread per chunk (independent accumulators)
+#endif
+#ifndef GRID_MULT
+#define GRID_MULT 0   // 0: one block per chunk of BLOCK*ITEMS vectors; k > 0: k blocks per SM, grid-stride
+#endif
+#ifndef SHUFFLE
+#define SHUFFLE 0     // block reduction: 0 shared-memory tree, 1 warp shuffles
+#endif
+
+#if BLOCK < 32 || BLOCK > 1024 || (BLOCK & (BLOCK - 1)) != 0
+#error "reduce_sum: BLOCK must be a power of two in [32, 1024]"
+#endif
+#if VEC != 1 && VEC != 2 && VEC != 4
+#error "reduce_sum: VEC must be 1, 2 or 4"
+#endif
+
+namespace rs_kd {
+
+__device__ __forceinline__ float ldv_sum(const float* p) {
+#if VEC == 4
+  float4 t = __ldg(reinterpret_cast<const float4*>(p));
+  return (t.x + t.y) + (t.z + t.w);
+#elif VEC == 2
+  float2 t = __ldg(reinterpret_cast<const float2*>(p));
+  return t.x + t.y;
+#else
+  return __ldg(p);
+#endif
+}
+
+// x + head is VEC-aligned; nvec vectors start there; `head` scalars before, `tail` scalars after.
+__global__ void __launch_bounds__(BLOCK)
+reduce_kernel(const float* __restrict__ x, float* __restrict__ out, long long nvec, int head, int tail) {
+  const int tid = threadIdx.x;
+  const float* xv = x + head;
+  float acc[ITEMS];
+#pragma unroll
+  for (int j = 0; j < ITEMS; ++j) acc[j] = 0.f;
+
+  // Scalars outside the vector body, taken by the first threads of the grid.
+  const long long gtid = (long long)blockIdx.x * BLOCK + tid;
+  if (gtid < head) acc[0] += __ldg(x + gtid);
+  if (gtid < tail) acc[0] += __ldg(xv + nvec * VEC + gtid);
+
+  const long long chunk = (long long)BLOCK * ITEMS;
+  const long long stride = (long long)gridDim.x * chunk;
+  for (long long base = (long long)blockIdx.x * chunk; base < nvec; base += stride) {
+    if (base + chunk <= nvec) {
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) acc[j] += ldv_sum(xv + (base + (long long)j * BLOCK + tid) * VEC);
+    } else {
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) {
+        const long long i = base + (long long)j * BLOCK + tid;
+        if (i < nvec) acc[j] += ldv_sum(xv + i * VEC);
+      }
+    }
+  }
+  float v = acc[0];
+#pragma unroll
+  for (int j = 1; j < ITEMS; ++j) v += acc[j];
+
+#if SHUFFLE
+  __shared__ float warp_sums[BLOCK / 32];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
+  __syncthreads();
+  if (tid < 32) {
+    v = (tid < BLOCK / 32) ? warp_sums[tid] : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (tid == 0) atomicAdd(out, v);
+  }
+#else
+  __shared__ float sdata[BLOCK];
+  sdata[tid] = v;
+  __syncthreads();
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+  }
+  if (tid == 0) atomicAdd(out, sdata[0]);
+#endif
+}
+
+}  // namespace rs_kd
+
+void reduce_sum(const float* x, float* out, int n) {
+  cudaMemsetAsync(out, 0, sizeof(float), 0);
+  if (n <= 0) return;
+  int head = 0;
+#if VEC > 1
+  {
+    const int mis = (int)(((unsigned long long)x / sizeof(float)) % VEC);
+    head = mis ? VEC - mis : 0;
+    if (head > n) head = n;
+  }
+#endif
+  const long long nvec = (long long)(n - head) / VEC;
+  const int tail = (int)((long long)(n - head) - nvec * VEC);
+  const long long chunk = (long long)BLOCK * ITEMS;
+  long long blocks = (nvec + chunk - 1) / chunk;
+#if GRID_MULT > 0
+  int dev = 0, sms = 132;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (blocks > (long long)GRID_MULT * sms) blocks = (long long)GRID_MULT * sms;
+#endif
+  if (blocks < 1) blocks = 1;  // head/tail scalars still need threads (n < VEC)
+  rs_kd::reduce_kernel<<<(unsigned)blocks, BLOCK, 0, 0>>>(x, out, nvec, head, tail);
+}

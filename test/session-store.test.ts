@@ -1,0 +1,258 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createSession,
+  listSessions,
+  newSessionId,
+  openSession,
+  sessionsRoot,
+  SessionEventSchema,
+  JOURNAL_FILE,
+  SESSION_FILE,
+} from '../main/session/store.js';
+import { compileOnlyResult, makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
+
+let root: string;
+beforeEach(() => {
+  root = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kd-sessions-')), 'sessions');
+});
+afterEach(() => fs.rmSync(path.dirname(root), { recursive: true, force: true }));
+
+describe('sessionsRoot', () => {
+  it('uses $KERNELDUEL_HOME/sessions, else ~/.kernelduel/sessions', () => {
+    expect(sessionsRoot({ KERNELDUEL_HOME: '/data/kd' })).toBe(path.join('/data/kd', 'sessions'));
+    expect(sessionsRoot({})).toBe(path.join(os.homedir(), '.kernelduel', 'sessions'));
+  });
+});
+
+describe('session ids', () => {
+  it('sort by creation time and are unique', () => {
+    const a = newSessionId(new Date('2025-01-02T03:04:05Z'));
+    const b = newSessionId(new Date('2025-01-02T03:04:06Z'));
+    expect(a).toMatch(/^20250102-030405-[0-9a-f]{6}$/);
+    expect([b, a].sort()).toEqual([a, b]);
+    expect(newSessionId()).not.toBe(newSessionId());
+  });
+
+  it('newVariantId gives short ids never reused, also after reopening', () => {
+    const s = createSession(root, makeMeta('s1'));
+    const a = s.newVariantId();
+    const b = s.newVariantId();
+    expect(a).not.toBe(b);
+    expect(a.length).toBeLessThanOrEqual(6);
+    s.append({ type: 'variant', variant: makeVariant(a) });
+    s.append({ type: 'variant', variant: makeVariant(b) });
+    s.close();
+    const s2 = openSession(root, 's1');
+    const c = s2.newVariantId();
+    expect([a, b]).not.toContain(c);
+    s2.close();
+  });
+});
+
+describe('create / open / list', () => {
+  it('creates session.json atomically and an empty journal; open reads both back', () => {
+    const meta = makeMeta('20250102-030405-abcdef');
+    const s = createSession(root, meta);
+    expect(s.dir).toBe(path.join(root, meta.id));
+    expect(JSON.parse(fs.readFileSync(path.join(s.dir, SESSION_FILE), 'utf8'))).toEqual(meta);
+    expect(fs.existsSync(path.join(s.dir, JOURNAL_FILE))).toBe(true);
+    expect(fs.readdirSync(s.dir).sort()).toEqual([JOURNAL_FILE, SESSION_FILE].sort()); // no tmp files left
+    s.append({ type: 'note', level: 'info', message: 'hello' });
+    s.close();
+
+    for (const o of [openSession(root, meta.id), openSession(path.join(root, meta.id))]) {
+      expect(o.meta).toEqual(meta);
+      expect(o.events()).toEqual([{ type: 'note', level: 'info', message: 'hello' }]);
+      o.close();
+    }
+  });
+
+  it('refuses to create a session over an existing one', () => {
+    createSession(root, makeMeta('dup')).close();
+    expect(() => createSession(root, makeMeta('dup'))).toThrow(/session dup already exists/);
+  });
+
+  it('opening a missing session names the folder', () => {
+    expect(() => openSession(root, 'nope')).toThrow(new RegExp(`no session at .*nope`));
+  });
+
+  it('lists sessions newest first with counts, status and best; corrupt ones get an error field instead of throwing', () => {
+    const old = createSession(root, makeMeta('20250101-000000-aaaaaa'));
+    old.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    old.append({ type: 'result', variantId: 'v1', result: timedResult(2) });
+    old.append({ type: 'variant', variant: makeVariant('v2') });
+    old.append({ type: 'result', variantId: 'v2', result: timedResult(1) });
+    old.append({ type: 'status', status: 'paused', budgetUsed: 2 });
+    old.close();
+    createSession(root, makeMeta('20250103-000000-cccccc')).close();
+    const bad = createSession(root, makeMeta('20250102-000000-bbbbbb'));
+    bad.close();
+    fs.writeFileSync(path.join(bad.dir, SESSION_FILE), '{"id": "20250102-000000-bbbbbb", "task": ');
+    const badJournal = createSession(root, makeMeta('20250104-000000-dddddd'));
+    badJournal.append({ type: 'note', level: 'info', message: 'a' });
+    badJournal.append({ type: 'note', level: 'info', message: 'b' });
+    badJournal.close();
+    const jf = path.join(badJournal.dir, JOURNAL_FILE);
+    fs.writeFileSync(jf, 'garbage\n' + fs.readFileSync(jf, 'utf8'));
+    fs.mkdirSync(path.join(root, 'not-a-session'));
+
+    const list = listSessions(root);
+    expect(list.map((s) => s.id)).toEqual([
+      'not-a-session',
+      '20250104-000000-dddddd',
+      '20250103-000000-cccccc',
+      '20250102-000000-bbbbbb',
+      '20250101-000000-aaaaaa',
+    ]);
+    const byId = Object.fromEntries(list.map((s) => [s.id, s]));
+    expect(byId['20250101-000000-aaaaaa']).toMatchObject({
+      variants: 2,
+      results: 2,
+      status: 'paused',
+      budgetUsed: 2,
+      best: { variantId: 'v2', medianMs: 1, speedup: 2 },
+    });
+    expect(byId['20250101-000000-aaaaaa'].error).toBeUndefined();
+    expect(byId['20250103-000000-cccccc']).toMatchObject({ variants: 0, results: 0 });
+    expect(byId['20250102-000000-bbbbbb'].error).toMatch(/session\.json is not valid JSON/);
+    expect(byId['20250104-000000-dddddd'].error).toMatch(/line 1 is not valid JSON/);
+    expect(byId['not-a-session'].error).toMatch(/has no session\.json/);
+    expect(listSessions(path.join(root, 'missing'))).toEqual([]);
+  });
+
+  it('listing does not repair (modify) a journal with a torn tail', () => {
+    const s = createSession(root, makeMeta('torn'));
+    s.append({ type: 'note', level: 'info', message: 'a' });
+    s.close();
+    const jf = path.join(s.dir, JOURNAL_FILE);
+    fs.appendFileSync(jf, '{"v":1,"seq":2,');
+    const before = fs.readFileSync(jf);
+    expect(listSessions(root)[0]).toMatchObject({ id: 'torn', tornTail: true });
+    expect(fs.readFileSync(jf).equals(before)).toBe(true);
+    const o = openSession(root, 'torn');
+    expect(o.recoveredFromCrash).toBe(true);
+    o.close();
+  });
+});
+
+describe('events are validated', () => {
+  it('rejects an event of the wrong shape on append', () => {
+    const s = createSession(root, makeMeta('val'));
+    expect(() => s.append({ type: 'status', status: 'exploded' } as never)).toThrow(/invalid record/);
+    expect(() => s.append({ type: 'result', variantId: 'v1', result: { nope: 1 } } as never)).toThrow(/invalid record/);
+    expect(s.events()).toEqual([]);
+    s.close();
+  });
+
+  it('keeps unknown nested fields (loose schemas) through a round trip', () => {
+    const s = createSession(root, makeMeta('loose'));
+    const v = { ...makeVariant('v1'), extraField: { kept: true } };
+    s.append({ type: 'variant', variant: v });
+    s.close();
+    const o = openSession(root, 'loose');
+    expect(o.variants()[0]).toEqual(v);
+    o.close();
+    expect(SessionEventSchema.safeParse({ type: 'duel', a: 'v1', b: 'v2', result: { ratio: 1 } }).success).toBe(false);
+  });
+
+  it('a journal record edited into the wrong shape fails open with its line number', () => {
+    const s = createSession(root, makeMeta('edited'));
+    s.append({ type: 'note', level: 'info', message: 'fine' });
+    s.close();
+    // Re-write the line with a valid envelope and crc but a record that is not a SessionEvent.
+    const jf = path.join(s.dir, JOURNAL_FILE);
+    const env = JSON.parse(fs.readFileSync(jf, 'utf8'));
+    const rec = { type: 'note', level: 'loud', message: 'x' };
+    const { crc32 } = require_crc();
+    env.rec = rec;
+    env.crc = crc32(JSON.stringify(rec));
+    fs.writeFileSync(jf, JSON.stringify(env) + '\n');
+    expect(() => openSession(root, 'edited')).toThrow(/line 1 holds a record KernelDuel does not understand \(level/);
+  });
+});
+
+import * as journalMod from '../main/session/journal.js';
+function require_crc() {
+  return journalMod;
+}
+
+describe('best(), speedup and resume', () => {
+  it('best() picks the lowest median among correct timed variants and computes speedup vs the baseline', () => {
+    const s = createSession(root, makeMeta('best'));
+    const add = (id: string, origin: string, result?: ReturnType<typeof timedResult>) => {
+      s.append({ type: 'variant', variant: makeVariant(id, { origin }) });
+      if (result) s.append({ type: 'result', variantId: id, result });
+    };
+    add('v1', 'baseline', timedResult(4));
+    add('v2', 'random', timedResult(2));
+    // Faster but wrong: must not win.
+    add('v3', 'random', timedResult(0.5, { check: { ok: false, checks: [], durationMs: 1 } }));
+    // Faster but failed: must not win.
+    add('v4', 'random', timedResult(0.25, { failure: { kind: 'runtime', reason: 'illegal address' } }));
+    // Compile-only: no timing.
+    add('v5', 'random', compileOnlyResult());
+    add('v6', 'policy', timedResult(1));
+    add('v7', 'policy'); // no result yet
+    const b = s.best()!;
+    expect(b.variant.id).toBe('v6');
+    expect(b.medianMs).toBe(1);
+    expect(b.speedup).toBeCloseTo(4);
+    expect(b.baseline).toEqual({ variantId: 'v1', medianMs: 4 });
+    s.close();
+  });
+
+  it('uses the LAST result of a variant (a re-measurement replaces the earlier one)', () => {
+    const s = createSession(root, makeMeta('last'));
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(3) });
+    s.append({ type: 'variant', variant: makeVariant('v2') });
+    s.append({ type: 'result', variantId: 'v2', result: timedResult(1) });
+    s.append({ type: 'result', variantId: 'v2', result: timedResult(5) });
+    expect(s.resultOf('v2')!.timing![0].medianMs).toBe(5);
+    expect(s.best()!.variant.id).toBe('v1');
+    expect(s.best()!.speedup).toBe(1);
+    s.close();
+  });
+
+  it('speedup is null without a timed baseline, and best() is null without any successful timing', () => {
+    const s = createSession(root, makeMeta('nobase'));
+    s.append({ type: 'variant', variant: makeVariant('v1') });
+    s.append({ type: 'result', variantId: 'v1', result: compileOnlyResult() });
+    expect(s.best()).toBeNull();
+    s.append({ type: 'variant', variant: makeVariant('v2') });
+    s.append({ type: 'result', variantId: 'v2', result: timedResult(2) });
+    expect(s.best()).toMatchObject({ medianMs: 2, speedup: null });
+    s.close();
+  });
+
+  it('a resumed session sees completed variants (to skip them) and everything recorded before', () => {
+    const s = createSession(root, makeMeta('resume'));
+    s.append({ type: 'status', status: 'running' });
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(2) });
+    s.append({ type: 'variant', variant: makeVariant('v2') });
+    s.append({ type: 'result', variantId: 'v2', result: compileOnlyResult() });
+    s.append({ type: 'variant', variant: makeVariant('v3') }); // proposed, killed before it was measured
+    s.append({ type: 'duel', a: 'v2', b: 'v1', result: { size: 0, aMs: [1], bMs: [2], ratio: 2, ratioLow: 1.9, ratioHigh: 2.1, verdict: 'faster', timer: 'events', pairs: 1 } });
+    s.close();
+    // Simulate a crash mid-append.
+    fs.appendFileSync(path.join(s.dir, JOURNAL_FILE), '{"v":1,"seq":8,"t":"x","crc":0,"rec":{"type":"res');
+
+    const r = openSession(root, 'resume');
+    expect(r.recoveredFromCrash).toBe(true);
+    expect(r.completedIds()).toEqual(new Set(['v1', 'v2']));
+    expect(r.variants().map((v) => v.id)).toEqual(['v1', 'v2', 'v3']);
+    expect(r.events().filter((e) => e.type === 'duel')).toHaveLength(1);
+    expect(r.status()).toEqual({ status: 'running', budgetUsed: undefined });
+    r.append({ type: 'result', variantId: 'v3', result: timedResult(1) });
+    r.close();
+    const again = openSession(root, 'resume');
+    expect(again.completedIds()).toEqual(new Set(['v1', 'v2', 'v3']));
+    expect(again.best()).toMatchObject({ medianMs: 1, speedup: 2 });
+    expect(again.measuredAt('v3')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    again.close();
+  });
+});
