@@ -12,6 +12,7 @@ import {
   JOURNAL_FILE,
   SESSION_FILE,
 } from '../main/session/store.js';
+import { crc32 } from '../main/session/journal.js';
 import { compileOnlyResult, makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 let root: string;
@@ -166,18 +167,12 @@ describe('events are validated', () => {
     const jf = path.join(s.dir, JOURNAL_FILE);
     const env = JSON.parse(fs.readFileSync(jf, 'utf8'));
     const rec = { type: 'note', level: 'loud', message: 'x' };
-    const { crc32 } = require_crc();
     env.rec = rec;
     env.crc = crc32(JSON.stringify(rec));
     fs.writeFileSync(jf, JSON.stringify(env) + '\n');
     expect(() => openSession(root, 'edited')).toThrow(/line 1 holds a record KernelDuel does not understand \(level/);
   });
 });
-
-import * as journalMod from '../main/session/journal.js';
-function require_crc() {
-  return journalMod;
-}
 
 describe('best(), speedup and resume', () => {
   it('best() picks the lowest median among correct timed variants and computes speedup vs the baseline', () => {

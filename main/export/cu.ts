@@ -34,7 +34,7 @@ function shellQuote(a: string): string {
 
 export function formatMs(ms: number): string {
   if (ms >= 1) return `${ms.toFixed(3)} ms`;
-  return `${ms.toPrecision(4)} ms (${(ms * 1000).toPrecision(4)} us)`;
+  return `${ms.toPrecision(4)} ms`;
 }
 
 function formatNumber(v: number): string {
@@ -102,7 +102,7 @@ export function renderProvenanceHeader(p: ProvenanceInput): string {
     ['Measured on', measuredOn],
     ['Measured at', p.measuredAt ?? 'n/a'],
     ['Exported at', p.exportedAt],
-    ['Build', nvccCommandLine(p.variant.flags, arch, 'kernel.cu').map(shellQuote).join(' ')],
+    ['Build', nvccCommandLine(p.variant.flags, arch, 'kernel.cu', p.variant.config).map(shellQuote).join(' ')],
   ];
   if (r?.build.command && r.build.command.length > 0) lines.push(['Built as', r.build.command.map(shellQuote).join(' ')]);
   if (p.variant.transforms && p.variant.transforms.length > 0) lines.push(['Transforms', p.variant.transforms.join(', ')]);
