@@ -64,6 +64,7 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
         truncated = true;
         return;
       }
+      if (chunk.length > max - kept) truncated = true;
       const s = chunk.subarray(0, Math.max(0, max - kept)).toString('utf8');
       kept += chunk.length;
       if (which === 'out') out += s;

@@ -164,7 +164,7 @@ export function semanticIssues(m: Manifest): ManifestIssue[] {
   for (const [k, v] of Object.entries(tunables)) scope0[k] = v[0];
   (m.restrictions ?? []).forEach((r, i) => {
     try {
-      for (const s of exprSymbols(r)) if (!(s in scope0)) throw new ExprError(`"${r}": unknown name "${s}" (tunables: ${Object.keys(tunables).join(', ') || 'none'})`);
+      for (const s of exprSymbols(r)) if (!Object.prototype.hasOwnProperty.call(scope0, s)) throw new ExprError(`"${r}": unknown name "${s}" (tunables: ${Object.keys(tunables).join(', ') || 'none'})`);
     } catch (e) {
       if (e instanceof ExprError) add(`restrictions[${i}]`, e.message);
       else throw e;
@@ -193,7 +193,7 @@ export function parseManifest(text: string, file = 'task.yaml'): { manifest?: Ma
   const doc = YAML.parseDocument(text, { lineCounter: lc, prettyErrors: false });
   if (doc.errors.length) {
     return {
-      issues: doc.errors.map((e) => ({ field: '', message: `${file} is not valid YAML: ${e.message.split('\n')[0]}`, line: e.linePos?.[0]?.line })),
+      issues: doc.errors.map((e) => ({ field: '', message: `${file} is not valid YAML: ${e.message.split('\n')[0]}`, line: e.linePos?.[0]?.line ?? (e.pos ? lc.linePos(e.pos[0]).line : undefined) })),
     };
   }
   const raw: unknown = doc.toJS();

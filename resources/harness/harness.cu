@@ -23,6 +23,7 @@
 #include <vector>
 #include <algorithm>
 #include <random>
+#include <map>
 
 typedef void (*entry_fn)(void**);
 
@@ -84,6 +85,14 @@ static std::string jnum(double v) {
   snprintf(b, sizeof b, "%.9g", v);
   return b;
 }
+// NaN and infinities spelled the same on every libc ("NaN", "Inf", "-Inf").
+static std::string num_text(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Inf" : "-Inf";
+  char b[64];
+  snprintf(b, sizeof b, "%.9g", v);
+  return b;
+}
 static void write_result(const std::string& status, const std::string& error) {
   std::string out = "{\"kdresult\":1,\"nonce\":" + jstr(g_plan.nonce) + ",\"status\":" + jstr(status);
   if (!error.empty()) out += ",\"error\":" + jstr(error);
@@ -97,9 +106,13 @@ static void write_result(const std::string& status, const std::string& error) {
   fclose(f);
   rename(tmp.c_str(), g_result_path.c_str());
 }
+// A failure unwinds to the mode's caller: one-shot modes write it as their result; the sweep
+// records it for the library at hand and goes on (unless the CUDA context is broken).
+struct HarnessFailure {
+  std::string status, error;
+};
 [[noreturn]] static void fail(const std::string& status, const std::string& error) {
-  write_result(status, error);
-  exit(0);
+  throw HarnessFailure{status, error};
 }
 #define CK(call)                                                                            \
   do {                                                                                      \
@@ -334,6 +347,27 @@ static void mode_ref(entry_fn f) {
   write_result("ok", "");
 }
 
+static std::map<std::string, std::vector<unsigned char>> g_refs;
+static bool g_cache_refs = false;
+static std::vector<unsigned char> g_ref_scratch;
+// Reference outputs, read from refdir (kept in memory by the sweep: one read per process).
+static const std::vector<unsigned char>& ref_bytes(const std::string& path, size_t bytes) {
+  if (g_cache_refs) {
+    auto it = g_refs.find(path);
+    if (it != g_refs.end()) return it->second;
+  }
+  std::vector<unsigned char> v(bytes);
+  FILE* rf = fopen(path.c_str(), "rb");
+  if (!rf || fread(v.data(), 1, bytes, rf) != bytes) {
+    if (rf) fclose(rf);
+    fail("runtime", "missing reference output " + path + " (run the reference first)");
+  }
+  fclose(rf);
+  if (g_cache_refs) return g_refs[path] = std::move(v);
+  g_ref_scratch = std::move(v);
+  return g_ref_scratch;
+}
+
 template <typename T>
 static void compare(const T* got, const T* exp, size_t n, const Tol& tol, bool flt, size_t& bad, double& maxabs, double& maxrel,
                     double& num, double& den, long long& first, double& fe, double& fg) {
@@ -363,7 +397,15 @@ static void compare(const T* got, const T* exp, size_t n, const Tol& tol, bool f
   }
 }
 
+static std::string g_check_failure;
+static void mode_check_body(entry_fn f);
 static void mode_check(entry_fn f) {
+  mode_check_body(f);
+  if (g_check_failure.empty()) write_result("ok", "");
+  else write_result("correctness", g_check_failure);
+}
+static void mode_check_body(entry_fn f) {
+  g_check_failure.clear();
   g_json += "\"checks\":[";
   bool firstj = true, all_ok = true;
   std::string first_fail;
@@ -384,9 +426,8 @@ static void mode_check(entry_fn f) {
         std::vector<unsigned char> got(bytes), exp(bytes);
         CK(cudaMemcpy(got.data(), b.dev[i], bytes, cudaMemcpyDeviceToHost));
         std::string path = ref_file(g_plan, s.index, seed, a.name);
-        FILE* rf = fopen(path.c_str(), "rb");
-        if (!rf || fread(exp.data(), 1, bytes, rf) != bytes) fail("runtime", "missing reference output " + path + " (run the reference first)");
-        fclose(rf);
+        const std::vector<unsigned char>& expv = ref_bytes(path, bytes);
+        memcpy(exp.data(), expv.data(), bytes);
         size_t bad = 0; double maxabs = 0, maxrel = 0, num = 0, den = 0, fe = 0, fg = 0; long long first = -1;
         const Tol& tol = g_plan.tol[a.dtype];
         switch (a.dtype) {
@@ -407,8 +448,9 @@ static void mode_check(entry_fn f) {
           g_json += ",\"firstBad\":{\"index\":" + std::to_string(first) + ",\"expected\":" + jnum(fe) + ",\"got\":" + jnum(fg) + "}";
           if (all_ok) {
             char m[512];
-            snprintf(m, sizeof m, "%s[%lld]: expected %.9g got %.9g (size %d, seed %llu; %zu of %zu elements wrong, tolerance rtol %g atol %g)",
-                     a.name.c_str(), first, fe, fg, s.index, seed, bad, a.elements, tol.rtol, tol.atol);
+            std::string es = num_text(fe), gs = num_text(fg);
+            snprintf(m, sizeof m, "%s[%lld]: expected %s got %s (size %d, seed %llu; %zu of %zu elements wrong, tolerance rtol %g atol %g)",
+                     a.name.c_str(), first, es.c_str(), gs.c_str(), s.index, seed, bad, a.elements, tol.rtol, tol.atol);
             first_fail = m;
           }
           all_ok = false;
@@ -420,8 +462,7 @@ static void mode_check(entry_fn f) {
   }
   free_bufs(prev);
   g_json += "]";
-  if (all_ok) write_result("ok", "");
-  else write_result("correctness", first_fail);
+  g_check_failure = all_ok ? "" : first_fail;
 }
 
 static size_t flush_size(const Plan& p) {
@@ -491,9 +532,15 @@ static std::string arr(const std::vector<double>& v) {
   return s + "]";
 }
 
+static Timer* g_timer = nullptr;
+static void mode_time_body(entry_fn f);
 static void mode_time(entry_fn f) {
-  Timer t;
-  t.init();
+  mode_time_body(f);
+  write_result("ok", "");
+}
+static void mode_time_body(entry_fn f) {
+  if (!g_timer) { g_timer = new Timer(); g_timer->init(); }
+  Timer& t = *g_timer;
   g_json += "\"l2FlushBytes\":" + std::to_string(t.flush_bytes) + ",\"timings\":[";
   bool firstj = true;
   for (const Size& s : g_plan.sizes) {
@@ -525,7 +572,6 @@ static void mode_time(entry_fn f) {
     free_bufs(b);
   }
   g_json += "]";
-  write_result("ok", "");
 }
 
 static void mode_duel(entry_fn fa, entry_fn fb) {
@@ -578,6 +624,72 @@ static void mode_duel(entry_fn fa, entry_fn fb) {
   write_result("ok", "");
 }
 
+// Sweep: check and time many libraries in one process (recording whole search spaces). Each
+// library's outcome is appended as one JSON line to <result> and flushed, so a crash or a kill
+// loses nothing already measured; the engine restarts after the last recorded library. A failure
+// that leaves the CUDA context broken (illegal address, launch failure) ends the process (exit 3).
+static bool context_broken() {
+  cudaGetLastError();
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, 256);
+  if (e != cudaSuccess) return true;
+  cudaFree(p);
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+static void mode_sweep(const char* list_path) {
+  g_cache_refs = true;
+  FILE* lf = fopen(list_path, "r");
+  if (!lf) fail("runtime", std::string("cannot open sweep list ") + list_path);
+  FILE* out = fopen(g_result_path.c_str(), "ab");
+  if (!out) fail("runtime", "cannot open sweep output " + g_result_path);
+  char line[8192];
+  while (fgets(line, sizeof line, lf)) {
+    char id[256];
+    int off = 0;
+    if (sscanf(line, "%255s %n", id, &off) < 1) continue;
+    std::string path = line + off;
+    while (!path.empty() && (path.back() == '\n' || path.back() == '\r')) path.pop_back();
+    std::string status = "ok", error, check_json, time_json;
+    try {
+      entry_fn f = load_entry(path.c_str());
+      g_json.clear();
+      mode_check_body(f);
+      check_json = g_json;
+      if (g_check_failure.empty()) {
+        g_json.clear();
+        mode_time_body(f);
+        time_json = g_json;
+      } else {
+        status = "correctness";
+        error = g_check_failure;
+      }
+    } catch (HarnessFailure& hf) {
+      status = hf.status;
+      error = hf.error;
+    }
+    std::string rec = "{\"id\":" + jstr(id) + ",\"nonce\":" + jstr(g_plan.nonce) + ",\"status\":" + jstr(status);
+    if (!error.empty()) rec += ",\"error\":" + jstr(error);
+    if (!check_json.empty()) rec += "," + check_json;
+    if (!time_json.empty()) rec += "," + time_json;
+    rec += "}\n";
+    fwrite(rec.data(), 1, rec.size(), out);
+    fflush(out);
+    if (status != "ok" && status != "correctness") {
+      // Buffers of the failed call were not freed: drop the whole context (libraries stay
+      // loaded; the runtime re-creates the context and re-registers their kernels lazily).
+      if (context_broken()) {
+        fclose(out);
+        exit(3);
+      }
+      cudaDeviceReset();
+      delete g_timer;
+      g_timer = nullptr;
+    }
+  }
+  fclose(out);
+  exit(0);
+}
+
 int main(int argc, char** argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: kd_harness probe|ref|check|time|duel <plan> <result.json> [lib.so [lib2.so]]\n");
@@ -586,11 +698,16 @@ int main(int argc, char** argv) {
   std::string mode = argv[1];
   g_plan = read_plan(argv[2]);
   g_result_path = argv[3];
-  if (mode == "probe") mode_probe();
+  try {
+  if (mode == "sweep" && argc >= 5) mode_sweep(argv[4]);
+  else if (mode == "probe") mode_probe();
   else if (mode == "ref" && argc >= 5) mode_ref(load_entry(argv[4]));
   else if (mode == "check" && argc >= 5) mode_check(load_entry(argv[4]));
   else if (mode == "time" && argc >= 5) mode_time(load_entry(argv[4]));
   else if (mode == "duel" && argc >= 6) mode_duel(load_entry(argv[4]), load_entry(argv[5]));
   else { fprintf(stderr, "kd_harness: bad arguments\n"); return 64; }
+  } catch (HarnessFailure& f) {
+    write_result(f.status, f.error);
+  }
   return 0;
 }

@@ -1,0 +1,190 @@
+// The plan file the harness reads, the harness source compiling with nvcc (no GPU runs it in CI),
+// and the child-process runner every build and measurement goes through.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_TIMING, renderPlan, type PlanInput } from '../main/eval/harness.js';
+import { loadTask, type Task } from '../main/task/manifest.js';
+import { builtinTasksDir, resourcesDir } from '../main/common/paths.js';
+import { findToolchain } from '../main/toolchain/nvcc.js';
+import { runProcess, tail } from '../main/proc/run.js';
+
+const softmax = (): Task => loadTask(join(builtinTasksDir(), 'softmax'));
+const HARNESS = join(resourcesDir(), 'harness', 'harness.cu');
+
+let tmp: string;
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'kd-harness-'));
+});
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function plan(task: Task, extra: Partial<PlanInput> = {}): PlanInput {
+  return { task, sizes: [0, 3], seeds: [11, 22, 33], timed: [0], refdir: '/tmp/ref dir', timing: DEFAULT_TIMING, ...extra };
+}
+
+describe('renderPlan', () => {
+  it('writes header, tolerances, timing, timed sizes and each size\'s buffers and scalars', () => {
+    const text = renderPlan(plan(softmax(), { sizeSeeds: { 0: [11] } }), 'n0nce');
+    const lines = text.split('\n');
+    expect(lines.slice(0, 4)).toEqual(['kdplan 1', 'nonce n0nce', 'refdir /tmp/ref dir', 'seeds 11 22 33']);
+    expect(lines).toContain('tol f32 0.0001 1e-7'); // the task's own f32 tolerance
+    expect(lines).toContain('tol f64 1e-9 1e-12'); // the default for dtypes it does not set
+    expect(lines).toContain('timing 50 10 5000 0.005 100 3000 0');
+    expect(lines).toContain('timed 0');
+    const s0 = lines.indexOf('size 0');
+    const s3 = lines.indexOf('size 3');
+    expect(s0).toBeGreaterThan(0);
+    expect(s3).toBeGreaterThan(s0);
+    expect(lines.slice(s0 + 1, s3)).toEqual([
+      'sizeseeds 11',
+      'buffer x f32 in 67108864 uniform -4 4',
+      'buffer y f32 out 67108864 uniform -1 1',
+      'scalar rows i32 8192',
+      'scalar cols i32 8192',
+    ]);
+    expect(lines.slice(s3 + 1)).toEqual(['buffer x f32 in 15 uniform -4 4', 'buffer y f32 out 15 uniform -1 1', 'scalar rows i32 5', 'scalar cols i32 3', '']);
+    expect(text.endsWith('\n')).toBe(true);
+  });
+  it('writes only the requested sizes, and custom timing settings', () => {
+    const text = renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, maxMs: 500, flushBytes: 1 << 26 } }), 'x');
+    expect(text.match(/^size /gm)).toEqual(['size ']);
+    expect(text).toContain('size 2\n');
+    expect(text).not.toMatch(/^timed/m);
+    expect(text).toContain('timing 50 10 5000 0.005 100 500 67108864');
+    expect(text).not.toContain('sizeseeds');
+  });
+  it('renders a well-formed plan for every built-in task and every size', () => {
+    for (const name of readdirSync(builtinTasksDir())) {
+      const t = loadTask(join(builtinTasksDir(), name));
+      const text = renderPlan(plan(t, { sizes: t.manifest.sizes.map((_, i) => i), timed: t.timed }), 'n');
+      const argsPerSize = t.manifest.args.length;
+      expect(text.match(/^size \d+$/gm)?.length, name).toBe(t.manifest.sizes.length);
+      expect((text.match(/^(buffer|scalar) /gm) ?? []).length, name).toBe(argsPerSize * t.manifest.sizes.length);
+      for (const l of text.split('\n')) {
+        if (l.startsWith('buffer ')) expect(l, name).toMatch(/^buffer \w+ (f32|f64|i32|u32|i64|u8) (in|out|inout) [1-9]\d* (uniform|int) -?[\d.e+-]+ -?[\d.e+-]+$/);
+        if (l.startsWith('scalar ')) expect(l, name).toMatch(/^scalar \w+ (f32|f64|i32|u32|i64|u8) -?[\d.e+-]+$/);
+      }
+    }
+  });
+  it('uses only keys that harness.cu reads', () => {
+    const src = readFileSync(HARNESS, 'utf8');
+    const text = renderPlan(plan(softmax(), { sizeSeeds: { 0: [1] } }), 'n');
+    const keys = new Set(text.split('\n').filter(Boolean).map((l) => l.split(' ')[0]));
+    keys.delete('kdplan');
+    expect(keys.size).toBeGreaterThanOrEqual(9);
+    for (const k of keys) expect(src, `harness.cu does not read "${k}"`).toContain(`strcmp(key, "${k}")`);
+  });
+});
+
+describe('harness.cu', () => {
+  it('compiles with nvcc for sm_90 against the shared CUDA runtime', async () => {
+    const tc = await findToolchain();
+    expect(tc.nvcc, tc.problems.join(' ')).toBeTruthy();
+    const out = join(tmp, 'kd_harness');
+    const r = await runProcess(tc.nvcc!, ['-arch=sm_90', '-std=c++17', '-cudart', 'shared', '-o', out, HARNESS, '-ldl'], { timeoutMs: 180_000 });
+    expect(r.code, tail(r.stdout + r.stderr, 4000)).toBe(0);
+    expect(existsSync(out)).toBe(true);
+    // A linked ELF executable, not an object file.
+    expect(readFileSync(out).subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+    expect(statSync(out).mode & 0o111).not.toBe(0);
+  }, 180_000);
+});
+
+/** Whether a process still runs (a zombie awaiting its reaper counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+describe('runProcess', () => {
+  it('captures stdout, stderr and the exit code', async () => {
+    const r = await runProcess('sh', ['-c', 'echo out; echo err >&2; exit 3'], { timeoutMs: 10_000 });
+    expect(r).toMatchObject({ code: 3, stdout: 'out\n', stderr: 'err\n', timedOut: false, cancelled: false, outputTruncated: false });
+    expect(r.spawnError).toBeUndefined();
+  });
+  it('a timeout kills the whole process group, grandchildren included', async () => {
+    const started = Date.now();
+    const r = await runProcess('sh', ['-c', 'sleep 60 & echo $!; wait'], { timeoutMs: 500 });
+    expect(r.timedOut).toBe(true);
+    expect(r.signal).toBe('SIGKILL');
+    expect(Date.now() - started).toBeLessThan(5000);
+    const grandchild = Number(r.stdout.trim());
+    expect(grandchild).toBeGreaterThan(0);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(alive(grandchild)).toBe(false);
+  });
+  it('when the child exits, what it left running in its group is killed too', async () => {
+    const dur = `59.${String(Date.now() % 1e6).padStart(6, '0')}${process.pid}`; // a command line nothing else runs
+    const r = await runProcess('sh', ['-c', `(sleep ${dur} >/dev/null 2>&1 &) ; echo started`], { timeoutMs: 10_000 });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('started\n');
+    // The orphan kept no pipe open, so the run ended at once; find it and check it is gone.
+    await new Promise((res) => setTimeout(res, 200));
+    const survivors = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/cmdline`, 'utf8') === `sleep\u0000${dur}\u0000` && alive(Number(p));
+        } catch {
+          return false;
+        }
+      });
+    expect(survivors).toEqual([]);
+  });
+  it('caps captured output and says it truncated, even when one chunk overflows', async () => {
+    const big = await runProcess('sh', ['-c', 'head -c 300000 /dev/zero | tr "\\0" a'], { timeoutMs: 10_000, maxOutputBytes: 1000 });
+    expect(big.stdout.length).toBe(1000);
+    expect(big.outputTruncated).toBe(true);
+    expect(big.code).toBe(0);
+    const one = await runProcess('sh', ['-c', 'printf "%01500d" 0'], { timeoutMs: 10_000, maxOutputBytes: 1000 });
+    expect(one.stdout.length).toBe(1000);
+    expect(one.outputTruncated).toBe(true);
+    const fits = await runProcess('sh', ['-c', 'printf "%0999d" 0'], { timeoutMs: 10_000, maxOutputBytes: 1000 });
+    expect(fits.stdout.length).toBe(999);
+    expect(fits.outputTruncated).toBe(false);
+  });
+  it('an AbortSignal cancels a running child promptly', async () => {
+    const ac = new AbortController();
+    const p = runProcess('sh', ['-c', 'sleep 60 & echo $!; wait'], { timeoutMs: 60_000, signal: ac.signal });
+    await new Promise((res) => setTimeout(res, 200));
+    const t = Date.now();
+    ac.abort();
+    const r = await p;
+    expect(Date.now() - t).toBeLessThan(2000);
+    expect(r.cancelled).toBe(true);
+    expect(r.timedOut).toBe(false);
+    await new Promise((res) => setTimeout(res, 200));
+    expect(alive(Number(r.stdout.trim()))).toBe(false);
+  });
+  it('an already-aborted signal never lets the child run to completion', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const t = Date.now();
+    const r = await runProcess('sleep', ['60'], { timeoutMs: 60_000, signal: ac.signal });
+    expect(r.cancelled).toBe(true);
+    expect(Date.now() - t).toBeLessThan(2000);
+  });
+  it('spawning a missing binary reports spawnError instead of throwing', async () => {
+    const r = await runProcess('/nonexistent/kd-no-such-binary', ['x'], { timeoutMs: 5000 });
+    expect(r.spawnError).toMatch(/kd-no-such-binary.*ENOENT/);
+    expect(r.code).toBeNull();
+    expect(r.timedOut).toBe(false);
+  });
+  it('passes cwd and env to the child', async () => {
+    const r = await runProcess('sh', ['-c', 'pwd; echo $KD_TEST_VAR'], { cwd: tmp, env: { ...process.env, KD_TEST_VAR: 'hello' }, timeoutMs: 5000 });
+    expect(r.stdout.split('\n').slice(0, 2)).toEqual([tmp, 'hello']);
+  });
+});
+
+describe('tail', () => {
+  it('keeps short logs and marks how much was cut from long ones', () => {
+    expect(tail('abc', 10)).toBe('abc');
+    expect(tail('0123456789', 4)).toBe('…(6 characters before)\n6789');
+  });
+});

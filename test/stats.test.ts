@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { chooseTimer, duelStats, mean, median, medianCI, verdictOf } from '../main/eval/stats.js';
+
+/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+/** n samples around `center` with uniform relative noise of ±`rel`. */
+function samples(center: number, rel: number, n: number, seed: number): number[] {
+  const r = rng(seed);
+  return Array.from({ length: n }, () => center * (1 + rel * (2 * r() - 1)));
+}
+
+describe('median, mean and medianCI', () => {
+  it('median of odd and even counts, unsorted input untouched', () => {
+    const xs = [5, 1, 3];
+    expect(median(xs)).toBe(3);
+    expect(xs).toEqual([5, 1, 3]);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+    expect(mean([1, 2, 3, 6])).toBe(3);
+  });
+  it('gives the order-statistic 95% interval of the median', () => {
+    const xs = Array.from({ length: 100 }, (_, i) => 100 - i); // 1..100, reversed
+    const ci = medianCI(xs);
+    expect(ci.median).toBe(50.5);
+    // n/2 ± 0.98·√n = 50 ± 9.8 -> ranks 40 and 60 (0-based) -> values 41 and 61.
+    expect(ci.low).toBe(41);
+    expect(ci.high).toBe(61);
+    expect(ci.relNoise).toBeCloseTo(20 / (2 * 50.5), 10);
+  });
+  it('narrows as samples grow and stays within the data', () => {
+    const small = medianCI(samples(1, 0.1, 20, 1));
+    const big = medianCI(samples(1, 0.1, 2000, 1));
+    expect(big.relNoise).toBeLessThan(small.relNoise);
+    expect(big.low).toBeLessThanOrEqual(big.median);
+    expect(big.high).toBeGreaterThanOrEqual(big.median);
+    expect(small.low).toBeGreaterThanOrEqual(0.9);
+    expect(small.high).toBeLessThanOrEqual(1.1);
+  });
+  it('handles one sample and none', () => {
+    expect(medianCI([2])).toEqual({ median: 2, low: 2, high: 2, relNoise: 0 });
+    const none = medianCI([]);
+    expect(none.median).toBeNaN();
+    expect(none.relNoise).toBe(Infinity);
+  });
+});
+
+describe('chooseTimer', () => {
+  it("picks 'wall' when wall time is far above event time (work escaped to a second stream)", () => {
+    const r = chooseTimer(samples(1, 0.01, 50, 1), samples(2, 0.01, 50, 2));
+    expect(r.timer).toBe('wall');
+    expect(r.note).toMatch(/outside the default stream/);
+  });
+  it("picks 'events' when wall time is event time plus overhead", () => {
+    expect(chooseTimer(samples(1, 0.01, 50, 1), samples(1.05, 0.01, 50, 2))).toEqual({ timer: 'events' });
+    // Tiny kernels: 10 µs events, 40 µs wall is launch + sync overhead, not escaped work.
+    expect(chooseTimer(samples(0.01, 0.01, 50, 1), samples(0.04, 0.01, 50, 2)).timer).toBe('events');
+  });
+  it('scales the allowed overhead with the measured empty-call wall time', () => {
+    const ev = samples(0.1, 0.01, 50, 1);
+    const wall = samples(0.3, 0.01, 50, 2);
+    expect(chooseTimer(ev, wall, 0.01).timer).toBe('wall');
+    expect(chooseTimer(ev, wall, 0.1).timer).toBe('events');
+  });
+});
+
+describe('verdictOf', () => {
+  it('is same within ±1%, faster/slower when the CI excludes 1, unsure otherwise', () => {
+    expect(verdictOf(0.995, 1.005)).toBe('same');
+    expect(verdictOf(1.05, 1.15)).toBe('faster');
+    expect(verdictOf(0.8, 0.95)).toBe('slower');
+    expect(verdictOf(0.9, 1.1)).toBe('unsure');
+    expect(verdictOf(1.001, 1.02)).toBe('faster');
+    expect(verdictOf(0.97, 1.03, 0.05)).toBe('same');
+  });
+});
+
+describe('duelStats', () => {
+  const N = 200;
+  it("A 10% faster than B gives 'faster' with a ratio near 1.1", () => {
+    const aEv = samples(1, 0.005, N, 1);
+    const bEv = samples(1.1, 0.005, N, 2);
+    const d = duelStats(0, aEv, aEv.map((x) => x + 0.01), bEv, bEv.map((x) => x + 0.01));
+    expect(d.verdict).toBe('faster');
+    expect(d.ratio).toBeCloseTo(1.1, 2);
+    expect(d.ratioLow).toBeGreaterThan(1);
+    expect(d.ratioLow).toBeLessThanOrEqual(d.ratio);
+    expect(d.ratioHigh).toBeGreaterThanOrEqual(d.ratio);
+    expect(d.timer).toBe('events');
+    expect(d.pairs).toBe(N);
+    expect(d.size).toBe(0);
+    expect(d.aMs).toBe(aEv);
+  });
+  it("B 10% faster than A gives 'slower'", () => {
+    const aEv = samples(1.1, 0.005, N, 3);
+    const bEv = samples(1, 0.005, N, 4);
+    const d = duelStats(1, aEv, aEv, bEv, bEv);
+    expect(d.verdict).toBe('slower');
+    expect(d.ratio).toBeCloseTo(1 / 1.1, 2);
+  });
+  it("identical kernels give 'same'", () => {
+    const aEv = samples(1, 0.002, N, 5);
+    const bEv = samples(1, 0.002, N, 6);
+    const d = duelStats(0, aEv, aEv, bEv, bEv);
+    expect(d.verdict).toBe('same');
+    expect(Math.abs(d.ratio - 1)).toBeLessThan(0.005);
+  });
+  it("very noisy samples give 'unsure'", () => {
+    const aEv = samples(1, 0.5, N, 7);
+    const bEv = samples(1.02, 0.5, N, 8);
+    const d = duelStats(0, aEv, aEv, bEv, bEv);
+    expect(d.verdict).toBe('unsure');
+    expect(d.ratioLow).toBeLessThan(1);
+    expect(d.ratioHigh).toBeGreaterThan(1);
+  });
+  it('uses wall time for both sides when either side escaped the events', () => {
+    // B's events miss half its work; its wall time shows it. On events B would look 2x faster.
+    const aEv = samples(1, 0.005, N, 9);
+    const bWall = samples(2, 0.005, N, 10);
+    const bEv = bWall.map((x) => x / 4);
+    const d = duelStats(0, aEv, aEv.map((x) => x + 0.01), bEv, bWall);
+    expect(d.timer).toBe('wall');
+    expect(d.bMs).toBe(bWall);
+    expect(d.verdict).toBe('faster');
+    expect(d.ratio).toBeCloseTo(2, 1);
+  });
+});
