@@ -1,0 +1,263 @@
+// The contrastive optimiser (CUDA-L1 style, without an LLM): a stochastic policy over the action
+// space proposes many candidates, a preference model learned from comparisons ranks them, the top
+// few plus an ε share of random ones are measured, and each measured variant duels an opponent
+// (the best so far): its reward is log(t_opponent / t_candidate). The policy — an independent
+// categorical per dimension, logits as parameters — is updated by a clipped (PPO-style) policy
+// gradient on group-normalised advantages, with an entropy bonus so it keeps exploring.
+//
+// Until the model has `minPairs` decided comparisons, proposals are uniformly random. Decided
+// comparisons are duels with a faster/slower verdict and pairs of measured variants whose median
+// confidence intervals do not overlap (unsure and same are never used).
+import type { DuelResult, EvalResult, VariantRecord } from '../common/types.js';
+import type { ModelStats, ObservedSpec, Strategy } from './loop.js';
+import type { Action, ActionSpace, Proposal } from './actions.js';
+import { FeatureEncoder, type FeatureOptions } from '../features/index.js';
+import { PreferenceModel, type PreferenceOptions } from './preference.js';
+import { mulberry32 } from '../common/random.js';
+import { isTimedSuccess } from '../session/store.js';
+import { Seen, proposal, randomUnseen } from './common.js';
+
+export interface ContrastiveOptions {
+  /** Candidates the policy proposes per round. */
+  candidates?: number;
+  /** Variants measured per round. */
+  picks?: number;
+  /** Probability that a pick is a random candidate instead of the model's next best. */
+  epsilon?: number;
+  /** Decided comparisons needed before the model ranks proposals. */
+  minPairs?: number;
+  /** Rewards per policy-gradient group (advantages are normalised within a group). */
+  group?: number;
+  lr?: number;
+  clip?: number;
+  entropy?: number;
+  epochs?: number;
+  /** Share of candidates drawn around an elite (each dimension kept with `keep`, else from the policy). */
+  eliteShare?: number;
+  keep?: number;
+  /** Reward of a failed variant (log-time units). */
+  failReward?: number;
+  /** Use pairs of measured variants whose median CIs separate, besides duels. */
+  medianPairs?: boolean;
+  features?: FeatureOptions;
+  model?: PreferenceOptions;
+  /** Ask the loop for a duel of each measured variant against the best so far. */
+  duels?: boolean;
+}
+
+interface Measured {
+  id: string;
+  a: Action;
+  f: Float64Array;
+  ms: number;
+  low: number;
+  high: number;
+}
+
+interface Sample {
+  a: Action;
+  /** log π_old(a) at proposal time. */
+  logpOld: number;
+  reward: number | null;
+  /** The reward came from a duel (else from medians / failure). */
+  fromDuel: boolean;
+}
+
+export interface ContrastiveStrategy extends Strategy {
+  readonly model: PreferenceModel;
+  readonly encoder: FeatureEncoder;
+  /** Current per-dimension probabilities of the policy. */
+  policy(): number[][];
+}
+
+function softmax(l: Float64Array): Float64Array {
+  const m = Math.max(...l);
+  const e = l.map((x) => Math.exp(x - m));
+  const s = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / s);
+}
+
+export function contrastiveSearch(space: ActionSpace, seed: number, opts: ContrastiveOptions = {}): ContrastiveStrategy {
+  const o = {
+    candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
+    eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true, ...opts,
+  };
+  const rng = mulberry32(seed);
+  const seen = new Seen(space);
+  const encoder = new FeatureEncoder(space, opts.features ?? { crosses: true });
+  const model = new PreferenceModel(encoder.length, { seed, ...(opts.model ?? {}) });
+  const logits = space.dims.map((d) => new Float64Array(d.values.length));
+  const measured: Measured[] = [];
+  const byId = new Map<string, Measured>();
+  const samples = new Map<string, Sample>(); // by action key
+  const opponentOf = new Map<string, string>(); // variant id -> opponent id planned at observe time
+  const queue: Action[] = [];
+  let pendingGroup: Sample[] = [];
+  let lastTrainPairs = 0;
+  let best: Measured | null = null;
+
+  const logProb = (a: Action): number => {
+    let s = 0;
+    space.dims.forEach((_, i) => (s += Math.log(softmax(logits[i])[a[i]])));
+    return s;
+  };
+  const sampleDim = (i: number): number => {
+    const p = softmax(logits[i]);
+    let r = rng();
+    for (let j = 0; j < p.length; j++) if ((r -= p[j]) <= 0) return j;
+    return p.length - 1;
+  };
+  const fromPolicy = (anchor: Action | null): Action => space.dims.map((_, i) => (anchor && rng() < o.keep ? anchor[i] : sampleDim(i)));
+
+  const retrain = (): void => {
+    const n = model.decided;
+    if (n < o.minPairs || n === lastTrainPairs) return;
+    if (model.trained && n < lastTrainPairs * 1.1 && n - lastTrainPairs < 10) return;
+    model.train();
+    lastTrainPairs = n;
+  };
+
+  /** One PPO-style update on a group of rewarded samples. */
+  const update = (group: Sample[]): void => {
+    const rs = group.map((s) => s.reward ?? o.failReward);
+    const mean = rs.reduce((a, b) => a + b, 0) / rs.length;
+    const sd = Math.sqrt(rs.reduce((a, b) => a + (b - mean) ** 2, 0) / rs.length);
+    if (sd < 1e-9) return;
+    const adv = rs.map((r) => (r - mean) / sd);
+    for (let ep = 0; ep < o.epochs; ep++) {
+      const grads = logits.map((l) => new Float64Array(l.length));
+      group.forEach((s, k) => {
+        const ratio = Math.exp(logProb(s.a) - s.logpOld);
+        const A = adv[k];
+        // Clipped surrogate: no gradient once the ratio left [1-clip, 1+clip] in the advantage's direction.
+        if ((A > 0 && ratio > 1 + o.clip) || (A < 0 && ratio < 1 - o.clip)) return;
+        space.dims.forEach((_, i) => {
+          const p = softmax(logits[i]);
+          for (let j = 0; j < p.length; j++) grads[i][j] += (A * ratio * ((j === s.a[i] ? 1 : 0) - p[j])) / group.length;
+        });
+      });
+      space.dims.forEach((_, i) => {
+        const p = softmax(logits[i]);
+        const H = -p.reduce((a, q) => a + (q > 0 ? q * Math.log(q) : 0), 0);
+        for (let j = 0; j < p.length; j++) {
+          const dH = p[j] > 0 ? -p[j] * (Math.log(p[j]) + H) : 0;
+          logits[i][j] += o.lr * (grads[i][j] + o.entropy * dH);
+        }
+      });
+    }
+  };
+
+  const flushGroups = (): void => {
+    const done = pendingGroup.filter((s) => s.reward !== null);
+    if (done.length < o.group) return;
+    update(done);
+    pendingGroup = pendingGroup.filter((s) => s.reward === null);
+  };
+
+  const round = (): void => {
+    retrain();
+    flushGroups();
+    if (!model.trained) {
+      for (let i = 0; i < o.picks; i++) {
+        const a = randomUnseen(space, seen, rng);
+        if (!a) break;
+        seen.add(a);
+        queue.push(a);
+      }
+      return;
+    }
+    const elites = [...measured].sort((x, y) => x.ms - y.ms).slice(0, 3);
+    const cands: Action[] = [];
+    const keys = new Set<string>();
+    for (let t = 0; cands.length < o.candidates && t < o.candidates * 20; t++) {
+      const anchor = elites.length && rng() < o.eliteShare ? elites[Math.floor(rng() * elites.length)].a : null;
+      const a = fromPolicy(anchor);
+      const k = space.key(a);
+      if (keys.has(k) || seen.has(a) || !space.isValid(a)) continue;
+      keys.add(k);
+      cands.push(a);
+    }
+    if (!cands.length) {
+      const a = randomUnseen(space, seen, rng);
+      if (a) {
+        seen.add(a);
+        queue.push(a);
+      }
+      return;
+    }
+    const ranked = cands.map((a) => ({ a, s: model.score(encoder.encode(a)) })).sort((x, y) => y.s - x.s);
+    for (let i = 0; i < o.picks && ranked.length; i++) {
+      const j = rng() < o.epsilon ? Math.floor(rng() * ranked.length) : 0;
+      const [c] = ranked.splice(j, 1);
+      seen.add(c.a);
+      queue.push(c.a);
+    }
+  };
+
+  const addMedianPairs = (m: Measured): void => {
+    if (!o.medianPairs) return;
+    for (const x of measured) {
+      if (x === m) continue;
+      if (m.high < x.low && x.ms / m.ms > 1.01) model.add({ faster: m.f, slower: x.f, from: 'medians' });
+      else if (x.high < m.low && m.ms / x.ms > 1.01) model.add({ faster: x.f, slower: m.f, from: 'medians' });
+    }
+  };
+
+  return {
+    name: 'contrastive',
+    model,
+    encoder,
+    policy: () => logits.map((l) => [...softmax(l)]),
+    propose(n) {
+      const out: Proposal[] = [];
+      while (out.length < n) {
+        if (!queue.length) round();
+        const a = queue.shift();
+        if (!a) break;
+        const s: Sample = { a, logpOld: logProb(a), reward: null, fromDuel: false };
+        samples.set(space.key(a), s);
+        pendingGroup.push(s);
+        out.push(proposal(space, a, model.trained ? 'policy' : 'random'));
+      }
+      return out;
+    },
+    observe(spec: ObservedSpec, result: EvalResult) {
+      const a = space.encode(spec);
+      if (!a) return;
+      seen.add(a);
+      const s = samples.get(space.key(a));
+      if (!isTimedSuccess(result)) {
+        if (s) s.reward = o.failReward;
+        return;
+      }
+      const t = result.timing[0];
+      const m: Measured = { id: spec.id ?? `#${measured.length}`, a, f: encoder.encode(a), ms: t.medianMs, low: t.ciLowMs, high: t.ciHighMs };
+      // Reward from medians against the best so far; replaced by the duel's when one follows.
+      if (s) s.reward = best ? Math.log(best.ms / m.ms) : 0;
+      if (best && spec.id) opponentOf.set(spec.id, best.id);
+      addMedianPairs(m);
+      measured.push(m);
+      byId.set(m.id, m);
+      if (!best || m.ms < best.ms) best = m;
+    },
+    opponentFor(v: VariantRecord) {
+      return o.duels ? (opponentOf.get(v.id) ?? null) : null;
+    },
+    observeDuel(a: VariantRecord, b: VariantRecord, d: DuelResult) {
+      const ma = byId.get(a.id);
+      const mb = byId.get(b.id);
+      const act = ma?.a ?? space.encode(a);
+      const s = act ? samples.get(space.key(act)) : undefined;
+      if (s && Number.isFinite(d.ratio) && d.ratio > 0) {
+        s.reward = Math.log(d.ratio);
+        s.fromDuel = true;
+      }
+      if (!ma || !mb) return;
+      if (d.verdict === 'faster') model.add({ faster: ma.f, slower: mb.f, from: 'duel' });
+      else if (d.verdict === 'slower') model.add({ faster: mb.f, slower: ma.f, from: 'duel' });
+    },
+    modelStats(): ModelStats | null {
+      return model.trained ? model.stats() : null;
+    },
+  };
+}

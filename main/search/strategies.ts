@@ -1,0 +1,49 @@
+// The strategies by name, and the action space each runs on (a recording's, or the task's with
+// compiler flags and the source transforms found in its baseline).
+import type { Strategy } from './loop.js';
+import type { Task } from '../task/manifest.js';
+import { ActionSpace, defaultFlagChoices } from './actions.js';
+import { ReplayMeasurer } from '../eval/replay.js';
+import type { Measurer } from './measurer.js';
+import { findTransforms } from '../transforms/index.js';
+import { randomSearch } from './random.js';
+import { simulatedAnnealing } from './anneal.js';
+import { geneticAlgorithm } from './genetic.js';
+import { exhaustiveSearch } from './exhaustive.js';
+import { contrastiveSearch, type ContrastiveOptions } from './contrastive.js';
+
+export const STRATEGY_NAMES = ['contrastive', 'random', 'anneal', 'genetic', 'exhaustive'] as const;
+export type StrategyName = (typeof STRATEGY_NAMES)[number];
+
+export function isStrategyName(s: string): s is StrategyName {
+  return (STRATEGY_NAMES as readonly string[]).includes(s);
+}
+
+export interface SpaceChoice {
+  /** Vary compiler flags (GPU runs; a recording decides for itself). Default true. */
+  flags?: boolean;
+  /** Vary source transforms of the baseline. Default true. */
+  transforms?: boolean;
+}
+
+/** The action space for a task on a backend: a replay's recording decides its own dimensions. */
+export async function actionSpaceFor(task: Task, m: Measurer, c: SpaceChoice = {}): Promise<ActionSpace> {
+  if (m instanceof ReplayMeasurer) return ActionSpace.fromRecording(task, m);
+  const transforms = c.transforms === false ? undefined : await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }).catch(() => undefined);
+  return new ActionSpace(task, { flags: c.flags === false ? false : defaultFlagChoices(task), transforms });
+}
+
+export function makeStrategy(name: StrategyName, space: ActionSpace, seed: number, o: { contrastive?: ContrastiveOptions } = {}): Strategy {
+  switch (name) {
+    case 'contrastive':
+      return contrastiveSearch(space, seed, o.contrastive);
+    case 'random':
+      return randomSearch(space.task, seed, space);
+    case 'anneal':
+      return simulatedAnnealing(space, seed);
+    case 'genetic':
+      return geneticAlgorithm(space, seed);
+    case 'exhaustive':
+      return exhaustiveSearch(space);
+  }
+}

@@ -1,0 +1,143 @@
+// The replay backend: recorded spaces are validated, answers are always labelled replay, failures
+// come back as recorded, unknown variants are constraint failures, duels pair resampled recorded
+// samples (seeded), and the optimisation loop runs unchanged on a replay.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadTask, type Task } from '../main/task/manifest.js';
+import { builtinTasksDir } from '../main/common/paths.js';
+import { loadSpace, RecordedSpaceSchema, ReplayMeasurer, variantKey, type RecordedSpace } from '../main/eval/replay.js';
+import { runLoop, type LoopEvent } from '../main/search/loop.js';
+import { randomSearch } from '../main/search/random.js';
+import { contrastiveSearch } from '../main/search/contrastive.js';
+import { ActionSpace } from '../main/search/actions.js';
+import { createSession, newSessionId, openSession } from '../main/session/store.js';
+import { syntheticSpace, SYNTHETIC_LABEL } from './fixtures/spaces/synthetic.js';
+
+let dir: string;
+let task: Task;
+let space: RecordedSpace;
+let file: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'kd-replay-'));
+  task = loadTask(join(builtinTasksDir(), 'softmax'));
+  space = syntheticSpace(task, { seed: 3, failRate: 0.05 });
+  file = join(dir, 'softmax.json');
+  writeFileSync(file, JSON.stringify(space));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const meta = (t: Task) => ({ id: newSessionId(), task: { name: t.manifest.name, dir: t.dir, manifestHash: t.hash }, gpu: null, settings: {}, createdAt: new Date().toISOString(), kernelduelVersion: '0.1.0' });
+
+describe('recorded space format', () => {
+  it('a synthetic fixture says it is synthetic', () => {
+    expect(space.measured).toBe(SYNTHETIC_LABEL);
+    expect(space.measured).not.toBe('real GPU');
+  });
+  it('loadSpace validates and names the bad field', () => {
+    expect(loadSpace(file).entries.length).toBe(space.entries.length);
+    const bad = { ...space, entries: [{ ...space.entries[0], medianMs: null }] };
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify(bad));
+    expect(() => loadSpace(join(dir, 'bad.json'))).toThrow(/entries\.0.*either a medianMs or a failure/);
+    expect(RecordedSpaceSchema.safeParse({ ...space, format: 'other/1' }).success).toBe(false);
+  });
+  it('variantKey ignores flag defaults and transform order', () => {
+    expect(variantKey({ config: { A: 1 }, flags: {} })).toBe(variantKey({ config: { A: 1 }, flags: { opt: 3, fastMath: false } }));
+    expect(variantKey({ config: { A: 1 }, transforms: ['b', 'a'] })).toBe(variantKey({ config: { A: 1 }, transforms: ['a', 'b'] }));
+    expect(variantKey({ config: { A: 1 }, flags: { maxrregcount: 64 } })).not.toBe(variantKey({ config: { A: 1 } }));
+  });
+});
+
+describe('ReplayMeasurer', () => {
+  it('answers a recorded variant with its recorded timing, labelled replay', async () => {
+    const m = ReplayMeasurer.fromFile(task, file);
+    const e = space.entries.find((x) => x.medianMs !== null)!;
+    const r = await m.evaluate({ source: task.baselineSource, config: e.config, flags: e.flags });
+    expect(r.source).toEqual({ kind: 'replay', recording: file });
+    expect(r.failure).toBeUndefined();
+    expect(r.timing![0].medianMs).toBe(e.medianMs);
+    expect(r.timing![0].samplesMs).toEqual(e.samplesMs);
+    expect(r.check!.ok).toBe(true);
+    expect(m.taskHashMatches).toBe(true);
+  });
+  it('replays recorded failures as recorded, still labelled replay', async () => {
+    const m = new ReplayMeasurer(task, space);
+    for (const kind of ['compile', 'correctness', 'runtime'] as const) {
+      const e = space.entries.find((x) => x.failure?.kind === kind)!;
+      const r = await m.evaluate({ source: '', config: e.config, flags: e.flags });
+      expect(r.failure?.kind).toBe(kind);
+      expect(r.source.kind).toBe('replay');
+      expect(r.timing).toBeUndefined();
+      expect(r.build.ok).toBe(kind !== 'compile');
+    }
+  });
+  it('an unrecorded variant is a constraints failure "not in the recorded space"', async () => {
+    const m = new ReplayMeasurer(task, space);
+    const r = await m.evaluate({ source: '', config: { BLOCK: 3 }, flags: {} });
+    expect(r.failure?.kind).toBe('constraints');
+    expect(r.failure?.reason).toMatch(/not in the recorded space/);
+    expect(r.source.kind).toBe('replay');
+    const e = space.entries.find((x) => x.medianMs !== null)!;
+    const r2 = await m.evaluate({ source: '', config: e.config, flags: { opt: 3, maxrregcount: 32 } });
+    expect(r2.failure?.kind).toBe('constraints');
+  });
+  it('duels pair resampled samples: clear gaps are decided, the seed makes them reproducible', async () => {
+    const ok = space.entries.filter((x) => x.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!);
+    const fast = ok[0];
+    const slow = ok[ok.length - 1];
+    const m1 = new ReplayMeasurer(task, space, { seed: 5 });
+    const d = await m1.duel({ source: '', config: fast.config, flags: fast.flags }, { source: '', config: slow.config, flags: slow.flags });
+    expect(d.duels![0].verdict).toBe('faster');
+    expect(d.duels![0].ratio).toBeGreaterThan(1.5);
+    const d2 = await m1.duel({ source: '', config: slow.config, flags: slow.flags }, { source: '', config: fast.config, flags: fast.flags });
+    expect(d2.duels![0].verdict).toBe('slower');
+    const again = await new ReplayMeasurer(task, space, { seed: 5 }).duel({ source: '', config: fast.config, flags: fast.flags }, { source: '', config: slow.config, flags: slow.flags });
+    expect(again.duels![0].aMs).toEqual(d.duels![0].aMs);
+    const self = await m1.duel({ source: '', config: fast.config, flags: fast.flags }, { source: '', config: fast.config, flags: fast.flags });
+    expect(['same', 'unsure']).toContain(self.duels![0].verdict);
+    const failed = space.entries.find((x) => x.failure)!;
+    expect((await m1.duel({ source: '', config: failed.config, flags: failed.flags }, { source: '', config: fast.config, flags: fast.flags })).failure?.kind).toBe(failed.failure!.kind);
+  });
+});
+
+describe('the loop on a replay', () => {
+  it('runs random search on a Measurer without builds; every result is labelled replay', async () => {
+    const s = createSession(join(dir, 'sessions'), meta(task));
+    const m = ReplayMeasurer.fromFile(task, file);
+    const { evaluated } = await runLoop({ session: s, evaluator: m, strategy: randomSearch(task, 1), budget: 12 });
+    expect(evaluated).toBe(12);
+    const results = s.events().filter((e) => e.type === 'result');
+    expect(results).toHaveLength(13);
+    for (const r of results) if (r.type === 'result') expect(r.result.source).toEqual({ kind: 'replay', recording: file });
+    expect(m.evaluations).toBe(13);
+    s.close();
+  });
+  it('journals and streams the duels a strategy asks for, and model accuracy events; a resumed run replays them to the strategy', async () => {
+    const root = join(dir, 'sessions2');
+    const s = createSession(root, meta(task));
+    const m = new ReplayMeasurer(task, file, { seed: 2 });
+    const events: LoopEvent[] = [];
+    await runLoop({ session: s, evaluator: m, strategy: contrastiveSearch(ActionSpace.fromRecording(task, m), 1), budget: 25, onEvent: (e) => events.push(e) });
+    const duels = s.events().filter((e) => e.type === 'duel');
+    expect(duels.length).toBeGreaterThan(10);
+    expect(events.filter((e) => e.type === 'duel')).toHaveLength(duels.length);
+    for (const d of duels) if (d.type === 'duel') expect(s.variant(d.a) && s.variant(d.b)).toBeTruthy();
+    const model = events.filter((e) => e.type === 'model');
+    expect(model.length).toBeGreaterThan(0);
+    s.close();
+    // Resume with a larger budget: the new strategy is told the journaled duels.
+    const s2 = openSession(root, s.id);
+    const strat = contrastiveSearch(ActionSpace.fromRecording(task, m), 1);
+    let told = 0;
+    const orig = strat.observeDuel!.bind(strat);
+    strat.observeDuel = (a, b, d) => {
+      told++;
+      orig(a, b, d);
+    };
+    await runLoop({ session: s2, evaluator: m, strategy: strat, budget: 27 });
+    expect(told).toBeGreaterThanOrEqual(duels.length);
+    expect(s2.events().filter((e) => e.type === 'result')).toHaveLength(28);
+    s2.close();
+  });
+});
