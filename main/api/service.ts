@@ -1,0 +1,667 @@
+// The engine behind the API contract: every method of main/api/contract.ts implemented on the
+// plain-Node engine (tasks, builds, the optimisation loop, sessions, export). Transport-free: the
+// web server and the Electron main process both wrap it with the same dispatcher.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import type { EvalResult, VariantRecord } from '../common/types.js';
+import type {
+  ApiEvent, BuildOutcome, CompareResult, EnvDTO, ExportFile, ManifestIssueDTO, RunState, SessionDetail, SessionSummaryDTO,
+  StrategyInfo, TaskDetail, TaskSummary, VariantDetail,
+} from './contract.js';
+import { ApiFailure, type Handlers } from './dispatch.js';
+import { describeEnvironment } from '../host/info.js';
+import { detectGpus, type GpuInfo } from '../gpu/detect.js';
+import { findToolchain } from '../toolchain/nvcc.js';
+import { builtinTaskNames } from '../task/resolve.js';
+import { builtinTasksDir, kernelduelHome, resourcesDir, workRoot } from '../common/paths.js';
+import { findManifest, loadTask, parseManifest, sizeLayout, TaskError, type Task } from '../task/manifest.js';
+import { defaultConfig, enumerateSpace } from '../task/space.js';
+import { entrySignature } from '../build/shim.js';
+import { parseCompilerMessages } from '../build/compile.js';
+import { Evaluator } from '../eval/evaluate.js';
+import { runLoop, type LoopEvent } from '../search/loop.js';
+import { prepareRun } from '../search/run.js';
+import { isStrategyName, STRATEGY_NAMES } from '../search/strategies.js';
+import { createSession, listSessions, newSessionId, openSession, sessionsRoot, type Session, type SessionSummary } from '../session/store.js';
+import { exportVariant } from '../export/cu.js';
+import { KERNELDUEL_VERSION } from '../common/version.js';
+import { verdictOf } from '../eval/stats.js';
+import { baselineOf, duels as duelsOf, modelNote, sessionPlots, variantRow, variantRows, type SessionEventLike, type SessionFacts } from './views.js';
+import { renderReport } from './report.js';
+
+export interface ServiceOptions {
+  mode: 'electron' | 'browser';
+  /** Default: process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+type Listener = (e: ApiEvent) => void;
+
+interface ActiveRun {
+  state: RunState;
+  session: Session;
+  ac: AbortController;
+  paused: { promise: Promise<void>; resume: () => void } | null;
+  started: number;
+  done: Promise<void>;
+}
+
+const DESCRIPTIONS: Record<string, string> = {
+  contrastive: 'Contrastive optimiser: learns a preference model from duels between variants and proposes the likely winners.',
+  random: 'Random search over the action space (the baseline strategy).',
+  anneal: 'Simulated annealing over the action space.',
+  genetic: 'Genetic algorithm over the action space.',
+  exhaustive: 'Every configuration, in order (small spaces).',
+};
+const STRATEGIES: StrategyInfo[] = STRATEGY_NAMES.map((name) => ({ name, description: DESCRIPTIONS[name] ?? name, replay: false }));
+
+/** Path `p` lies inside folder `dir` (after resolving symbolic links of both). */
+export function isInside(dir: string, p: string): boolean {
+  const real = (x: string): string => {
+    try {
+      return fs.realpathSync(x);
+    } catch {
+      return path.resolve(x);
+    }
+  };
+  const rel = path.relative(real(dir), real(p));
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+}
+
+/** The recording a session replays, from its settings (`backend: {kind: 'replay', recording}`). */
+function replayRecording(settings: Record<string, unknown>): string | null {
+  const b = settings.backend as { kind?: unknown; recording?: unknown } | undefined;
+  return b && b.kind === 'replay' && typeof b.recording === 'string' ? b.recording : null;
+}
+
+function folderTaskId(dir: string): string {
+  return `folder:${createHash('sha256').update(path.resolve(dir)).digest('hex').slice(0, 12)}`;
+}
+
+function issuesOf(e: unknown): ManifestIssueDTO[] | undefined {
+  return e instanceof TaskError ? e.issues.map((i) => ({ field: i.field, message: i.message, line: i.line })) : undefined;
+}
+
+function errMsg(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export class ApiService {
+  readonly mode: 'electron' | 'browser';
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly listeners = new Set<Listener>();
+  private readonly runs = new Map<string, ActiveRun>();
+  private readonly opened = new Map<string, string>();
+  private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail, 'run'> }>();
+
+  constructor(opts: ServiceOptions) {
+    this.mode = opts.mode;
+    this.env = opts.env ?? process.env;
+    for (const dir of this.readOpened()) this.opened.set(folderTaskId(dir), dir);
+  }
+
+  // ------------------------------------------------------------------------------------------ events
+
+  on(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  private emit(e: ApiEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch {
+        // A broken listener (closed socket) must not stop a run.
+      }
+    }
+  }
+
+  private log(sessionId: string | null, level: 'info' | 'warn' | 'error', message: string): void {
+    this.emit({ type: 'log', sessionId, level, message, at: new Date().toISOString() });
+  }
+
+  // ------------------------------------------------------------------------------------------ tasks
+
+  private openedFile(): string {
+    return path.join(kernelduelHome(this.env), 'opened-tasks.json');
+  }
+
+  private readOpened(): string[] {
+    try {
+      const x: unknown = JSON.parse(fs.readFileSync(this.openedFile(), 'utf8'));
+      return Array.isArray(x) ? x.filter((d): d is string => typeof d === 'string' && fs.existsSync(d)) : [];
+    } catch {
+      return [];
+    }
+  }
+
+  private rememberOpened(): void {
+    try {
+      fs.mkdirSync(path.dirname(this.openedFile()), { recursive: true });
+      fs.writeFileSync(this.openedFile(), JSON.stringify([...this.opened.values()], null, 2));
+    } catch {
+      // Remembering opened folders is a convenience; failing to is not an error of the call.
+    }
+  }
+
+  /** The folder of a task id; throws not_found for ids this service never issued. */
+  private taskDir(taskId: string): { dir: string; builtin: boolean } {
+    if (taskId.startsWith('folder:')) {
+      const dir = this.opened.get(taskId);
+      if (!dir) throw new ApiFailure('not_found', `no opened task ${taskId}: open its folder first`);
+      return { dir, builtin: false };
+    }
+    if (!builtinTaskNames().includes(taskId)) throw new ApiFailure('not_found', `no built-in task "${taskId}" (built-in: ${builtinTaskNames().join(', ')})`);
+    return { dir: path.join(builtinTasksDir(), taskId), builtin: true };
+  }
+
+  private loadTaskById(taskId: string): Task {
+    return loadTask(this.taskDir(taskId).dir);
+  }
+
+  private summary(id: string, dir: string, builtin: boolean): TaskSummary {
+    try {
+      const t = loadTask(dir);
+      let spaceSize: number | null = null;
+      try {
+        spaceSize = enumerateSpace(t).length;
+      } catch {
+        spaceSize = null;
+      }
+      return { id, name: t.manifest.name, description: t.manifest.description ?? '', dir, builtin, spaceSize, tunables: t.manifest.tunables ?? {}, recordings: this.recordingsFor(t.manifest.name) };
+    } catch (e) {
+      return { id, name: path.basename(dir), description: '', dir, builtin, spaceSize: null, tunables: {}, recordings: [], error: errMsg(e), issues: issuesOf(e) };
+    }
+  }
+
+  /** A task file's path, checked to lie inside the task folder. */
+  private taskFile(taskId: string, file: 'kernel' | 'reference' | 'manifest'): { path: string; builtin: boolean; dir: string } {
+    const { dir, builtin } = this.taskDir(taskId);
+    const manifestPath = findManifest(dir) ?? path.join(dir, 'task.yaml');
+    let p = manifestPath;
+    if (file !== 'manifest') {
+      let files: { reference?: string; baseline?: string } | undefined;
+      try {
+        files = parseManifest(fs.readFileSync(manifestPath, 'utf8')).manifest?.files;
+      } catch {
+        files = undefined;
+      }
+      p = path.join(dir, file === 'kernel' ? (files?.baseline ?? 'kernel.cu') : (files?.reference ?? 'reference.cu'));
+    }
+    if (!isInside(dir, p)) throw new ApiFailure('forbidden', `${p} is outside the task folder ${dir}: KernelDuel only reads and writes a task's own files`);
+    return { path: p, builtin, dir };
+  }
+
+  private detail(id: string, dir: string, builtin: boolean): TaskDetail {
+    const s = this.summary(id, dir, builtin);
+    const read = (f: 'kernel' | 'reference' | 'manifest'): { name: string; text: string } => {
+      const p = this.taskFile(id, f).path;
+      let text = '';
+      try {
+        text = fs.readFileSync(p, 'utf8');
+      } catch {
+        text = '';
+      }
+      return { name: path.basename(p), text };
+    };
+    const m = read('manifest');
+    const k = read('kernel');
+    const r = read('reference');
+    let sig: string | null = null;
+    let defaults = {};
+    let sizes: Array<Record<string, number>> = [];
+    try {
+      const t = loadTask(dir);
+      sig = entrySignature(t);
+      defaults = defaultConfig(t);
+      sizes = t.manifest.sizes;
+    } catch {
+      sig = null;
+    }
+    const issues = parseManifest(m.text, m.name).issues.map((i) => ({ field: i.field, message: i.message, line: i.line }));
+    return {
+      ...s, issues: issues.length ? issues : s.issues, readOnly: builtin, files: { manifest: m.name, kernel: k.name, reference: r.name },
+      manifestText: m.text, kernel: k.text, reference: r.text, entrySignature: sig, defaults, sizes,
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------ engine helpers
+
+  private async pickGpu(index: number | null | undefined): Promise<GpuInfo | null> {
+    if (index === null || index === undefined || this.env.KERNELDUEL_NO_GPU === '1') return null;
+    const det = await detectGpus();
+    const g = det.gpus.find((x) => x.index === index && x.arch);
+    if (!g) throw new ApiFailure('not_found', `no usable GPU ${index} (${det.gpus.length ? det.gpus.map((x) => `${x.index}: ${x.name}`).join('; ') : 'no GPUs found'}); choose "none (compile-only)"`);
+    return g;
+  }
+
+  private async evaluator(task: Task, gpu: GpuInfo | null): Promise<Evaluator> {
+    const tc = await findToolchain(this.env);
+    if (!tc.nvcc) throw new ApiFailure('failed', tc.problems.join(' ') || 'nvcc not found: install the CUDA toolkit to build variants');
+    return new Evaluator({ task, toolchain: tc, gpu, workRoot: workRoot(this.env) });
+  }
+
+  private buildOutcome(r: EvalResult['build']): BuildOutcome {
+    return {
+      ok: r.ok, arch: r.arch, command: r.command, messages: parseCompilerMessages(r.log ?? '', 'variant.cu'), resources: r.resources, log: r.log ?? '',
+      durationMs: r.durationMs, cached: !!r.cached, failure: r.failure ? { kind: r.failure.kind, reason: r.failure.reason } : undefined,
+    };
+  }
+
+  /** Recorded spaces for a task: bench/spaces/<gpu>/<task>.json in the checkout and $KERNELDUEL_HOME/spaces. */
+  recordingsFor(taskName: string): string[] {
+    const roots = [path.join(path.dirname(resourcesDir()), 'bench', 'spaces'), path.join(kernelduelHome(this.env), 'spaces')];
+    const out: string[] = [];
+    for (const r of roots) {
+      let gpus: fs.Dirent[] = [];
+      try {
+        gpus = fs.readdirSync(r, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const g of gpus) {
+        const f = g.isDirectory() ? path.join(r, g.name, `${taskName}.json`) : g.name === `${taskName}.json` ? path.join(r, g.name) : '';
+        if (f && fs.existsSync(f)) out.push(f);
+      }
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------------------------------ runs
+
+  private publish(run: ActiveRun): RunState {
+    const s = run.state;
+    const elapsed = (Date.now() - run.started) / 1000;
+    s.etaSeconds = s.evaluated > 0 && s.phase === 'running' ? Math.max(0, (elapsed / s.evaluated) * (s.budget - s.evaluated)) : s.phase === 'finished' ? 0 : s.etaSeconds;
+    const copy = { ...s };
+    this.emit({ type: 'run.state', state: copy });
+    return copy;
+  }
+
+  private async startRun(p: { task: string; strategy: string; budget: number; gpu: number | null; seed?: number; recording?: string }): Promise<RunState> {
+    const task = this.loadTaskById(p.task);
+    const seed = p.seed ?? 1;
+    if (!isStrategyName(p.strategy)) throw new ApiFailure('not_found', `no strategy "${p.strategy}" (have: ${STRATEGY_NAMES.join(', ')})`);
+    let recording: string | undefined;
+    if (p.recording !== undefined) {
+      const known = this.recordingsFor(task.manifest.name);
+      const want = path.resolve(p.recording);
+      if (!known.includes(want)) throw new ApiFailure('not_found', `no recorded space ${p.recording} for task ${task.manifest.name} (have: ${known.join(', ') || 'none'})`);
+      recording = want;
+    } else if (p.gpu !== null) {
+      await this.pickGpu(p.gpu);
+    }
+    // The same preparation as the CLI and the worker thread: task, backend, session, action space, strategy.
+    const prepared = await prepareRun({
+      task: task.dir, strategy: p.strategy, budget: p.budget, seed, sessionsRoot: sessionsRoot(this.env),
+      backend: recording ? { kind: 'replay', recording, seed } : { kind: 'gpu', gpu: p.gpu ?? undefined },
+    });
+    const { session, measurer, strategy } = prepared;
+    for (const w of prepared.warnings) this.log(session.id, 'warn', w);
+    const gpuMeta = session.meta.gpu;
+    if (recording) session.append({ type: 'note', level: 'info', message: `REPLAY: answers come from the recorded space ${recording}, not from a live GPU` });
+    const run: ActiveRun = {
+      state: {
+        sessionId: session.id, task: task.manifest.name, strategy: p.strategy, budget: p.budget, evaluated: 0, phase: 'running', startedAt: new Date().toISOString(),
+        etaSeconds: null, bestSpeedup: null, bestMs: null, replay: !!recording, compileOnly: measurer.compileOnly,
+      },
+      session, ac: new AbortController(), paused: null, started: Date.now(), done: Promise.resolve(),
+    };
+    this.runs.set(session.id, run);
+    const sid = session.id;
+    const rowOf = (v: VariantRecord): ReturnType<typeof variantRow> => {
+      const base = baselineOf(this.facts(session));
+      return variantRow(v, session.resultOf(v.id), base.ms, null);
+    };
+    const onEvent = (e: LoopEvent): void => {
+      if (e.type === 'variant') {
+        this.emit({ type: 'run.variant', sessionId: sid, row: rowOf(e.variant) });
+      } else if (e.type === 'stage') {
+        this.log(sid, 'info', `${e.variantId}: ${e.stage === 'build' ? 'building' : e.stage === 'check' ? 'checking against the reference' : 'timing'}`);
+      } else if (e.type === 'result') {
+        const v = session.variant(e.variantId);
+        if (!v) return;
+        const row = rowOf(v);
+        run.state.evaluated = e.index;
+        run.state.bestSpeedup = e.bestSpeedup;
+        run.state.bestMs = e.bestMs;
+        const what = e.result.failure
+          ? `FAILED ${e.result.failure.kind}: ${e.result.failure.reason}`
+          : e.result.compileOnly ? 'built (compile-only: not checked or timed)' : row.medianMs !== null ? `${row.medianMs.toPrecision(4)} ms${row.speedup ? `, ${row.speedup.toFixed(2)}x the baseline` : ''}${e.result.source.kind === 'replay' ? ' (REPLAY)' : ''}` : 'done';
+        this.log(sid, e.result.failure ? 'warn' : 'info', `[${e.index}/${e.budget}] ${e.variantId} ${what}`);
+        this.emit({ type: 'run.result', sessionId: sid, row, index: e.index, budget: e.budget, bestSpeedup: e.bestSpeedup, bestMs: e.bestMs });
+        this.publish(run);
+      } else if (e.type === 'duel') {
+        this.log(sid, 'info', `duel ${e.a} vs ${e.b}: ${e.result.verdict}, ${e.result.ratio.toFixed(3)}x [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]`);
+      } else if (e.type === 'model') {
+        try {
+          session.append({ type: 'note', level: 'info', message: modelNote(e.stats) });
+        } catch {
+          // The session may be closing.
+        }
+        if (e.stats.heldOutAccuracy !== null) this.log(sid, 'info', `preference model v${e.stats.version}: held-out accuracy ${(e.stats.heldOutAccuracy * 100).toFixed(0)}% on ${e.stats.heldOutPairs} pairs`);
+      } else if (e.type === 'done') {
+        this.log(sid, 'info', `done: ${e.evaluated} evaluated${e.bestSpeedup ? `, best ${e.bestId} ${e.bestSpeedup.toFixed(2)}x` : ''}`);
+      }
+    };
+    const gate = (): Promise<void> => run.paused?.promise ?? Promise.resolve();
+    this.log(sid, 'info', `session ${sid}: ${task.manifest.name}, ${p.strategy}, budget ${p.budget}, ${recording ? `REPLAY of ${recording}` : gpuMeta ? gpuMeta.name : 'compile-only (no GPU)'}`);
+    this.publish(run);
+    run.done = runLoop({ session, evaluator: measurer, strategy, budget: p.budget, signal: run.ac.signal, onEvent, gate })
+      .then(() => {
+        run.state.phase = run.ac.signal.aborted ? 'stopped' : 'finished';
+      })
+      .catch((e: unknown) => {
+        run.state.phase = 'failed';
+        run.state.error = errMsg(e);
+        this.log(sid, 'error', `run failed: ${errMsg(e)}`);
+        try {
+          session.append({ type: 'note', level: 'error', message: `run failed: ${errMsg(e)}` });
+        } catch {
+          // Nothing more to keep.
+        }
+      })
+      .finally(() => {
+        this.publish(run);
+        this.runs.delete(sid);
+        this.detailCache.delete(sid);
+        session.close();
+      });
+    return { ...run.state };
+  }
+
+  private activeRun(sessionId: string): ActiveRun {
+    const r = this.runs.get(sessionId);
+    if (!r) throw new ApiFailure('not_found', `session ${sessionId} has no run in progress`);
+    return r;
+  }
+
+  /** Stops every run (server shutdown); resolves when their journals are closed. */
+  async stopAll(): Promise<void> {
+    const all = [...this.runs.values()];
+    for (const r of all) {
+      r.ac.abort();
+      r.paused?.resume();
+    }
+    await Promise.all(all.map((r) => r.done));
+  }
+
+  // ------------------------------------------------------------------------------------------ sessions
+
+  private facts(s: Session): SessionFacts {
+    return { variants: s.variants(), events: s.events() as unknown as SessionEventLike[], resultOf: (id) => s.resultOf(id) };
+  }
+
+  private summaryDTO(s: SessionSummary): SessionSummaryDTO {
+    const settings = s.meta?.settings ?? {};
+    return {
+      id: s.id, task: s.meta?.task.name ?? '?', createdAt: s.meta?.createdAt ?? '', strategy: typeof settings.strategy === 'string' ? settings.strategy : '?',
+      budget: typeof settings.budget === 'number' ? settings.budget : null, variants: s.variants, results: s.results, status: this.runs.has(s.id) ? 'running' : (s.status ?? null),
+      best: s.best ?? null, gpu: s.meta?.gpu?.name ?? null, replay: replayRecording(settings) !== null, ...(s.error ? { error: s.error } : {}),
+    };
+  }
+
+  private roofline(taskDir: string, gpuName: string | null): Parameters<typeof sessionPlots>[2] {
+    let task: Task;
+    try {
+      task = loadTask(taskDir);
+    } catch {
+      return null;
+    }
+    if (task.manifest.metrics?.bytes === undefined || task.manifest.metrics?.flops === undefined) return null;
+    const limits = this.measuredLimits(gpuName);
+    return {
+      workOf: (i) => {
+        try {
+          const l = sizeLayout(task, i);
+          return { bytes: l.bytes, flops: l.flops };
+        } catch {
+          return null;
+        }
+      },
+      ...limits,
+    };
+  }
+
+  /** The GPU's measured copy bandwidth and SGEMM rate from bench/results/<gpu>-foundation.json, when present. */
+  private measuredLimits(gpuName: string | null): { peakGbps: number | null; peakGflops: number | null; limitsSource: string | null } {
+    const none = { peakGbps: null, peakGflops: null, limitsSource: null };
+    if (!gpuName) return none;
+    const dir = path.join(path.dirname(resourcesDir()), 'bench', 'results');
+    let files: string[] = [];
+    try {
+      files = fs.readdirSync(dir).filter((f) => f.endsWith('-foundation.json'));
+    } catch {
+      return none;
+    }
+    const slug = gpuName.replace(/\(REPLAY\)/, '').trim().toLowerCase().replace(/[^a-z0-9]+/g, '-');
+    for (const f of files) {
+      if (!slug.includes(f.replace(/-foundation\.json$/, '').toLowerCase()) && !f.toLowerCase().includes(slug)) continue;
+      try {
+        const j = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Record<string, unknown>;
+        const lim = (j.limits ?? j) as Record<string, unknown>;
+        const gbps = typeof lim.copyGBps === 'number' ? lim.copyGBps : typeof lim.copyBandwidthGBps === 'number' ? lim.copyBandwidthGBps : null;
+        const gflops = typeof lim.sgemmGflops === 'number' ? lim.sgemmGflops : typeof lim.cublasSgemmGflops === 'number' ? lim.cublasSgemmGflops : null;
+        if (gbps || gflops) return { peakGbps: gbps, peakGflops: gflops, limitsSource: `bench/results/${f}` };
+      } catch {
+        // Not a results file we understand.
+      }
+    }
+    return none;
+  }
+
+  private withSession<T>(id: string, fn: (s: Session) => T): T {
+    const live = this.runs.get(id);
+    if (live) return fn(live.session);
+    let s: Session;
+    try {
+      s = openSession(sessionsRoot(this.env), id);
+    } catch (e) {
+      throw new ApiFailure('not_found', errMsg(e));
+    }
+    try {
+      return fn(s);
+    } finally {
+      s.close();
+    }
+  }
+
+  private sessionDetail(id: string): SessionDetail {
+    const live = this.runs.get(id);
+    const journal = path.join(sessionsRoot(this.env), id, 'journal.jsonl');
+    let key = '';
+    try {
+      const st = fs.statSync(journal);
+      key = `${st.size}:${st.mtimeMs}`;
+    } catch {
+      key = '';
+    }
+    const cached = this.detailCache.get(id);
+    if (cached && key && cached.key === key) return { ...cached.detail, run: live ? { ...live.state } : null };
+    const detail = this.withSession(id, (s) => {
+      const f = this.facts(s);
+      const rows = variantRows(f);
+      const base = baselineOf(f);
+      const best = s.best();
+      const replayResult = f.variants.map((v) => s.resultOf(v.id)).find((r) => r?.source.kind === 'replay');
+      const recording = replayResult && replayResult.source.kind === 'replay' ? replayResult.source.recording : replayRecording(s.meta.settings);
+      const sum = listSessions(sessionsRoot(this.env)).find((x) => x.id === id) ?? { id, dir: s.dir, meta: s.meta, variants: rows.length, results: 0 };
+      return {
+        summary: this.summaryDTO(sum),
+        task: { name: s.meta.task.name, dir: s.meta.task.dir },
+        gpu: s.meta.gpu,
+        settings: s.meta.settings,
+        variants: rows,
+        duels: duelsOf(f),
+        notes: s.events().flatMap((e) => (e.type === 'note' ? [{ level: e.level, message: e.message }] : [])),
+        baselineId: base.id,
+        bestId: best?.variant.id ?? null,
+        replay: recording ? { recording } : null,
+        plots: sessionPlots(f, rows, this.roofline(s.meta.task.dir, s.meta.gpu?.name ?? null)),
+      };
+    });
+    if (key) this.detailCache.set(id, { key, detail });
+    return { ...detail, run: live ? { ...live.state } : null };
+  }
+
+  private variantDetail(s: Session, id: string): VariantDetail {
+    const v = s.variant(id);
+    if (!v) throw new ApiFailure('not_found', `session ${s.id} has no variant ${id}`);
+    const r = s.resultOf(id);
+    const base = baselineOf(this.facts(s));
+    const row = variantRows(this.facts(s)).find((x) => x.id === id) ?? variantRow(v, r, base.ms, null);
+    return { variant: v, result: r ?? null, row };
+  }
+
+  private compare(sessionId: string, a: string, b: string): CompareResult {
+    return this.withSession(sessionId, (s) => {
+      const da = this.variantDetail(s, a);
+      const db = this.variantDetail(s, b);
+      const notes: string[] = [];
+      // A recorded duel between the two (either direction) is the best evidence: paired, interleaved.
+      let duel = null as CompareResult['duel'];
+      let ratio: CompareResult['ratio'] = null;
+      for (const e of s.events()) {
+        if (e.type !== 'duel') continue;
+        if (e.a === a && e.b === b) duel = e.result;
+        else if (e.a === b && e.b === a) duel = { ...e.result, aMs: e.result.bMs, bMs: e.result.aMs, ratio: 1 / e.result.ratio, ratioLow: 1 / e.result.ratioHigh, ratioHigh: 1 / e.result.ratioLow, verdict: e.result.verdict === 'faster' ? 'slower' : e.result.verdict === 'slower' ? 'faster' : e.result.verdict };
+      }
+      if (duel) {
+        ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: 'duel' };
+      } else if (da.row.medianMs !== null && db.row.medianMs !== null) {
+        // Independent measurements: the ratio of medians with the interval from the two medians' CIs.
+        const low = (db.row.ciLowMs ?? db.row.medianMs) / (da.row.ciHighMs ?? da.row.medianMs);
+        const high = (db.row.ciHighMs ?? db.row.medianMs) / (da.row.ciLowMs ?? da.row.medianMs);
+        ratio = { value: db.row.medianMs / da.row.medianMs, low, high, verdict: verdictOf(low, high), method: 'independent' };
+        notes.push('No duel between these two was recorded: the ratio comes from their separate measurements (wider interval than an interleaved duel).');
+      } else {
+        notes.push('At least one of the two was not timed (compile-only, failed or pending): no speed ratio.');
+      }
+      if (da.result?.source.kind === 'replay' || db.result?.source.kind === 'replay') notes.push('REPLAY: these timings come from a recorded space, not a live measurement.');
+      return { sessionId, a: da, b: db, ratio, duel, prediction: null, notes };
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------ handlers
+
+  handlers(): Handlers {
+    return {
+      'env.describe': async () => {
+        const d = await describeEnvironment({ env: this.env });
+        const noGpu = this.env.KERNELDUEL_NO_GPU === '1';
+        return {
+          host: d.host, gpus: noGpu ? [] : d.gpu.gpus, gpuSource: d.gpu.source, driverVersion: d.gpu.driverVersion,
+          toolchain: { nvcc: d.toolchain.nvcc, version: d.toolchain.version, targets: d.toolchain.targets, cudaHome: d.toolchain.cudaHome },
+          canCompile: d.canCompile, canRun: d.canRun && !noGpu, messages: d.messages, strategies: STRATEGIES, mode: this.mode,
+        } satisfies EnvDTO;
+      },
+      'tasks.list': () => {
+        const out: TaskSummary[] = builtinTaskNames().map((n) => this.summary(n, path.join(builtinTasksDir(), n), true));
+        for (const [id, dir] of this.opened) out.push(this.summary(id, dir, false));
+        return out;
+      },
+      'tasks.get': (p) => {
+        const { dir, builtin } = this.taskDir(p!.taskId);
+        return this.detail(p!.taskId, dir, builtin);
+      },
+      'tasks.open': (p) => {
+        const dir = path.resolve(p!.dir.replace(/^~(?=$|\/)/, os.homedir()));
+        if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new ApiFailure('not_found', `${dir} is not a folder (a task is a folder holding task.yaml, reference.cu and kernel.cu)`);
+        if (!findManifest(dir)) throw new ApiFailure('not_found', `${dir} has no task.yaml: it is not a task folder (see docs/TASK-FORMAT.md)`);
+        const builtinName = builtinTaskNames().find((n) => path.join(builtinTasksDir(), n) === dir);
+        if (builtinName) return this.detail(builtinName, dir, true);
+        const id = folderTaskId(dir);
+        this.opened.set(id, dir);
+        this.rememberOpened();
+        return this.detail(id, dir, false);
+      },
+      'tasks.validateManifest': (p) => {
+        const { issues } = parseManifest(p!.text);
+        return { ok: issues.length === 0, issues: issues.map((i) => ({ field: i.field, message: i.message, line: i.line })) };
+      },
+      'tasks.readFile': (p) => {
+        const f = this.taskFile(p!.taskId, p!.file);
+        try {
+          return { path: f.path, text: fs.readFileSync(f.path, 'utf8') };
+        } catch (e) {
+          throw new ApiFailure('not_found', `cannot read ${f.path} (${(e as NodeJS.ErrnoException).code ?? errMsg(e)})`);
+        }
+      },
+      'tasks.saveFile': (p) => {
+        const f = this.taskFile(p!.taskId, p!.file);
+        if (f.builtin) throw new ApiFailure('forbidden', `built-in tasks are read-only: copy ${f.dir} to a folder of your own and open that`);
+        fs.writeFileSync(f.path, p!.text);
+        const issues = p!.file === 'manifest' ? parseManifest(p!.text, path.basename(f.path)).issues : [];
+        return { path: f.path, issues: issues.map((i) => ({ field: i.field, message: i.message, line: i.line })) };
+      },
+      'eval.build': async (p) => {
+        const task = this.loadTaskById(p!.taskId);
+        const ev = await this.evaluator(task, null);
+        const r = await ev.build({ source: p!.source, config: { ...defaultConfig(task), ...(p!.config ?? {}) }, flags: { opt: 3, ...(p!.flags ?? {}) } });
+        return this.buildOutcome(r);
+      },
+      'eval.run': async (p) => {
+        const task = this.loadTaskById(p!.taskId);
+        const gpu = await this.pickGpu(p!.gpu);
+        const ev = await this.evaluator(task, gpu);
+        const result = await ev.evaluate({ source: p!.source, config: { ...defaultConfig(task), ...(p!.config ?? {}) }, flags: { opt: 3, ...(p!.flags ?? {}) } });
+        return { build: this.buildOutcome(result.build), result };
+      },
+      'runs.list': () => [...this.runs.values()].map((r) => ({ ...r.state })),
+      'runs.start': (p) => this.startRun({ task: p!.task, strategy: p!.strategy, budget: p!.budget, gpu: p!.gpu, seed: p!.seed, recording: p!.recording }),
+      'runs.pause': (p) => {
+        const r = this.activeRun(p!.sessionId);
+        if (!r.paused && r.state.phase === 'running') {
+          let resume = (): void => undefined;
+          const promise = new Promise<void>((res) => (resume = res));
+          r.paused = { promise, resume };
+          r.state.phase = 'paused';
+          this.log(r.state.sessionId, 'info', 'paused: the variant being measured finishes, then the run waits');
+        }
+        return this.publish(r);
+      },
+      'runs.resume': (p) => {
+        const r = this.activeRun(p!.sessionId);
+        if (r.paused) {
+          const { resume } = r.paused;
+          r.paused = null;
+          r.state.phase = 'running';
+          resume();
+          this.log(r.state.sessionId, 'info', 'resumed');
+        }
+        return this.publish(r);
+      },
+      'runs.stop': (p) => {
+        const r = this.activeRun(p!.sessionId);
+        r.state.phase = 'stopping';
+        r.ac.abort();
+        r.paused?.resume();
+        this.log(r.state.sessionId, 'info', 'stopping: everything measured so far is kept in the session');
+        return this.publish(r);
+      },
+      'sessions.list': () => listSessions(sessionsRoot(this.env)).map((s) => this.summaryDTO(s)),
+      'sessions.get': (p) => this.sessionDetail(p!.id),
+      'variants.get': (p) => this.withSession(p!.sessionId, (s) => this.variantDetail(s, p!.variantId)),
+      'variants.compare': (p) => this.compare(p!.sessionId, p!.a, p!.b),
+      'export.variant': (p) =>
+        this.withSession(p!.sessionId, (s): ExportFile => {
+          const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-export-'));
+          try {
+            const r = exportVariant(s, p!.variantId, tmp);
+            return { fileName: path.basename(r.path), content: fs.readFileSync(r.path, 'utf8'), mimeType: 'text/x-cuda' };
+          } catch (e) {
+            throw new ApiFailure('failed', errMsg(e));
+          } finally {
+            fs.rmSync(tmp, { recursive: true, force: true });
+          }
+        }),
+      'export.report': (p) => {
+        const d = this.sessionDetail(p!.sessionId);
+        return renderReport(d, p!.format);
+      },
+    };
+  }
+}

@@ -1,0 +1,108 @@
+// Electron's main process, kept thin: one window, the API contract on IPC through the shared
+// dispatcher (every argument validated), every call's sender checked, navigation and new windows
+// denied, a strict CSP. The engine runs in this process's event loop; its heavy work (nvcc, the
+// harness) already runs in child processes.
+import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ApiService } from '../api/service.js';
+import { createDispatcher } from '../api/dispatch.js';
+import { IPC_CALL, IPC_EVENT, IPC_PICK_FOLDER, IPC_SAVE_AS } from '../api/methods.js';
+import { contentSecurityPolicy } from '../server/csp.js';
+import { isAllowedNavigation, isTrustedSender, type TrustedWindow } from './sender.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const devUrl = process.env.ELECTRON_RENDERER_URL;
+const pageUrl = devUrl ?? pathToFileURL(path.join(here, '../renderer/index.html')).href;
+
+let win: BrowserWindow | null = null;
+let trusted: TrustedWindow | null = null;
+
+function checkSender(e: IpcMainInvokeEvent): void {
+  const frame = e.senderFrame;
+  const ok =
+    !!trusted &&
+    isTrustedSender({ webContentsId: e.sender.id, frameUrl: frame?.url ?? null, isMainFrame: !!frame && frame === e.sender.mainFrame }, trusted);
+  if (!ok) throw new Error('refused: IPC from an unexpected sender');
+}
+
+function createWindow(service: ApiService): void {
+  win = new BrowserWindow({
+    width: 1440,
+    height: 920,
+    title: 'KernelDuel',
+    show: false,
+    webPreferences: {
+      preload: path.join(here, '../preload/index.cjs'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      webSecurity: true,
+      spellcheck: false,
+    },
+  });
+  trusted = { webContentsId: win.webContents.id, pageUrl };
+  win.once('ready-to-show', () => win?.show());
+  win.webContents.setWindowOpenHandler(({ url }) => {
+    // Links to documentation open in the user's browser, never in an app window.
+    if (/^https:\/\//.test(url)) void shell.openExternal(url);
+    return { action: 'deny' };
+  });
+  win.webContents.on('will-navigate', (e, url) => {
+    if (!trusted || !isAllowedNavigation(url, trusted)) e.preventDefault();
+  });
+  win.webContents.on('will-redirect', (e, url) => {
+    if (!trusted || !isAllowedNavigation(url, trusted)) e.preventDefault();
+  });
+  const unsubscribe = service.on((ev) => {
+    if (win && !win.isDestroyed()) win.webContents.send(IPC_EVENT, ev);
+  });
+  win.on('closed', () => {
+    unsubscribe();
+    win = null;
+    trusted = null;
+  });
+  void win.loadURL(pageUrl);
+}
+
+app.whenReady().then(() => {
+  const csp = contentSecurityPolicy({ connect: devUrl ? [devUrl.replace(/^http/, 'ws')] : [] });
+  session.defaultSession.webRequest.onHeadersReceived((details, cb) => {
+    cb({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [csp] } });
+  });
+  session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
+  app.on('web-contents-created', (_e, contents) => {
+    contents.on('will-attach-webview', (e) => e.preventDefault());
+  });
+
+  const service = new ApiService({ mode: 'electron' });
+  const dispatch = createDispatcher(service.handlers());
+  ipcMain.handle(IPC_CALL, async (e, method: unknown, params: unknown) => {
+    checkSender(e);
+    return dispatch(method, params);
+  });
+  ipcMain.handle(IPC_SAVE_AS, async (e, fileName: unknown, content: unknown) => {
+    checkSender(e);
+    if (typeof fileName !== 'string' || typeof content !== 'string' || fileName.length > 255 || /[\\/]/.test(fileName)) throw new Error('refused: bad save request');
+    const r = await dialog.showSaveDialog(win!, { defaultPath: fileName });
+    if (r.canceled || !r.filePath) return { saved: false };
+    fs.writeFileSync(r.filePath, content);
+    return { saved: true, path: r.filePath };
+  });
+  ipcMain.handle(IPC_PICK_FOLDER, async (e) => {
+    checkSender(e);
+    const r = await dialog.showOpenDialog(win!, { properties: ['openDirectory'] });
+    return r.canceled ? null : (r.filePaths[0] ?? null);
+  });
+  createWindow(service);
+  app.on('activate', () => {
+    if (BrowserWindow.getAllWindows().length === 0) createWindow(service);
+  });
+  app.on('before-quit', () => void service.stopAll());
+});
+
+app.on('window-all-closed', () => {
+  if (process.platform !== 'darwin') app.quit();
+});

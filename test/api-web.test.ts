@@ -1,0 +1,113 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startWebServer, type WebServer } from '../main/server/web.js';
+import { ApiService } from '../main/api/service.js';
+
+let dir: string;
+let srv: WebServer;
+
+function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { headers }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+/** Resolves with 'open' or the HTTP status the upgrade was refused with. */
+function connect(url: string, headers: Record<string, string>): Promise<{ outcome: 'open' | number; ws: WebSocket }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, { headers });
+    ws.on('open', () => resolve({ outcome: 'open', ws }));
+    ws.on('unexpected-response', (_req, res) => resolve({ outcome: res.statusCode ?? 0, ws }));
+    ws.on('error', () => resolve({ outcome: -1, ws }));
+  });
+}
+
+function call(ws: WebSocket, id: number, method: string, params: unknown): Promise<{ ok: boolean; error?: { code: string } }> {
+  return new Promise((resolve) => {
+    const h = (data: WebSocket.RawData): void => {
+      const f = JSON.parse(data.toString()) as { id?: number; reply?: { ok: boolean; error?: { code: string } } };
+      if (f.id === id && f.reply) {
+        ws.off('message', h);
+        resolve(f.reply);
+      }
+    };
+    ws.on('message', h);
+    ws.send(JSON.stringify({ id, method, params }));
+  });
+}
+
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-web-'));
+  fs.mkdirSync(path.join(dir, 'static'));
+  fs.writeFileSync(path.join(dir, 'static', 'index.html'), '<!doctype html><title>KernelDuel</title>');
+  const env = { ...process.env, KERNELDUEL_HOME: path.join(dir, 'home') };
+  srv = await startWebServer({ port: 0, staticDir: path.join(dir, 'static'), service: new ApiService({ mode: 'browser', env }) });
+});
+
+afterAll(async () => {
+  await srv?.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('web server', () => {
+  it('binds 127.0.0.1 by default and prints a URL carrying a long random token', () => {
+    expect(srv.host).toBe('127.0.0.1');
+    expect(srv.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${srv.port}/\\?token=[A-Za-z0-9_-]{32}$`));
+  });
+
+  it('refuses HTTP requests without the token or with a wrong one (401)', async () => {
+    const base = `http://127.0.0.1:${srv.port}`;
+    expect((await get(`${base}/`)).status).toBe(401);
+    expect((await get(`${base}/index.html?token=nope`)).status).toBe(401);
+    expect((await get(`${base}/`, { Cookie: `kernelduel_token_${srv.port}=wrong` })).status).toBe(401);
+  });
+
+  it('trades the URL token for an HttpOnly cookie, then serves files with a strict CSP', async () => {
+    const first = await get(srv.url);
+    expect(first.status).toBe(303);
+    const cookie = String(first.headers['set-cookie']?.[0] ?? '');
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const page = await get(`http://127.0.0.1:${srv.port}/`, { Cookie: cookie.split(';')[0] });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('KernelDuel');
+    const csp = String(page.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-eval');
+    expect(page.headers['x-frame-options']).toBe('DENY');
+  });
+
+  it('refuses a request whose Host header is not this server (DNS rebinding)', async () => {
+    expect((await get(srv.url, { Host: `evil.example:${srv.port}` })).status).toBe(403);
+  });
+
+  it('refuses WebSocket connections without the token, with a wrong one, or from another origin', async () => {
+    const origin = `http://127.0.0.1:${srv.port}`;
+    const api = `ws://127.0.0.1:${srv.port}/api`;
+    const none = await connect(api, { Origin: origin });
+    expect(none.outcome).toBe(401);
+    const wrong = await connect(`${api}?token=${'x'.repeat(32)}`, { Origin: origin });
+    expect(wrong.outcome).toBe(401);
+    const foreign = await connect(`${api}?token=${srv.token}`, { Origin: 'https://evil.example' });
+    expect(foreign.outcome).toBe(403);
+  });
+
+  it('serves the contract over an authenticated WebSocket, validating every call', async () => {
+    const { outcome, ws } = await connect(`ws://127.0.0.1:${srv.port}/api?token=${srv.token}`, { Origin: `http://127.0.0.1:${srv.port}` });
+    expect(outcome).toBe('open');
+    expect((await call(ws, 1, 'tasks.validateManifest', { text: 'name: Bad Name' })).ok).toBe(true);
+    expect((await call(ws, 2, 'shell.exec', { cmd: 'id' })).error?.code).toBe('unknown_method');
+    expect((await call(ws, 3, 'tasks.readFile', { taskId: 'axpy', file: '../../../etc/passwd' })).error?.code).toBe('bad_args');
+    ws.close();
+  });
+});

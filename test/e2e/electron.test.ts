@@ -1,0 +1,41 @@
+// Launches the desktop app with Playwright's _electron where an Electron binary exists; skips with a
+// clear message elsewhere (CI images and this repository's .npmrc skip Electron's download).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+import { _electron as electron } from 'playwright-core';
+import { ensureRendererBuilt, ROOT } from './build-renderer.js';
+
+function electronBinary(): string | null {
+  try {
+    const p = createRequire(import.meta.url)('electron') as unknown;
+    return typeof p === 'string' && fs.existsSync(p) ? p : null;
+  } catch {
+    return null;
+  }
+}
+
+const bin = electronBinary();
+if (!bin) console.warn('electron e2e: skipped: Electron\'s binary is not installed (npm install without ELECTRON_SKIP_BINARY_DOWNLOAD to get it)');
+
+describe.skipIf(!bin)('desktop app (Electron)', () => {
+  it('opens one sandboxed window that talks to the engine over IPC only through window.kernelduel', async () => {
+    ensureRendererBuilt();
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-electron-'));
+    const app = await electron.launch({ executablePath: bin!, args: [path.join(ROOT, 'out', 'main', 'index.js'), '--no-sandbox'], env: { ...process.env, KERNELDUEL_HOME: home } });
+    try {
+      const win = await app.firstWindow();
+      await win.getByTestId('view-gpus').waitFor();
+      expect(await win.evaluate(() => typeof (globalThis as unknown as { require?: unknown }).require)).toBe('undefined');
+      expect(await win.evaluate(() => Object.keys((globalThis as unknown as { kernelduel: object }).kernelduel).sort())).toEqual(['call', 'pickFolder', 'saveAs', 'subscribe']);
+      const refused = await win.evaluate(() => (globalThis as unknown as { kernelduel: { call(m: string, p: unknown): Promise<unknown> } }).kernelduel.call('fs.readFile', {}).then(() => 'called', (e: Error) => e.message));
+      expect(refused).toContain('unknown method');
+      expect(app.windows()).toHaveLength(1);
+    } finally {
+      await app.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
