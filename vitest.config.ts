@@ -8,5 +8,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    globalSetup: ['test/e2e/build-renderer.ts'],
   },
 });

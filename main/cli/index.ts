@@ -16,9 +16,12 @@ import { defaultConfig, enumerateSpace } from '../task/space.js';
 import { createSession, listSessions, newSessionId, openSession, sessionsRoot } from '../session/store.js';
 import { exportVariant } from '../export/cu.js';
 import { runLoop, type LoopEvent } from '../search/loop.js';
-import { randomSearch } from '../search/random.js';
+import { STRATEGY_NAMES, isStrategyName } from '../search/strategies.js';
+import { prepareRun } from '../search/run.js';
 import { KERNELDUEL_VERSION } from '../common/version.js';
 import { describeResult, fmtMs } from './format.js';
+import { writeDataset } from '../llm/dataset.js';
+import { DEFAULT_API_KEY_ENV } from '../llm/provider.js';
 
 class UsageError extends Error {}
 
@@ -145,36 +148,38 @@ program
   .command('optimize')
   .description('search for faster variants of a task and keep every measurement in a session')
   .argument('<task>', 'task folder or built-in task name')
-  .addOption(new Option('--strategy <name>', 'search strategy').choices(['random']).default('random'))
+  .addOption(new Option('--strategy <name>', 'search strategy').choices([...STRATEGY_NAMES]).default('random'))
   .option('--budget <n>', 'variants to measure besides the baseline', (v) => Number(v), 50)
   .option('--seed <n>', 'random seed of the strategy', (v) => Number(v), 1)
+  .option('--replay <space.json>', 'answer measurements from a recorded space (no GPU; every result is labelled REPLAY)')
+  .option('--tunables-only', 'vary only the tunables (no compiler flags, no source transforms)')
   .option('--resume <session>', 'continue a session that was stopped or killed')
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
   .option('--json', 'machine-readable output (one JSON event per line)')
-  .action(async (taskArg: string, o: { strategy: string; budget: number; seed: number; resume?: string; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
+  .action(async (taskArg: string, o: { strategy: string; budget: number; seed: number; replay?: string; tunablesOnly?: boolean; resume?: string; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
     if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
+    if (!isStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
     const log = (s: string): void => void process.stderr.write(s + '\n');
-    const root = sessionsRoot();
-    let session;
-    let task: Task;
-    if (o.resume) {
-      session = openSession(root, o.resume);
-      task = resolveTask(session.meta.task.dir);
-      if (task.hash !== session.meta.task.manifestHash) log(`warning: task ${task.manifest.name} changed since session ${session.meta.id} started`);
-    } else {
-      task = resolveTask(taskArg);
+    let run;
+    try {
+      run = await prepareRun({
+        task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed, resume: o.resume,
+        backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
+        flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
+      });
+    } catch (e) {
+      if (e instanceof TaskError) throw e;
+      throw new UsageError((e as Error).message);
     }
-    const ev = await makeEvaluator(task, o, log);
-    session ??= createSession(root, {
-      id: newSessionId(), task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash },
-      gpu: ev.gpu ? { name: ev.gpu.name, uuid: ev.gpu.uuid, arch: ev.env.arch } : null,
-      settings: { strategy: o.strategy, budget: o.budget, seed: o.seed, seeds: ev.seeds }, createdAt: new Date().toISOString(), kernelduelVersion: KERNELDUEL_VERSION,
-    });
-    const strategy = randomSearch(task, o.seed);
+    const { session, task, measurer, strategy } = run;
+    const replay = !!o.replay;
+    for (const w of run.warnings) log(`warning: ${w}`);
+    if (!replay && measurer.compileOnly) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${o.arch ?? 'sm_90'}) but not checked or timed`);
     const bar = !o.json && process.stderr.isTTY ? new cliProgress.SingleBar({ format: ' {bar} {value}/{total} | ETA {eta_formatted} | best {best}', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
-    if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${task.manifest.name}, ${o.strategy}, budget ${o.budget}, ${ev.gpu ? ev.gpu.name : 'compile-only'}`);
+    if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${task.manifest.name}, ${o.strategy}, budget ${o.budget}, ${run.label}`);
+    if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
     bar?.start(o.budget, 0, { best: '-' });
     const ac = new AbortController();
     const stop = (): void => {
@@ -184,30 +189,36 @@ program
     };
     process.once('SIGINT', stop);
     const started = Date.now();
+    const tag = replay ? ' [REPLAY]' : '';
     const onEvent = (e: LoopEvent): void => {
       if (o.json) {
-        process.stdout.write(JSON.stringify(e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs } } : e) + '\n');
+        const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
+        process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
         return;
       }
+      if (e.type === 'model' && !bar) {
+        log(`  model: ${e.stats.trainedOn} decided comparisons, held-out accuracy ${e.stats.heldOutAccuracy === null ? '-' : `${(e.stats.heldOutAccuracy * 100).toFixed(1)}% (${e.stats.heldOutPairs} pairs)`}`);
+      }
+      if (e.type === 'duel' && !bar) log(`  duel ${e.a} vs ${e.b}: ${e.result.verdict} ${e.result.ratio.toFixed(3)}× [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]${tag}`);
       if (e.type === 'result') {
-        const best = e.bestSpeedup ? `${e.bestSpeedup.toFixed(2)}× (${fmtMs(e.bestMs)})` : '-';
+        const best = e.bestSpeedup ? `${e.bestSpeedup.toFixed(2)}× (${fmtMs(e.bestMs)})${tag}` : '-';
         if (bar) bar.update(e.index, { best });
         else {
           const eta = e.index > 0 ? ((Date.now() - started) / e.index) * (e.budget - e.index) / 1000 : NaN;
           const what = e.result.failure ? `${e.result.failure.kind}: ${e.result.failure.reason.slice(0, 100)}` : e.result.compileOnly ? 'built (compile-only)' : `${fmtMs(e.result.timing?.[0]?.medianMs ?? null)}${e.speedup ? ` ${e.speedup.toFixed(2)}×` : ''}`;
-          log(`[${e.index}/${e.budget}] ${e.variantId} ${what} | best ${best}${Number.isFinite(eta) ? ` | ETA ${eta.toFixed(0)} s` : ''}`);
+          log(`[${e.index}/${e.budget}]${tag} ${e.variantId} ${what} | best ${best}${Number.isFinite(eta) ? ` | ETA ${eta.toFixed(0)} s` : ''}`);
         }
       }
     };
     try {
-      await runLoop({ session, evaluator: ev, strategy, budget: o.budget, signal: ac.signal, onEvent });
+      await runLoop({ session, evaluator: measurer, strategy, budget: o.budget, signal: ac.signal, onEvent });
     } finally {
       bar?.stop();
       process.removeListener('SIGINT', stop);
     }
     const best = session.best();
     if (!o.json) {
-      log(best ? `best: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}` : 'no variant was timed (compile-only or all failed)');
+      log(best ? `best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}` : 'no variant was timed (compile-only or all failed)');
       log(`export it with: kernelduel export ${session.meta.id} --best -o ${task.manifest.name}-best.cu`);
     }
     session.close();
@@ -236,6 +247,47 @@ program
     const session = sid.includes('/') ? openSession(sid) : openSession(sessionsRoot(), sid);
     const r = exportVariant(session, o.variant ?? 'best', resolve(o.out));
     out(!!o.json, r, () => `wrote ${r.path} (variant ${r.variantId}${r.speedup ? `, ${r.speedup.toFixed(2)}× the baseline` : ''})`);
+  });
+
+program
+  .command('serve')
+  .description('serve the workbench to a browser (for a GPU in a headless server): the UI and its API, behind a random access token')
+  .option('--host <addr>', 'address to bind (default 127.0.0.1; anything else exposes the engine to that network, token-protected)', '127.0.0.1')
+  .option('--port <n>', 'port (0 picks a free one)', (v) => Number(v), 5317)
+  .option('--static <dir>', 'built renderer folder (default: out/renderer of this checkout)')
+  .option('--open', 'open the URL in the default browser')
+  .option('--json', 'print {url, host, port} as one JSON line')
+  .action(async (o: { host: string; port: number; static?: string; open?: boolean; json?: boolean }) => {
+    if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new UsageError('--port must be an integer 0..65535');
+    const { startWebServer, defaultStaticDir, openInBrowser } = await import('../server/web.js');
+    const srv = await startWebServer({ host: o.host, port: o.port, staticDir: o.static ? resolve(o.static) : defaultStaticDir() });
+    if (o.json) process.stdout.write(JSON.stringify({ url: srv.url, host: srv.host, port: srv.port }) + '\n');
+    else {
+      process.stdout.write(`KernelDuel workbench: ${srv.url}\n`);
+      if (o.host !== '127.0.0.1' && o.host !== 'localhost') process.stderr.write(`warning: bound to ${o.host}: anyone on that network who has the URL can run builds on this machine\n`);
+      process.stderr.write('(Ctrl-C stops the server; runs in progress are stopped and keep what they measured)\n');
+    }
+    if (o.open) openInBrowser(srv.url);
+    const shutdown = (): void => {
+      void srv.close().then(() => process.exit(0));
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  });
+
+program
+  .command('export-dataset')
+  .description('write the (prompt, answer, reward) triples of a session\'s LLM policy as JSONL, grouped per prompt (GRPO-style)')
+  .argument('<session>', 'session id or folder')
+  .requiredOption('-o, --out <file>', 'output .jsonl file')
+  .option('--json', 'machine-readable output')
+  .action((sid: string, o: { out: string; json?: boolean }) => {
+    const session = sid.includes('/') ? openSession(sid) : openSession(sessionsRoot(), sid);
+    const envKey = session.meta.settings.llm && typeof session.meta.settings.llm === 'object' ? (session.meta.settings.llm as { apiKeyEnv?: unknown }).apiKeyEnv : undefined;
+    const key = process.env[typeof envKey === 'string' ? envKey : DEFAULT_API_KEY_ENV];
+    const r = writeDataset(session, resolve(o.out), { secrets: key ? [key] : [] });
+    session.close();
+    out(!!o.json, r, () => `wrote ${r.path}: ${r.rows} answers in ${r.groups} prompt groups (${r.measured} measured)`);
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {
