@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../main/common/random.js';
 import { chooseTimer, duelStats, mean, median, medianCI, verdictOf } from '../main/eval/stats.js';
 
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = mulberry32;
 /** n samples around `center` with uniform relative noise of ±`rel`. */
 function samples(center: number, rel: number, n: number, seed: number): number[] {
   const r = rng(seed);

@@ -89,11 +89,12 @@ export class Evaluator {
     return this.gpu ? { kind: 'gpu', gpu: this.gpu.name, uuid: this.gpu.uuid } : { kind: 'none' };
   }
 
-  private queue(): PQueue {
+  /** The GPU queue this evaluator measures through (shared per GPU). */
+  queue(): PQueue {
     return gpuQueue(this.gpu ? this.gpu.uuid || String(this.gpu.index) : 'none');
   }
 
-  private harness(): Promise<string> {
+  harness(): Promise<string> {
     this.harnessPath ??= ensureHarness(this.env);
     return this.harnessPath;
   }
@@ -109,7 +110,7 @@ export class Evaluator {
     return out;
   }
 
-  private plan(): PlanInput {
+  plan(): PlanInput {
     return {
       task: this.task,
       sizes: this.task.manifest.sizes.map((_, i) => i),
@@ -135,7 +136,7 @@ export class Evaluator {
   }
 
   /** Builds and runs the trusted reference once per evaluator, writing its outputs for checks. */
-  private reference(signal?: AbortSignal): Promise<void> {
+  reference(signal?: AbortSignal): Promise<void> {
     this.refReady ??= (async () => {
       if (existsSync(join(this.refdir, 'done')) ) return;
       const b = await buildVariant(this.task, { source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, this.env, signal);

@@ -1,0 +1,58 @@
+// The harness's own failure paths, exercised on a machine without a GPU: every mode must still
+// write a result file (with the caller's nonce) that says why, and the sweep must record a line
+// per library before giving up on a broken CUDA context.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { findToolchain } from '../main/toolchain/nvcc.js';
+import { ensureHarness } from '../main/eval/harness.js';
+
+const hasGpu = (() => {
+  try {
+    execFileSync('nvidia-smi', ['-L'], { stdio: 'ignore', timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe.skipIf(hasGpu)('harness without a GPU', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kd-harness-nogpu-'));
+  const harness = (async () => {
+    const tc = await findToolchain();
+    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
+    return ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: dir });
+  })();
+  const plan = join(dir, 'plan.txt');
+  writeFileSync(plan, 'kdplan 1\nnonce n0nce\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
+
+  it('a one-shot mode writes a runtime failure naming the CUDA error, with the nonce', async () => {
+    const h = await harness;
+    const out = join(dir, 'probe.json');
+    execFileSync(h, ['probe', plan, out]);
+    const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error: string };
+    expect(r.nonce).toBe('n0nce');
+    expect(r.status).toBe('runtime');
+    expect(r.error).toMatch(/cudaGetDeviceCount/);
+  });
+
+  it('the sweep records the failing library as a line, then exits 3 on a broken context', async () => {
+    const h = await harness;
+    const list = join(dir, 'list.txt');
+    writeFileSync(list, 'v7 /nonexistent/variant.so\nv8 /nonexistent/other.so\n');
+    const out = join(dir, 'sweep.jsonl');
+    let code = 0;
+    try {
+      execFileSync(h, ['sweep', plan, out, list]);
+    } catch (e) {
+      code = (e as { status: number }).status;
+    }
+    expect(code).toBe(3);
+    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; status: string; error: string; nonce: string });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ id: 'v7', status: 'runtime', nonce: 'n0nce' });
+    expect(lines[0].error).toMatch(/cannot load \/nonexistent\/variant\.so/);
+  });
+});
