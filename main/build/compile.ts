@@ -12,6 +12,7 @@ import type { Task } from '../task/manifest.js';
 import { generateShim } from './shim.js';
 import { parsePtxas } from './ptxas.js';
 import { runProcess, tail } from '../proc/run.js';
+import { bwrapArgs, defaultDataLimit, sandboxStatus, SandboxError } from '../sandbox/index.js';
 
 export interface BuildEnv {
   nvcc: string;
@@ -35,7 +36,9 @@ export function nvccFlags(flags: BuildFlags, config: Config, arch: string): stri
   return f;
 }
 
-const LIB_FLAGS = ['-shared', '-Xcompiler', '-fPIC', '-Xcompiler', '-fvisibility=hidden', '-cudart', 'shared'];
+// --no-undefined: a variant that calls something nobody defines fails here (a `compile` failure
+// naming the symbol), not later when the harness loads it.
+const LIB_FLAGS = ['-shared', '-Xcompiler', '-fPIC', '-Xcompiler', '-fvisibility=hidden', '-cudart', 'shared', '-Xlinker', '--no-undefined'];
 
 export function buildKey(task: Task, v: Pick<VariantSpec, 'source' | 'config' | 'flags'>, env: BuildEnv): string {
   return createHash('sha256')
@@ -88,7 +91,24 @@ export async function buildVariant(task: Task, v: Pick<VariantSpec, 'source' | '
       const args = [...LIB_FLAGS, ...nvccFlags(v.flags, v.config, env.arch), '-o', tmpLib, 'shim.cu'];
       if (env.libDir) args.push('-Xlinker', `-rpath=${env.libDir}`);
       const command = [env.nvcc, ...args];
-      const r = await runProcess(env.nvcc, args, { cwd: dir, timeoutMs: env.timeoutMs ?? 120_000, signal, maxOutputBytes: 4 << 20 });
+      // nvcc runs in the sandbox too (only the build folder writable, no network): the compiler
+      // front end is the first thing to read an untrusted source.
+      let sandbox: { bwrap: string; args: string[] } | undefined;
+      try {
+        const st = await sandboxStatus();
+        if (st.active && st.bwrap) sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable: [dir], cwd: dir }) };
+      } catch (e) {
+        if (e instanceof SandboxError) return { ok: false, arch: env.arch, command, resources: [], log: '', durationMs: 0, failure: { kind: 'compile', reason: e.message } };
+        throw e;
+      }
+      const timeoutMs = env.timeoutMs ?? 120_000;
+      const r = await runProcess(env.nvcc, args, {
+        cwd: dir, timeoutMs, signal, maxOutputBytes: 4 << 20,
+        env: sandbox ? { ...process.env, TMPDIR: '/tmp' } : undefined,
+        cpuSeconds: Math.ceil(timeoutMs / 1000) + 30,
+        dataBytes: defaultDataLimit(),
+        sandbox,
+      });
       const log = (r.stdout + r.stderr).replace(new RegExp(dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '/', 'g'), '');
       const base: BuildResult = { ok: false, arch: env.arch, command, resources: parsePtxas(log), log: tail(log, 20000), durationMs: r.durationMs };
       if (r.cancelled) return { ...base, failure: { kind: 'compile', reason: 'build cancelled' } };

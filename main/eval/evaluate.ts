@@ -13,7 +13,16 @@ import { readClocks } from '../gpu/detect.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
 import { workRoot as defaultWorkRoot } from '../common/paths.js';
-import { DEFAULT_TIMING, ensureHarness, runHarness, type PlanInput, type TimingSettings } from './harness.js';
+import { DEFAULT_TIMING, ensureHarness, runHarness, type HarnessIsolation, type PlanInput, type TimingSettings } from './harness.js';
+import { screenSource } from '../llm/screen.js';
+import { noteOnce, sandboxMode } from '../sandbox/index.js';
+
+/** Screens untrusted source (from a model or a user) before it is built: a `rejected` failure, or null when it may be built. */
+export function screenVariant(task: Task, source: string): Failure | null {
+  const s = screenSource(source, task);
+  if (s.ok) return null;
+  return { kind: 'rejected', reason: `screening: ${s.reason}`, log: s.violations.map((v) => `line ${v.line}: [${v.rule}] ${v.reason}`).join('\n') };
+}
 import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
 import { defaultConfig } from '../task/space.js';
 
@@ -43,6 +52,8 @@ export interface EvaluatorOptions {
   timeTimeoutMs?: number;
   /** Check with fewer seeds the sizes whose outputs exceed this many bytes (default 128 MiB). */
   bigOutputBytes?: number;
+  /** Screen every source before building it (untrusted code: from a model or a user); see screenVariant. Default false. */
+  screen?: boolean;
 }
 
 export interface ProbeInfo {
@@ -64,6 +75,8 @@ export class Evaluator {
   private harnessPath: Promise<string> | null = null;
   private refReady: Promise<void> | null = null;
   private probeInfo: Promise<ProbeInfo> | null = null;
+  /** How harness runs are isolated here, settled by the probe (see probe()). */
+  private iso: HarnessIsolation = {};
   readonly refdir: string;
 
   constructor(opts: EvaluatorOptions) {
@@ -125,11 +138,29 @@ export class Evaluator {
   /** Device facts from the harness itself (L2 size, launch+sync overhead). */
   probe(signal?: AbortSignal): Promise<ProbeInfo> {
     if (!this.gpu) return Promise.reject(new Error('no GPU: cannot probe'));
+    // The probe also settles the isolation: it runs with every limit first; should the GPU not
+    // work inside the sandbox or under the memory limit on this machine, the limit that breaks it
+    // is dropped (said once) rather than every measurement failing.
     this.probeInfo ??= this.harness().then((h) =>
       this.queue().add(async () => {
-        const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpuIndex: this.gpu!.index, timeoutMs: 60_000, signal });
-        if (!r.ok || !r.body) throw new Error(`the GPU probe failed: ${r.failure?.reason}\n${r.stdoutTail}`);
-        return r.body;
+        const attempts: Array<{ iso: HarnessIsolation; drop: string }> = [
+          { iso: {}, drop: '' },
+          { iso: { sandbox: false }, drop: 'the bubblewrap sandbox' },
+          { iso: { dataBytes: null }, drop: 'the memory limit (RLIMIT_DATA)' },
+          { iso: { sandbox: false, dataBytes: null, nproc: null }, drop: 'the sandbox and the memory and process limits' },
+        ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
+        let first: string | null = null;
+        for (const a of attempts) {
+          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpuIndex: this.gpu!.index, timeoutMs: 60_000, signal, isolation: a.iso });
+          if (r.ok && r.body) {
+            this.iso = a.iso;
+            if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); measuring without it`);
+            return r.body;
+          }
+          first ??= `${r.failure?.reason}\n${r.stdoutTail}`;
+          if (signal?.aborted) break;
+        }
+        throw new Error(`the GPU probe failed: ${first}`);
       }) as Promise<ProbeInfo>,
     );
     return this.probeInfo;
@@ -139,12 +170,13 @@ export class Evaluator {
   reference(signal?: AbortSignal): Promise<void> {
     this.refReady ??= (async () => {
       if (existsSync(join(this.refdir, 'done')) ) return;
+      await this.probe(signal);
       const b = await buildVariant(this.task, { source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, this.env, signal);
       if (!b.ok || !b.libPath) throw new Error(`the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${b.failure?.reason}\n${b.failure?.log ?? ''}`);
       const h = await this.harness();
       mkdirSync(this.refdir, { recursive: true });
       const r = await this.queue().add(() =>
-        runHarness({ harness: h, mode: 'ref', plan: this.plan(), libs: [b.libPath!], workDir: this.refdir, gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 300_000, signal }),
+        runHarness({ harness: h, mode: 'ref', plan: this.plan(), libs: [b.libPath!], workDir: this.refdir, gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 300_000, signal, isolation: this.iso }),
       );
       if (!r || !r.ok) throw new Error(`the reference of task ${this.task.manifest.name} failed to run: ${r?.failure?.reason}\n${r?.stdoutTail ?? ''}`);
       writeFileSync(join(this.refdir, 'done'), new Date().toISOString());
@@ -164,12 +196,17 @@ export class Evaluator {
   }
 
   /** Build, check and time one variant. Failures come back in the result, never as exceptions. */
-  async evaluate(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, o: { signal?: AbortSignal; time?: boolean; onStage?: (stage: 'build' | 'check' | 'time') => void } = {}): Promise<EvalResult> {
+  async evaluate(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, o: { signal?: AbortSignal; time?: boolean; onStage?: (stage: 'build' | 'check' | 'time') => void; screen?: boolean } = {}): Promise<EvalResult> {
+    if (o.screen ?? this.opts.screen) {
+      const failure = screenVariant(this.task, spec.source);
+      if (failure) return { build: { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure }, failure, source: this.source };
+    }
     o.onStage?.('build');
     const build = await this.build(spec, o.signal);
     if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
     if (!this.gpu) return { build, source: this.source, compileOnly: true };
     try {
+      await this.probe(o.signal);
       await this.reference(o.signal);
     } catch (e) {
       return { build, source: this.source, failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
@@ -180,7 +217,7 @@ export class Evaluator {
     return (await this.queue().add(async () => {
       o.onStage?.('check');
       const check = await runHarness<{ checks: EvalResult['check'] extends infer C ? (C extends { checks: infer X } ? X : never) : never }>({
-        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 120_000, signal: o.signal,
+        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 120_000, signal: o.signal, isolation: this.iso,
       });
       const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], failure: check.failure, durationMs: check.durationMs };
       if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
@@ -189,7 +226,7 @@ export class Evaluator {
       const clocksStart = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
       const t = await runHarness<{ l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> }>({
         harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpuIndex: this.gpu!.index,
-        timeoutMs: this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000, signal: o.signal,
+        timeoutMs: this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000, signal: o.signal, isolation: this.iso,
       });
       const clocksEnd = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
       if (!t.ok || !t.body) return { build, check: checkResult, failure: t.failure, source: this.source };
@@ -217,7 +254,7 @@ export class Evaluator {
     const r = await this.queue().add(() =>
       runHarness<{ duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> }>({
         harness: h, mode: 'duel', plan: this.plan(), libs: [ba.libPath!, bb.libPath!], workDir: join(this.env.workRoot, 'duels'), gpuIndex: this.gpu!.index,
-        timeoutMs: this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000, signal,
+        timeoutMs: this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000, signal, isolation: this.iso,
       }),
     );
     if (!r || !r.ok || !r.body) return { failure: r?.failure ?? { kind: 'runtime', reason: 'duel failed' } };

@@ -4,11 +4,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { constants as osConstants } from 'node:os';
 import type { Failure } from '../common/types.js';
 import { resourcesDir } from '../common/paths.js';
 import { runProcess, tail } from '../proc/run.js';
 import type { BuildEnv } from '../build/compile.js';
 import { sizeLayout, type Task } from '../task/manifest.js';
+import { bwrapArgs, defaultDataLimit, defaultNprocLimit, killMarkedProcesses, RUN_MARKER_ENV, sandboxStatus, SandboxError } from '../sandbox/index.js';
 
 export interface TimingSettings {
   warmupMs: number;
@@ -72,6 +74,11 @@ export async function ensureHarness(env: BuildEnv): Promise<string> {
   return bin;
 }
 
+function signalName(n: number): string | null {
+  for (const [name, num] of Object.entries(osConstants.signals)) if (num === n) return name;
+  return null;
+}
+
 export type HarnessMode = 'probe' | 'ref' | 'check' | 'time' | 'duel';
 
 export interface HarnessOutcome<B> {
@@ -91,7 +98,23 @@ export interface HarnessRunOptions {
   gpuIndex: number | null;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Isolation of this run (main/sandbox); default: everything the machine allows. */
+  isolation?: HarnessIsolation;
 }
+
+export interface HarnessIsolation {
+  /** false: never wrap in bubblewrap (used when the GPU does not work inside it). Default true (when available). */
+  sandbox?: boolean;
+  /** RLIMIT_DATA bytes; null: none. Default defaultDataLimit(). */
+  dataBytes?: number | null;
+  /** RLIMIT_NPROC; null: none. Default defaultNprocLimit(). */
+  nproc?: number | null;
+  /** Extra folders the run may read (the refdir of a check). */
+  readable?: string[];
+}
+
+/** Bytes of output a harness run may write before it is killed as a flood. */
+export const HARNESS_OUTPUT_CAP = 256 << 10;
 
 interface RawResult<B> {
   kdresult: number;
@@ -111,16 +134,45 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (o.gpuIndex !== null) env.CUDA_VISIBLE_DEVICES = String(o.gpuIndex);
   env.CUDA_MODULE_LOADING = 'EAGER';
+  env[RUN_MARKER_ENV] = nonce; // inherited by anything the run starts: killed with it (see below)
+  const iso = o.isolation ?? {};
+  let sandbox: { bwrap: string; args: string[] } | undefined;
+  if (iso.sandbox !== false) {
+    try {
+      const st = await sandboxStatus();
+      if (st.active && st.bwrap) {
+        const readable = [o.harness, ...o.libs, ...(iso.readable ?? [])];
+        if (o.plan && o.mode !== 'ref') readable.push(o.plan.refdir);
+        const writable = [o.workDir];
+        if (o.plan && o.mode === 'ref') writable.push(o.plan.refdir);
+        sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable, cwd: o.workDir }) };
+        env.CUDA_CACHE_DISABLE = '1'; // the JIT cache in $HOME is read-only in the sandbox
+      }
+    } catch (e) {
+      if (e instanceof SandboxError) return { ok: false, durationMs: 0, stdoutTail: '', failure: { kind: 'runtime', reason: e.message } };
+      throw e;
+    }
+  }
   const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs], {
     cwd: o.workDir,
     env,
     timeoutMs: o.timeoutMs,
     signal: o.signal,
-    maxOutputBytes: 256 << 10,
+    maxOutputBytes: HARNESS_OUTPUT_CAP,
+    killOnOutputCap: true,
     cpuSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
+    dataBytes: iso.dataBytes === null ? undefined : (iso.dataBytes ?? defaultDataLimit()),
+    nproc: iso.nproc === null ? undefined : (iso.nproc ?? defaultNprocLimit()),
+    sandbox,
   });
+  // Without a PID namespace, processes the run hid from the process-group kill (setsid) go now.
+  if (!sandbox) killMarkedProcesses(nonce);
   const stdoutTail = tail(r.stdout + r.stderr, 4000);
   const base = { durationMs: r.durationMs, stdoutTail };
+  if (r.outputFlood) {
+    rmSync(resultPath, { force: true });
+    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
+  }
   let raw: RawResult<B> | null = null;
   if (existsSync(resultPath)) {
     try {
@@ -135,7 +187,9 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     return { ok: false, ...base, failure: { kind: 'timeout', reason: `${o.mode} did not finish within ${(o.timeoutMs / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
   }
   if (!raw || raw.kdresult !== 1 || raw.nonce !== nonce) {
-    const how = r.signal ? `was killed by ${r.signal}` : r.spawnError ? `could not start (${r.spawnError})` : `exited with code ${r.code} without a result`;
+    // Inside bubblewrap a child killed by a signal shows as exit code 128 + the signal's number.
+    const sig = r.signal ?? (sandbox && r.code !== null && r.code > 128 ? signalName(r.code - 128) : null);
+    const how = sig ? `was killed by ${sig}` : r.spawnError ? `could not start (${r.spawnError})` : `exited with code ${r.code} without a result`;
     return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
   }
   if (raw.status === 'ok') return { ok: true, ...base, body: raw.body };

@@ -11,9 +11,17 @@ export interface RunOptions {
   /** Bytes of stdout+stderr kept (the rest is counted, not stored). */
   maxOutputBytes?: number;
   signal?: AbortSignal;
-  /** RLIMIT_CPU seconds and RLIMIT_AS bytes, applied through prlimit(1) when available. */
+  /** RLIMIT_CPU seconds and RLIMIT_AS bytes, applied through prlimit(1) when available. RLIMIT_AS breaks CUDA (it reserves huge address ranges): use `dataBytes` for CUDA processes. */
   cpuSeconds?: number;
   memoryBytes?: number;
+  /** RLIMIT_DATA bytes (heap and private writable mappings; CUDA's reservations are not counted). */
+  dataBytes?: number;
+  /** RLIMIT_NPROC (processes + threads of the user; the kernel does not enforce it for root). */
+  nproc?: number;
+  /** Kill the process group as soon as the output passes maxOutputBytes (a flood), and say so in the result. */
+  killOnOutputCap?: boolean;
+  /** Run inside bubblewrap with these arguments (from main/sandbox: bwrapArgs). */
+  sandbox?: { bwrap: string; args: string[] };
 }
 
 export interface RunResult {
@@ -24,6 +32,8 @@ export interface RunResult {
   timedOut: boolean;
   cancelled: boolean;
   outputTruncated: boolean;
+  /** The process group was killed because its output passed the cap (killOnOutputCap). */
+  outputFlood?: boolean;
   durationMs: number;
   /** spawn itself failed (ENOENT...). */
   spawnError?: string;
@@ -35,12 +45,18 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
   const max = opts.maxOutputBytes ?? 1 << 20;
   let file = cmd;
   let argv = args;
-  if (PRLIMIT && (opts.cpuSeconds || opts.memoryBytes)) {
+  if (opts.sandbox) {
+    file = opts.sandbox.bwrap;
+    argv = [...opts.sandbox.args, '--', cmd, ...args];
+  }
+  if (PRLIMIT && (opts.cpuSeconds || opts.memoryBytes || opts.dataBytes || opts.nproc)) {
     const lim: string[] = [];
     if (opts.cpuSeconds) lim.push(`--cpu=${Math.ceil(opts.cpuSeconds)}`);
     if (opts.memoryBytes) lim.push(`--as=${Math.floor(opts.memoryBytes)}`);
+    if (opts.dataBytes) lim.push(`--data=${Math.floor(opts.dataBytes)}`);
+    if (opts.nproc) lim.push(`--nproc=${Math.floor(opts.nproc)}`);
+    argv = [...lim, '--', file, ...argv];
     file = PRLIMIT;
-    argv = [...lim, cmd, ...args];
   }
   const started = Date.now();
   return new Promise((resolve) => {
@@ -50,6 +66,7 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
     let truncated = false;
     let timedOut = false;
     let cancelled = false;
+    let flood = false;
     let settled = false;
     const child = spawn(file, argv, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const killGroup = (): void => {
@@ -60,11 +77,14 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
       }
     };
     const take = (chunk: Buffer, which: 'out' | 'err'): void => {
-      if (kept >= max) {
+      if (kept >= max || chunk.length > max - kept) {
         truncated = true;
-        return;
+        if (opts.killOnOutputCap && !flood) {
+          flood = true;
+          killGroup();
+        }
       }
-      if (chunk.length > max - kept) truncated = true;
+      if (kept >= max) return;
       const s = chunk.subarray(0, Math.max(0, max - kept)).toString('utf8');
       kept += chunk.length;
       if (which === 'out') out += s;
@@ -90,7 +110,7 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
       // Anything the child left behind in its group goes too.
       killGroup();
       resolve({
-        stdout: out, stderr: err, timedOut, cancelled, outputTruncated: truncated, durationMs: Date.now() - started, ...r,
+        stdout: out, stderr: err, timedOut, cancelled, outputTruncated: truncated, ...(flood ? { outputFlood: true } : {}), durationMs: Date.now() - started, ...r,
       });
     };
     child.on('error', (e) => finish({ code: null, signal: null, spawnError: `${cmd}: ${e.message}` }));

@@ -212,20 +212,32 @@ static void fill(void* d, const Arg& a, unsigned long long seed, int arg_index) 
   CK(cudaGetLastError());
 }
 
+// Every buffer is followed by a guard region filled with GUARD_BYTE before each call: a variant
+// that writes past the end of a buffer (into what would be its neighbour) is caught by the check.
+static const size_t GUARD_BYTES = 256 << 10;
+static const int GUARD_BYTE = 0xCD;
 struct Bufs {
   std::vector<void*> dev;            // per arg (nullptr for scalars)
   std::vector<unsigned char> scal;   // scalar storage, 8 bytes per arg
   std::vector<void*> packed;
+  std::vector<size_t> bytes;         // per arg: buffer bytes (without the guard)
+  std::vector<int> role;             // per arg: 0 in, 1 out, 2 inout, -1 scalar
+  std::vector<unsigned long long> in_hash;  // per arg: hash of an input after prepare()
 };
 static void alloc_bufs(Bufs& b, const Size& s) {
   size_t n = s.args.size();
   b.dev.assign(n, nullptr);
   b.scal.assign(8 * n, 0);
   b.packed.assign(n, nullptr);
+  b.bytes.assign(n, 0);
+  b.role.assign(n, -1);
+  b.in_hash.assign(n, 0);
   for (size_t i = 0; i < n; i++) {
     const Arg& a = s.args[i];
     if (a.buffer) {
-      CK(cudaMalloc(&b.dev[i], a.elements * dtype_bytes(a.dtype)));
+      b.bytes[i] = a.elements * dtype_bytes(a.dtype);
+      b.role[i] = a.role;
+      CK(cudaMalloc(&b.dev[i], b.bytes[i] + GUARD_BYTES));
       b.packed[i] = b.dev[i];
     } else {
       void* slot = &b.scal[8 * i];
@@ -245,7 +257,29 @@ static void free_bufs(Bufs& b) {
   for (void* p : b.dev) if (p) cudaFree(p);
   b.dev.clear();
 }
-// Inputs from the seed; outputs poisoned (NaN for floats; 0xFF or 0xA5 bytes for integers).
+// Order-independent 64-bit hash of a buffer's bytes (detects a variant writing to its inputs).
+__global__ void hash_kernel(const unsigned char* p, size_t n, unsigned long long* out) {
+  unsigned long long h = 0;
+  size_t words = n / 4;
+  const unsigned* w = (const unsigned*)p;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
+    h += mix64(((unsigned long long)i << 32) ^ w[i]);
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    for (size_t i = words * 4; i < n; i++) h += mix64(0xABCDEF0000000000ull ^ ((unsigned long long)i << 8) ^ p[i]);
+  atomicAdd(out, h);
+}
+static unsigned long long* g_hash_slot = nullptr;
+static unsigned long long buffer_hash(const void* d, size_t n) {
+  if (!g_hash_slot) CK(cudaMalloc(&g_hash_slot, sizeof(unsigned long long)));
+  CK(cudaMemset(g_hash_slot, 0, sizeof(unsigned long long)));
+  hash_kernel<<<512, 256>>>((const unsigned char*)d, n, g_hash_slot);
+  CK(cudaGetLastError());
+  unsigned long long h = 0;
+  CK(cudaMemcpy(&h, g_hash_slot, sizeof h, cudaMemcpyDeviceToHost));
+  return h;
+}
+// Inputs from the seed; outputs poisoned (NaN for floats; 0xFF or 0xA5 bytes for integers);
+// guards after every buffer set; inputs hashed.
 static void prepare(Bufs& b, const Size& s, unsigned long long seed, int poison_variant) {
   for (size_t i = 0; i < s.args.size(); i++) {
     const Arg& a = s.args[i];
@@ -256,8 +290,31 @@ static void prepare(Bufs& b, const Size& s, unsigned long long seed, int poison_
     } else {
       fill(b.dev[i], a, seed, (int)i);
     }
+    CK(cudaMemset((unsigned char*)b.dev[i] + b.bytes[i], GUARD_BYTE, GUARD_BYTES));
   }
   CK(cudaDeviceSynchronize());
+  for (size_t i = 0; i < s.args.size(); i++)
+    if (s.args[i].buffer && s.args[i].role == 0) b.in_hash[i] = buffer_hash(b.dev[i], b.bytes[i]);
+}
+// After a checked call: guards intact, inputs unchanged. Empty string: all well.
+static std::string memory_violation(const Bufs& b, const Size& s) {
+  std::vector<unsigned char> g(GUARD_BYTES);
+  for (size_t i = 0; i < s.args.size(); i++) {
+    if (!s.args[i].buffer) continue;
+    CK(cudaMemcpy(g.data(), (const unsigned char*)b.dev[i] + b.bytes[i], GUARD_BYTES, cudaMemcpyDeviceToHost));
+    size_t changed = 0, first = 0;
+    for (size_t k = 0; k < GUARD_BYTES; k++)
+      if (g[k] != GUARD_BYTE) { if (!changed) first = k; changed++; }
+    if (changed) {
+      char m[512];
+      snprintf(m, sizeof m, "%s: out-of-bounds write: %zu of the %zu bytes after the end of %s were overwritten (first at byte %zu past the end, size %d); it would corrupt a neighbouring buffer",
+               s.args[i].name.c_str(), changed, (size_t)GUARD_BYTES, s.args[i].name.c_str(), first, s.index);
+      return m;
+    }
+    if (s.args[i].role == 0 && buffer_hash(b.dev[i], b.bytes[i]) != b.in_hash[i])
+      return s.args[i].name + ": the variant wrote to its input buffer " + s.args[i].name + " (inputs must be left unchanged), size " + std::to_string(s.index);
+  }
+  return "";
 }
 
 static entry_fn load_entry(const char* path) {
@@ -272,6 +329,18 @@ static void call_checked(entry_fn f, Bufs& b, const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) fail("runtime", std::string(what) + ": " + cudaGetErrorString(e));
+  // The harness's buffers must still be there: a variant that reset the device or destroyed the
+  // context took them (and every later result) with it.
+  for (void* p : b.dev) {
+    if (!p) continue;
+    cudaPointerAttributes pa;
+    cudaError_t e2 = cudaPointerGetAttributes(&pa, p);
+    if (e2 != cudaSuccess || pa.type != cudaMemoryTypeDevice) {
+      cudaGetLastError();
+      fail("runtime", std::string(what) + ": the harness's device buffers are gone after the call: the variant reset the device or destroyed the CUDA context (not allowed)");
+    }
+    break;
+  }
 }
 static double now_ms() {
   timespec t;
@@ -419,6 +488,12 @@ static void mode_check_body(entry_fn f) {
       free_bufs(prev);
       prepare(b, s, seed, call_no++);
       call_checked(f, b, "variant");
+      std::string mv = memory_violation(b, s);
+      if (!mv.empty()) {
+        free_bufs(b);
+        free_bufs(prev);
+        fail("correctness", mv);
+      }
       for (size_t i = 0; i < s.args.size(); i++) {
         const Arg& a = s.args[i];
         if (!a.buffer || a.role == 0) continue;
@@ -499,6 +574,11 @@ struct Timer {
   // One sample: flush L2, then time the call with events on the legacy default stream and with
   // the host clock around call + whole-device synchronise (catches work on other streams).
   void sample(entry_fn f, Bufs& b, double* ev, double* wall) {
+    // Outputs poisoned before every sample (outside the timed region), so a variant that skips work
+    // when it sees the same inputs again (results cached by address or content) leaves poison,
+    // which verify_timed() finds after the samples.
+    for (size_t i = 0; i < b.dev.size(); i++)
+      if (b.dev[i] && b.role[i] == 1) CK(cudaMemsetAsync(b.dev[i], 0xFF, b.bytes[i], 0));
     CK(cudaMemsetAsync(flush, (flips++) & 1, flush_bytes, 0));
     CK(cudaDeviceSynchronize());
     double t0 = now_ms();
@@ -526,6 +606,38 @@ static int warmup(entry_fn f, Bufs& b) {
   return calls;
 }
 
+// After the timed calls: the last call's outputs must still match the reference (see Timer::sample).
+static void verify_timed(const Size& s, Bufs& b, unsigned long long seed, const char* who) {
+  for (size_t i = 0; i < s.args.size(); i++) {
+    const Arg& a = s.args[i];
+    if (!a.buffer || a.role != 1) continue;
+    std::string path = ref_file(g_plan, s.index, seed, a.name);
+    if (access(path.c_str(), R_OK) != 0) continue;  // no reference for this seed: nothing to compare
+    size_t bytes = b.bytes[i];
+    std::vector<unsigned char> got(bytes), exp(bytes);
+    CK(cudaMemcpy(got.data(), b.dev[i], bytes, cudaMemcpyDeviceToHost));
+    const std::vector<unsigned char>& expv = ref_bytes(path, bytes);
+    memcpy(exp.data(), expv.data(), bytes);
+    size_t bad = 0; double maxabs = 0, maxrel = 0, num = 0, den = 0, fe = 0, fg = 0; long long first = -1;
+    const Tol& tol = g_plan.tol[a.dtype];
+    switch (a.dtype) {
+      case F32: compare((float*)got.data(), (float*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+      case F64: compare((double*)got.data(), (double*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+      case I32: compare((int*)got.data(), (int*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+      case U32: compare((unsigned*)got.data(), (unsigned*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+      case I64: compare((long long*)got.data(), (long long*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+      case U8: compare((unsigned char*)got.data(), (unsigned char*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
+    }
+    if (bad) {
+      char m[640];
+      std::string es = num_text(fe), gs = num_text(fg);
+      snprintf(m, sizeof m, "%s%s[%lld]: expected %s got %s after the timed calls (%zu of %zu elements wrong, size %d): the outputs were right in the check but not when the same inputs were given again: results cached between calls, or work skipped",
+               who, a.name.c_str(), first, es.c_str(), gs.c_str(), bad, a.elements, s.index);
+      fail("correctness", m);
+    }
+  }
+}
+
 static std::string arr(const std::vector<double>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); i++) { if (i) s += ","; s += jnum(v[i]); }
@@ -547,7 +659,8 @@ static void mode_time_body(entry_fn f) {
     if (std::find(g_plan.timed.begin(), g_plan.timed.end(), s.index) == g_plan.timed.end()) continue;
     Bufs b;
     alloc_bufs(b, s);
-    prepare(b, s, g_plan.seeds.empty() ? 1 : g_plan.seeds[0], 0);
+    unsigned long long tseed = g_plan.seeds.empty() ? 1 : g_plan.seeds[0];
+    prepare(b, s, tseed, 0);
     int wc = warmup(f, b);
     std::vector<double> ev, wall;
     double start = now_ms(), med = 0, noise = INFINITY;
@@ -565,6 +678,12 @@ static void mode_time_body(entry_fn f) {
       if (el > g_plan.max_ms && (int)ev.size() >= 3) break;
     }
     noise = median_noise(ev, &med);
+    try {
+      verify_timed(s, b, tseed, "");
+    } catch (HarnessFailure&) {
+      free_bufs(b);
+      throw;
+    }
     if (!firstj) g_json += ",";
     firstj = false;
     g_json += "{\"size\":" + std::to_string(s.index) + ",\"warmupCalls\":" + std::to_string(wc) + ",\"converged\":" + (converged ? "true" : "false") +
@@ -610,6 +729,8 @@ static void mode_duel(entry_fn fa, entry_fn fb) {
       }
       if (el > g_plan.max_ms && ae.size() >= 3) break;
     }
+    verify_timed(s, ba, seed, "A: ");
+    verify_timed(s, bb, seed, "B: ");
     if (!firstj) g_json += ",";
     firstj = false;
     std::string ord = "[";

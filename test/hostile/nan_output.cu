@@ -1,0 +1,21 @@
+// hostile case nan_output: expected correctness.
+// Writes NaN for one element of every row: NaN never compares equal within tolerance.
+#include <cuda_runtime.h>
+__global__ void k0(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+  int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+  if (warp >= rows) return;
+  const float* xr = x + (size_t)warp * cols;
+  float* yr = y + (size_t)warp * cols;
+  float m = -INFINITY;
+  for (int c = lane; c < cols; c += 32) m = fmaxf(m, xr[c]);
+  for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, o));
+  float s = 0.f;
+  for (int c = lane; c < cols; c += 32) s += expf(xr[c] - m);
+  for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(0xffffffff, s, o);
+  for (int c = lane; c < cols; c += 32) yr[c] = expf(xr[c] - m) / s;
+}
+__global__ void poison(float* y, int rows, int cols) { int r = blockIdx.x * blockDim.x + threadIdx.x; if (r < rows) y[(size_t)r * cols] = nanf(""); }
+void softmax(const float* x, float* y, int rows, int cols) {
+  k0<<<(rows * 32 + 255) / 256, 256>>>(x, y, rows, cols);
+  poison<<<(rows + 127) / 128, 128>>>(y, rows, cols);
+}
