@@ -53,7 +53,7 @@ describe('Journal basics', () => {
     j.close();
     const env = lines().filter(Boolean).map((l) => JSON.parse(l));
     expect(env.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
-    expect(env[3]).toMatchObject({ v: 1, seq: 4, rec: { n: 4 } });
+    expect(env[3]).toMatchObject({ v: 2, seq: 4, rec: { n: 4 } });
     expect(typeof env[3].t).toBe('string');
     expect(env[3].crc).toBe(crc32(JSON.stringify({ n: 4 })));
   });
@@ -253,5 +253,67 @@ describe('I/O failures name the path and say written records are safe', () => {
     const j = Journal.open<Rec>(file);
     j.close();
     expectJournalError(() => j.append({ n: 1 }), /closed/);
+  });
+});
+
+describe('envelope versions', () => {
+  const v1Line = (seq: number, rec: unknown, recText = JSON.stringify(rec)): string =>
+    `{"v":1,"seq":${seq},"t":"2025-01-01T00:00:00.000Z","crc":${crc32(JSON.stringify(rec))},"rec":${recText}}\n`;
+
+  it('writes v2 lines whose crc is of the raw record text between "rec": and the final }', () => {
+    writeRecords(2);
+    for (const l of lines().filter(Boolean)) {
+      expect(l).toMatch(/^\{"v":2,"seq":\d+,"t":"[^"]+","crc":\d+,"rec":/);
+      const raw = l.slice(l.indexOf('"rec":') + 6, -1);
+      expect(JSON.parse(l).crc).toBe(crc32(raw));
+    }
+  });
+
+  it('reads journals written with v1 envelopes (also re-formatted ones), and appends v2 after them', () => {
+    fs.writeFileSync(file, v1Line(1, { n: 1, s: 'a' }) + v1Line(2, { n: 2 }, '{ "n": 2 }') + v1Line(3, { n: 3, s: 'µs ✓' }));
+    const j = Journal.open<Rec>(file);
+    expect(j.read().records).toEqual([{ n: 1, s: 'a' }, { n: 2 }, { n: 3, s: 'µs ✓' }]);
+    j.append({ n: 4 });
+    j.close();
+    const env = lines().filter(Boolean).map((l) => JSON.parse(l));
+    expect(env.map((e) => e.v)).toEqual([1, 1, 1, 2]);
+    expect(Journal.readFile<Rec>(file).records.map((r) => r.n)).toEqual([1, 2, 3, 4]);
+    expect(Journal.scanBuffer(file, fs.readFileSync(file))).toEqual({ lastSeq: 4, validBytes: fs.statSync(file).size, droppedTornTail: false });
+  });
+
+  it('a v1 line whose record was altered still fails its checksum', () => {
+    fs.writeFileSync(file, v1Line(1, { n: 1 }) + v1Line(2, { n: 2 }).replace('"n":2', '"n":5') + v1Line(3, { n: 3 }));
+    expectJournalError(() => Journal.readFile<Rec>(file), /line 2 fails its checksum/);
+  });
+
+  it('a v2 line whose record text was re-formatted (same JSON value) fails its checksum: the raw text is what counts', () => {
+    writeRecords(3);
+    const l = lines();
+    l[1] = l[1].replace('"n":2,', '"n": 2,');
+    fs.writeFileSync(file, l.join('\n'));
+    expectJournalError(() => Journal.readFile<Rec>(file), /line 2 fails its checksum/);
+  });
+
+  it('refuses an unknown envelope version, naming the line', () => {
+    writeRecords(2);
+    const l = lines();
+    l[1] = l[1].replace('{"v":2,', '{"v":3,');
+    fs.writeFileSync(file, l.join('\n'));
+    expectJournalError(() => Journal.readFile<Rec>(file), /line 2 has format version 3, this KernelDuel reads versions 1 and 2/);
+  });
+
+  it('scanBuffer checks seq and crc of every line without parsing records, and reports a torn tail', () => {
+    writeRecords(4);
+    const good = fs.readFileSync(file);
+    expect(Journal.scanBuffer(file, good)).toEqual({ lastSeq: 4, validBytes: good.length, droppedTornTail: false });
+    expect(Journal.scanBuffer(file, Buffer.concat([good, Buffer.from('{"v":2,"seq":5,')]))).toEqual({ lastSeq: 4, validBytes: good.length, droppedTornTail: true });
+    const l = lines();
+    const edited = [...l];
+    edited[2] = edited[2].replace('rec 3', 'REC 3');
+    expect(() => Journal.scanBuffer(file, Buffer.from(edited.join('\n')))).toThrow(/line 3 fails its checksum/);
+    const gap = [...l];
+    gap.splice(1, 1);
+    expect(() => Journal.scanBuffer(file, Buffer.from(gap.join('\n')))).toThrow(/line 2 has seq 3 where 2 was expected/);
+    expect(() => Journal.scanBuffer(file, Buffer.from('garbage\n' + l.join('\n')))).toThrow(/line 1 is not valid JSON/);
   });
 });

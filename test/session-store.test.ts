@@ -11,6 +11,8 @@ import {
   SessionEventSchema,
   JOURNAL_FILE,
   SESSION_FILE,
+  SUMMARY_FILE,
+  sourceHash,
 } from '../main/session/store.js';
 import { crc32 } from '../main/session/journal.js';
 import { compileOnlyResult, makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
@@ -249,5 +251,223 @@ describe('best(), speedup and resume', () => {
     expect(again.best()).toMatchObject({ medianMs: 1, speedup: 2 });
     expect(again.measuredAt('v3')).toMatch(/^\d{4}-\d\d-\d\dT/);
     again.close();
+  });
+});
+
+const journalRecs = (dir: string): Array<{ v: number; seq: number; rec: Record<string, unknown> }> =>
+  fs.readFileSync(path.join(dir, JOURNAL_FILE), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+describe('storage format: each source once, samples once', () => {
+  it('journals a source once, before the first variant using it; variants come back with their source', () => {
+    const s = createSession(root, makeMeta('dedup'));
+    const a = makeVariant('v1', { source: 'SRC A', origin: 'baseline' });
+    const b = makeVariant('v2', { source: 'SRC A', config: { BLOCK: 128 } });
+    const c = makeVariant('v3', { source: 'SRC C', parents: ['v1'] });
+    for (const v of [a, b, c]) s.append({ type: 'variant', variant: v });
+    expect(s.variants()).toEqual([a, b, c]);
+    s.close();
+    const recs = journalRecs(s.dir).map((e) => e.rec);
+    expect(recs.map((r) => r.type)).toEqual(['source', 'variant', 'variant', 'source', 'variant']);
+    expect(recs[0]).toEqual({ type: 'source', hash: sourceHash('SRC A'), source: 'SRC A' });
+    expect(recs[1].variant).toMatchObject({ id: 'v1', sourceHash: sourceHash('SRC A') });
+    expect(recs[1].variant).not.toHaveProperty('source');
+    const o = openSession(root, 'dedup');
+    expect(o.variants()).toEqual([a, b, c]);
+    expect(o.variant('v2')).toEqual(b);
+    expect(o.variant('v2')).not.toHaveProperty('sourceHash');
+    expect(o.events()).toEqual([a, b, c].map((variant) => ({ type: 'variant', variant })));
+    // Resumed: a known source is not journaled again.
+    o.append({ type: 'variant', variant: makeVariant('v4', { source: 'SRC C' }) });
+    o.close();
+    expect(journalRecs(s.dir).filter((e) => e.rec.type === 'source')).toHaveLength(2);
+  });
+
+  it('journals samplesMs by the name of the timer array it repeats, and gives the result back whole', () => {
+    const s = createSession(root, makeMeta('samples'));
+    const r = timedResult(2);
+    const t = r.timing![0];
+    t.eventMs = [1, 2, 3];
+    t.wallMs = [4, 5, 6];
+    t.samplesMs = [1, 2, 3];
+    const wall = timedResult(3);
+    Object.assign(wall.timing![0], { timer: 'wall', eventMs: [1], wallMs: [7, 8], samplesMs: [7, 8] });
+    const odd = timedResult(4);
+    Object.assign(odd.timing![0], { eventMs: [1], wallMs: [2], samplesMs: [9] });
+    s.append({ type: 'variant', variant: makeVariant('v1') });
+    s.append({ type: 'result', variantId: 'v1', result: r });
+    s.append({ type: 'result', variantId: 'v2', result: wall });
+    s.append({ type: 'result', variantId: 'v3', result: odd });
+    expect(s.resultOf('v1')).toEqual(r);
+    s.close();
+    const stored = journalRecs(s.dir).filter((e) => e.rec.type === 'result').map((e) => (e.rec.result as { timing: Array<{ samplesMs: unknown }> }).timing[0].samplesMs);
+    expect(stored).toEqual(['eventMs', 'wallMs', [9]]);
+    const o = openSession(root, 'samples');
+    expect(o.resultOf('v1')).toEqual(r);
+    expect(o.resultOf('v2')).toEqual(wall);
+    expect(o.resultOf('v3')).toEqual(odd);
+    expect(JSON.stringify(o.resultOf('v1'))).toBe(JSON.stringify(r));
+    o.close();
+  });
+
+  it('reads a journal written by an earlier version (v1 envelopes, source inline in every variant)', () => {
+    const s = createSession(root, makeMeta('old'));
+    s.close();
+    fs.rmSync(path.join(s.dir, SUMMARY_FILE), { force: true });
+    const evs = [
+      { type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) },
+      { type: 'result', variantId: 'v1', result: timedResult(2) },
+      { type: 'variant', variant: makeVariant('v2') },
+      { type: 'result', variantId: 'v2', result: timedResult(1) },
+      { type: 'status', status: 'finished', budgetUsed: 1 },
+    ];
+    fs.writeFileSync(
+      path.join(s.dir, JOURNAL_FILE),
+      evs.map((e, i) => `{"v":1,"seq":${i + 1},"t":"2025-01-01T00:00:00.000Z","crc":${crc32(JSON.stringify(e))},"rec":${JSON.stringify(e)}}\n`).join(''),
+    );
+    expect(listSessions(root)[0]).toMatchObject({ id: 'old', variants: 2, results: 2, status: 'finished', best: { variantId: 'v2', speedup: 2 } });
+    const o = openSession(root, 'old');
+    expect(o.events()).toEqual(evs);
+    expect(o.best()).toMatchObject({ medianMs: 1, speedup: 2 });
+    o.append({ type: 'variant', variant: makeVariant('v3') });
+    o.close();
+    const again = openSession(root, 'old');
+    expect(again.variants().map((v) => v.source)).toEqual(['v1', 'v2', 'v3'].map((id) => makeVariant(id).source));
+    again.close();
+  });
+
+  it('a variant naming a source that is not in the journal fails open with file and line', () => {
+    const s = createSession(root, makeMeta('nosrc'));
+    s.append({ type: 'note', level: 'info', message: 'x' });
+    s.close();
+    const rec = { type: 'variant', variant: { ...makeVariant('v1'), source: undefined, sourceHash: 'abcdef0123456789' } };
+    const j = JSON.stringify(rec);
+    fs.appendFileSync(path.join(s.dir, JOURNAL_FILE), `{"v":2,"seq":2,"t":"2025-01-01T00:00:00.000Z","crc":${crc32(j)},"rec":${j}}\n`);
+    expect(() => openSession(root, 'nosrc')).toThrow(/journal\.jsonl line 2 holds variant v1 whose source abcdef0123456789 is not recorded/);
+    expect(listSessions(root)[0].error).toBeUndefined(); // listing needs no sources
+  });
+
+  it('an invalid variant is refused before its source is journaled', () => {
+    const s = createSession(root, makeMeta('badvar'));
+    expect(() => s.append({ type: 'variant', variant: { ...makeVariant('v1'), config: { BLOCK: 'big' } } as never })).toThrow(/invalid record.*config/);
+    expect(() => s.append({ type: 'variant', variant: { ...makeVariant(''), source: 'S' } })).toThrow(/invalid record/);
+    s.close();
+    expect(journalRecs(s.dir)).toEqual([]);
+  });
+
+  it('a malformed record (failing the quick check, then zod) names the field and the line', () => {
+    const s = createSession(root, makeMeta('shape'));
+    s.append({ type: 'variant', variant: makeVariant('v1') });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(1) });
+    s.close();
+    const jf = path.join(s.dir, JOURNAL_FILE);
+    const l = fs.readFileSync(jf, 'utf8').split('\n');
+    const env = JSON.parse(l[2]);
+    env.rec.result.timing[0].medianMs = 'fast';
+    const j = JSON.stringify(env.rec);
+    l[2] = `{"v":2,"seq":3,"t":"2025-01-01T00:00:00.000Z","crc":${crc32(j)},"rec":${j}}`;
+    fs.writeFileSync(jf, l.join('\n'));
+    expect(() => openSession(root, 'shape')).toThrow(/journal .*journal\.jsonl line 3 holds a record KernelDuel does not understand \(result\.timing\.0\.medianMs/);
+  });
+});
+
+describe('summary.json', () => {
+  function filled(id: string): ReturnType<typeof createSession> {
+    const s = createSession(root, makeMeta(id));
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(2) });
+    s.append({ type: 'variant', variant: makeVariant('v2') });
+    s.append({ type: 'result', variantId: 'v2', result: timedResult(1) });
+    return s;
+  }
+  const summaryOf = (dir: string): Record<string, unknown> => JSON.parse(fs.readFileSync(path.join(dir, SUMMARY_FILE), 'utf8'));
+  const age = (file: string, seconds: number): void => {
+    const t = new Date(Date.now() - seconds * 1000);
+    fs.utimesSync(file, t, t);
+  };
+
+  it('is written on status events and on close, with counts, status, best and the journal position', () => {
+    const s = filled('sum');
+    s.append({ type: 'status', status: 'paused', budgetUsed: 1 });
+    expect(summaryOf(s.dir)).toMatchObject({ v: 1, variants: 2, results: 2, status: 'paused', budgetUsed: 1, best: { variantId: 'v2', medianMs: 1, speedup: 2 } });
+    s.append({ type: 'variant', variant: makeVariant('v3') });
+    s.close();
+    expect(summaryOf(s.dir)).toMatchObject({ variants: 3, results: 2, journalSeq: journalRecs(s.dir).length, journalBytes: fs.statSync(path.join(s.dir, JOURNAL_FILE)).size });
+    expect(fs.readdirSync(s.dir).sort()).toEqual([JOURNAL_FILE, SESSION_FILE, SUMMARY_FILE].sort());
+  });
+
+  it('listSessions uses a summary that matches the journal, and reads the journal for one that does not', () => {
+    const s = filled('uses');
+    s.close();
+    const sf = path.join(s.dir, SUMMARY_FILE);
+    const jf = path.join(s.dir, JOURNAL_FILE);
+    // Same journal position, other figures: the listing shows the summary's (it did not read the records).
+    fs.writeFileSync(sf, JSON.stringify({ ...summaryOf(s.dir), variants: 7, results: 5 }));
+    expect(listSessions(root)[0]).toMatchObject({ variants: 7, results: 5, best: { variantId: 'v2' } });
+    // Records appended behind it, a while ago (no run is writing): the journal is read, the summary refreshed.
+    const o = openSession(root, 'uses');
+    o.append({ type: 'variant', variant: makeVariant('v3') });
+    o.close();
+    fs.writeFileSync(sf, JSON.stringify({ ...summaryOf(s.dir), journalSeq: 5, journalBytes: 10, variants: 7 }));
+    age(sf, 60);
+    age(jf, 30);
+    expect(listSessions(root)[0]).toMatchObject({ variants: 3, results: 2 });
+    expect(summaryOf(s.dir)).toMatchObject({ variants: 3, results: 2, journalSeq: journalRecs(s.dir).length });
+    // Not JSON, or not ours: ignored.
+    fs.writeFileSync(sf, '{"v":1,');
+    expect(listSessions(root)[0]).toMatchObject({ variants: 3, results: 2 });
+    fs.writeFileSync(sf, JSON.stringify({ v: 9 }));
+    expect(listSessions(root)[0]).toMatchObject({ variants: 3, results: 2 });
+  });
+
+  it('a run appending right now: a summary a few seconds behind its journal is used', () => {
+    const s = filled('live');
+    s.close();
+    const sf = path.join(s.dir, SUMMARY_FILE);
+    fs.writeFileSync(sf, JSON.stringify({ ...summaryOf(s.dir), journalSeq: 2, journalBytes: 100, variants: 1, results: 1 }));
+    expect(listSessions(root)[0]).toMatchObject({ variants: 1, results: 1 });
+    age(sf, 30); // far behind the journal: not trusted
+    expect(listSessions(root)[0]).toMatchObject({ variants: 2, results: 2 });
+  });
+
+  it('a damaged journal is reported even with a summary that matches it in length', () => {
+    const s = filled('damaged');
+    s.close();
+    const jf = path.join(s.dir, JOURNAL_FILE);
+    const l = fs.readFileSync(jf, 'utf8').split('\n');
+    l[1] = l[1].replace('"v1"', '"v9"');
+    fs.writeFileSync(jf, l.join('\n'));
+    expect(listSessions(root)[0].error).toMatch(/journal\.jsonl line 2 fails its checksum/);
+  });
+
+  it('a torn tail after the summary is reported (and the journal left as it is)', () => {
+    const s = filled('tornsum');
+    s.close();
+    const jf = path.join(s.dir, JOURNAL_FILE);
+    fs.appendFileSync(jf, '{"v":2,"seq":7,');
+    const before = fs.readFileSync(jf);
+    expect(listSessions(root)[0]).toMatchObject({ variants: 2, results: 2, tornTail: true });
+    expect(fs.readFileSync(jf).equals(before)).toBe(true);
+  });
+
+  it('a read-only session folder: closing and listing work without a summary', (ctx) => {
+    const s = filled('ro');
+    fs.chmodSync(s.dir, 0o555);
+    try {
+      let writable = false;
+      try {
+        fs.writeFileSync(path.join(s.dir, 'probe'), 'x');
+        fs.unlinkSync(path.join(s.dir, 'probe'));
+        writable = true;
+      } catch {
+        /* read-only as intended */
+      }
+      if (writable) ctx.skip();
+      expect(() => s.close()).not.toThrow();
+      expect(listSessions(root)[0]).toMatchObject({ variants: 2, results: 2 });
+      expect(fs.readdirSync(s.dir).filter((f) => f.includes('kdtmp'))).toEqual([]);
+    } finally {
+      fs.chmodSync(s.dir, 0o755);
+      s.close();
+    }
   });
 });

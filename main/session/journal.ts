@@ -1,10 +1,15 @@
 // Append-only JSON-lines journal that survives SIGKILL (and power loss, up to the last fsync) at any moment.
 //
-// Every line is one envelope: {"v":1,"seq":N,"t":"<iso>","crc":<crc32 of the JSON of rec>,"rec":{...}}\n
-// written with a single write(2) on an O_APPEND descriptor and then fsync'd. A process killed mid-write can
-// only leave a torn LAST line (no newline, or not parseable); open() drops it and truncates it away so the
-// next append starts on a clean line. Anything wrong before the last line is never guessed at: it throws,
-// naming the file and the line.
+// Every line is one envelope, written with a single write(2) on an O_APPEND descriptor and then fsync'd:
+//   version 2 (written now):  {"v":2,"seq":N,"t":"<iso>","crc":C,"rec":<recJSON>}\n
+//     C = crc32 of exactly the <recJSON> bytes, i.e. the text between the first `"rec":` of the line and
+//     its final `}`; a reader checks it on the raw bytes (no re-serialisation) and JSON.parses the line once.
+//   version 1 (still read):   the same envelope with "v":1, C = crc32 of JSON.stringify(rec). As the writer
+//     wrote rec as JSON.stringify(rec), the raw-text crc matches too; only a line re-formatted by hand needs
+//     the re-serialising check.
+// A process killed mid-write can only leave a torn LAST line (no newline, or not parseable); open() drops it
+// and truncates it away so the next append starts on a clean line. Anything wrong before the last line is
+// never guessed at: it throws, naming the file and the line.
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
@@ -20,6 +25,15 @@ export interface JournalEntry<T> {
   /** ISO time the record was appended. */
   t: string;
   rec: T;
+}
+
+export interface JournalScan {
+  /** Sequence number of the last intact record (0 when empty). */
+  lastSeq: number;
+  /** Byte length of the intact prefix. */
+  validBytes: number;
+  /** The file ends in a torn line (not counted in lastSeq/validBytes). */
+  droppedTornTail: boolean;
 }
 
 export interface JournalReadResult<T> {
@@ -71,6 +85,9 @@ export function crc32(data: string | Uint8Array): number {
 
 // ---------------------------------------------------------------------------------------------- parsing
 
+/** The envelope version append() writes. */
+export const JOURNAL_VERSION = 2;
+
 const FIX_HINT =
   'move the session folder aside (or restore it from a backup) and start a new session; ' +
   'KernelDuel will not guess which records to trust';
@@ -84,11 +101,18 @@ function corrupt(file: string, line: number, what: string): JournalError {
   );
 }
 
+/** One envelope line for `rec` (already JSON.stringify'd as `recJson`). */
+export function formatJournalLine(seq: number, t: string, recJson: string): string {
+  return `{"v":${JOURNAL_VERSION},"seq":${seq},"t":${JSON.stringify(t)},"crc":${crc32(recJson)},"rec":${recJson}}\n`;
+}
+
 interface Parsed<T> {
   entries: JournalEntry<T>[];
   droppedTornTail: boolean;
   /** Byte length of the intact prefix (where the file should be truncated to). */
   validBytes: number;
+  /** Sequence number of the last intact record (0 when empty). */
+  lastSeq: number;
 }
 
 function tryParse(text: string): { ok: true; value: unknown } | { ok: false } {
@@ -99,14 +123,30 @@ function tryParse(text: string): { ok: true; value: unknown } | { ok: false } {
   }
 }
 
-function parseJournal<T>(file: string, buf: Buffer, validate?: (x: unknown) => T): Parsed<T> {
+const REC_KEY = Buffer.from('"rec":', 'latin1');
+const CLOSE_BRACE = 0x7d;
+/** The envelope head exactly as append() writes it (any version), up to and including `"rec":`. */
+const CANONICAL_HEAD = /^\{"v":(\d+),"seq":(\d+),"t":"[^"\\]*","crc":(\d+),"rec":$/;
+
+/** crc32 of the raw record text of a line (between its first `"rec":` and its final `}`), or null if there is none. */
+function rawRecCrc(buf: Buffer, start: number, end: number): number | null {
+  const at = buf.indexOf(REC_KEY, start);
+  if (at < 0 || at >= end || end - 1 <= at + REC_KEY.length || buf[end - 1] !== CLOSE_BRACE) return null;
+  return crc32(buf.subarray(at + REC_KEY.length, end - 1));
+}
+
+/**
+ * Parses (mode 'full') or only verifies (mode 'scan': seq, crc and envelope of every line, records neither
+ * parsed nor validated when the line is in the canonical form) a journal held in `buf`.
+ */
+function parseJournal<T>(file: string, buf: Buffer, validate: ((x: unknown) => T) | undefined, mode: 'full' | 'scan'): Parsed<T> {
   // Split into complete lines (ending in \n) and a possible unterminated tail.
-  const lines: { start: number; end: number }[] = [];
+  const lines: number[] = []; // start0, end0, start1, end1, ...
   let start = 0;
   for (;;) {
     const nl = buf.indexOf(0x0a, start);
     if (nl < 0) break;
-    lines.push({ start, end: nl });
+    lines.push(start, nl);
     start = nl + 1;
   }
   let droppedTornTail = false;
@@ -115,29 +155,48 @@ function parseJournal<T>(file: string, buf: Buffer, validate?: (x: unknown) => T
     // No trailing newline: the last write was cut short.
     droppedTornTail = true;
     validBytes = start;
-  } else if (lines.length > 0) {
-    // A complete last line that does not parse is also a torn write (e.g. zero-filled after power loss).
-    const last = lines[lines.length - 1];
-    if (!tryParse(buf.toString('utf8', last.start, last.end)).ok) {
-      droppedTornTail = true;
-      validBytes = last.start;
-      lines.pop();
-    }
   }
+  const count = lines.length / 2;
 
   const entries: JournalEntry<T>[] = [];
-  for (let i = 0; i < lines.length; i++) {
+  let lastSeq = 0;
+  for (let i = 0; i < count; i++) {
     const lineNo = i + 1;
-    const text = buf.toString('utf8', lines[i].start, lines[i].end);
+    const ls = lines[2 * i];
+    const le = lines[2 * i + 1];
+    const expected = lastSeq + 1;
+
+    if (mode === 'scan') {
+      // Fast path: canonical head, raw crc; no JSON.parse, no validation.
+      const at = buf.indexOf(REC_KEY, ls);
+      if (at >= 0 && at < le && at - ls < 200) {
+        const m = CANONICAL_HEAD.exec(buf.toString('latin1', ls, at + REC_KEY.length));
+        if (m && (m[1] === '1' || m[1] === '2') && Number(m[2]) === expected && rawRecCrc(buf, ls, le) === Number(m[3]) >>> 0) {
+          lastSeq = expected;
+          continue;
+        }
+      }
+      // Anything else gets the full checks below (and their precise error).
+    }
+
+    const text = buf.toString('utf8', ls, le);
     const p = tryParse(text);
-    if (!p.ok) throw corrupt(file, lineNo, 'is not valid JSON');
+    if (!p.ok) {
+      if (i === count - 1 && !droppedTornTail) {
+        // A complete last line that does not parse is also a torn write (e.g. zero-filled after power loss).
+        droppedTornTail = true;
+        validBytes = ls;
+        break;
+      }
+      throw corrupt(file, lineNo, 'is not valid JSON');
+    }
     const env = p.value as Record<string, unknown>;
     if (typeof env !== 'object' || env === null || Array.isArray(env) || !('rec' in env)) {
       throw corrupt(file, lineNo, 'is not a journal record envelope');
     }
-    if (env.v !== 1) {
+    if (env.v !== 1 && env.v !== 2) {
       throw new JournalError(
-        `journal ${file} line ${lineNo} has format version ${JSON.stringify(env.v)}, this KernelDuel reads version 1: ` +
+        `journal ${file} line ${lineNo} has format version ${JSON.stringify(env.v)}, this KernelDuel reads versions 1 and 2: ` +
           'it was written by a different KernelDuel version; open it with that version',
         file,
         'corrupt',
@@ -147,7 +206,6 @@ function parseJournal<T>(file: string, buf: Buffer, validate?: (x: unknown) => T
     if (typeof env.seq !== 'number' || !Number.isInteger(env.seq) || typeof env.t !== 'string' || typeof env.crc !== 'number') {
       throw corrupt(file, lineNo, 'has a damaged envelope (seq/t/crc missing)');
     }
-    const expected = entries.length + 1;
     if (env.seq !== expected) {
       throw corrupt(
         file,
@@ -155,9 +213,13 @@ function parseJournal<T>(file: string, buf: Buffer, validate?: (x: unknown) => T
         `has seq ${env.seq} where ${expected} was expected (a record is ${env.seq > expected ? 'missing' : 'repeated'})`,
       );
     }
-    if (crc32(JSON.stringify(env.rec)) !== env.crc >>> 0) {
-      throw corrupt(file, lineNo, 'fails its checksum');
-    }
+    const want = env.crc >>> 0;
+    const raw = rawRecCrc(buf, ls, le);
+    // v2: the raw record text only. v1: the raw text (as written), else the re-serialised record.
+    const crcOk = raw === want || (env.v === 1 && crc32(JSON.stringify(env.rec)) === want);
+    if (!crcOk) throw corrupt(file, lineNo, 'fails its checksum');
+    lastSeq = expected;
+    if (mode === 'scan') continue;
     let rec: T;
     try {
       rec = validate ? validate(env.rec) : (env.rec as T);
@@ -173,7 +235,7 @@ function parseJournal<T>(file: string, buf: Buffer, validate?: (x: unknown) => T
     }
     entries.push({ seq: env.seq, t: env.t, rec });
   }
-  return { entries, droppedTornTail, validBytes };
+  return { entries, droppedTornTail, validBytes, lastSeq };
 }
 
 function describe(e: unknown): string {
@@ -248,7 +310,7 @@ export class Journal<T> {
     }
     try {
       const buf = fs.readFileSync(file);
-      const parsed = parseJournal(file, buf, opts.validate);
+      const parsed = parseJournal(file, buf, opts.validate, 'full');
       if (parsed.validBytes < buf.length) {
         try {
           fs.ftruncateSync(fd, parsed.validBytes);
@@ -268,15 +330,33 @@ export class Journal<T> {
 
   /** Reads a journal without opening it for writing (nothing is truncated). A missing file reads as empty. */
   static readFile<T>(file: string, opts: JournalOptions<T> = {}): JournalReadResult<T> & { entries: JournalEntry<T>[] } {
-    let buf: Buffer;
+    return Journal.parseBuffer(file, Journal.readBytes(file), opts);
+  }
+
+  /** The bytes of a journal file (empty for a missing file in an existing folder); errors name the file. */
+  static readBytes(file: string): Buffer {
     try {
-      buf = fs.readFileSync(file);
+      return fs.readFileSync(file);
     } catch (e) {
-      if (errCode(e) === 'ENOENT' && fs.existsSync(path.dirname(file))) return { records: [], entries: [], droppedTornTail: false };
+      if (errCode(e) === 'ENOENT' && fs.existsSync(path.dirname(file))) return Buffer.alloc(0);
       throw ioError(file, 'reading', e, false);
     }
-    const parsed = parseJournal(file, buf, opts.validate);
+  }
+
+  /** Parses a journal already read into memory (as readFile does; nothing is written). */
+  static parseBuffer<T>(file: string, buf: Buffer, opts: JournalOptions<T> = {}): JournalReadResult<T> & { entries: JournalEntry<T>[] } {
+    const parsed = parseJournal(file, buf, opts.validate, 'full');
     return { records: parsed.entries.map((e) => e.rec), entries: parsed.entries, droppedTornTail: parsed.droppedTornTail };
+  }
+
+  /**
+   * Verifies a journal held in `buf` without parsing its records: every line's envelope, seq and crc are
+   * checked (a damaged line throws the same JournalError as reading), a torn last line is reported.
+   * Much cheaper than parseBuffer for lines in the form append() writes.
+   */
+  static scanBuffer(file: string, buf: Buffer): JournalScan {
+    const p = parseJournal<unknown>(file, buf, undefined, 'scan');
+    return { lastSeq: p.lastSeq, validBytes: p.validBytes, droppedTornTail: p.droppedTornTail };
   }
 
   read(): JournalReadResult<T> {
@@ -293,22 +373,40 @@ export class Journal<T> {
     return this.entriesList.length;
   }
 
-  /** Appends one record durably: when this returns, the record survives a kill or power loss. */
-  append(rec: T): void {
-    if (this.fd === undefined) throw new JournalError(`journal ${this.path} is closed`, this.path, 'closed');
-    let recJson: string | undefined;
-    let stored: T;
+  /** The last record with its sequence number and time (undefined when empty). */
+  lastEntry(): JournalEntry<T> | undefined {
+    return this.entriesList[this.entriesList.length - 1];
+  }
+
+  /** Byte length of the journal (all intact records). */
+  get bytes(): number {
+    return this.size;
+  }
+
+  /** Throws the JournalError append() would throw for a record that does not validate; writes nothing. */
+  check(rec: T): void {
+    this.prepare(rec);
+  }
+
+  private prepare(rec: T): { recJson: string; stored: T } {
     try {
       if (this.validate) this.validate(rec);
-      recJson = JSON.stringify(rec);
+      const recJson = JSON.stringify(rec) as string | undefined;
       if (recJson === undefined) throw new Error('the record is not JSON-serialisable');
-      stored = this.validate ? this.validate(JSON.parse(recJson)) : (JSON.parse(recJson) as T);
+      const stored = this.validate ? this.validate(JSON.parse(recJson)) : (JSON.parse(recJson) as T);
+      return { recJson, stored };
     } catch (e) {
       throw new JournalError(`refusing to append an invalid record to journal ${this.path}: ${describe(e)}`, this.path, 'invalid-record', undefined, e);
     }
+  }
+
+  /** Appends one record durably: when this returns, the record survives a kill or power loss. */
+  append(rec: T): void {
+    if (this.fd === undefined) throw new JournalError(`journal ${this.path} is closed`, this.path, 'closed');
+    const { recJson, stored } = this.prepare(rec);
     const seq = this.entriesList.length + 1;
     const t = new Date().toISOString();
-    const line = `{"v":1,"seq":${seq},"t":${JSON.stringify(t)},"crc":${crc32(recJson)},"rec":${recJson}}\n`;
+    const line = formatJournalLine(seq, t, recJson);
     const buf = Buffer.from(line, 'utf8');
 
     let st: fs.Stats;
