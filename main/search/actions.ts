@@ -142,6 +142,7 @@ export class ActionSpace {
     });
     const source = this.transforms && transforms.length ? this.transforms.apply(transforms) : this.task.baselineSource;
     const p: Proposal = { source, config, flags, ...(transforms.length ? { transforms } : {}) };
+    if (this.decoded.size > 50_000) this.decoded.clear();
     this.decoded.set(k, p);
     return p;
   }
@@ -149,9 +150,16 @@ export class ActionSpace {
   isValid(a: Action): boolean {
     if (a.length !== this.dims.length) return false;
     for (let i = 0; i < a.length; i++) if (!(a[i] >= 0 && a[i] < this.dims[i].values.length)) return false;
-    const p = this.decode(a);
-    if (this.tunableNames.length && !isValidConfig(this.task, p.config)) return false;
-    return this.filter ? this.filter(p) : true;
+    // Restrictions first, on the tunables alone: decoding (and caching) every invalid action of a
+    // large product would hold millions of proposals in memory.
+    if (this.tunableNames.length) {
+      const config: Config = {};
+      this.dims.forEach((d, i) => {
+        if (d.kind === 'tunable') config[d.name] = d.values[a[i]] as number;
+      });
+      if (!isValidConfig(this.task, config)) return false;
+    }
+    return this.filter ? this.filter(this.decode(a)) : true;
   }
 
   /** Uniform over the product, rejecting invalid actions (null after `tries` misses). */
