@@ -8,7 +8,9 @@ export default defineConfig({
   main: {
     build: {
       outDir: 'out/main',
-      rollupOptions: { input: { index: resolve('main/electron/index.ts') } },
+      // The optimisation worker is an entry of its own, so that its file exists (out/main/worker.js) for
+      // `new Worker()`; the engine shared with index.js goes into a chunk both import.
+      rollupOptions: { input: { index: resolve('main/electron/index.ts'), worker: resolve('main/search/worker.ts') } },
     },
   },
   preload: {

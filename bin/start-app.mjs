@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm start` for the workbench: the desktop app when Electron's binary is installed; otherwise says
-// so and opens the browser mode (`kernelduel serve --open`) instead. Builds out/ first when missing.
+// so and starts the browser mode (`kernelduel serve --open`) instead: it prints the URL with its
+// access token and opens a browser when there is one (on a headless machine it only prints the URL).
+// Builds out/ first when missing. The CLI optimisation of the examples is `npm run optimize-examples`.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,7 +21,8 @@ function electronBinary() {
   }
 }
 
-if (!existsSync(join(root, 'out', 'renderer', 'index.html')) || !existsSync(join(root, 'out', 'main', 'index.js'))) {
+const built = ['out/renderer/index.html', 'out/main/index.js', 'out/main/worker.js', 'out/preload/index.cjs'].every((f) => existsSync(join(root, f)));
+if (!built) {
   console.error('Building the workbench (electron-vite build)…');
   const b = spawnSync(process.execPath, [join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], { cwd: root, stdio: 'inherit' });
   if (b.status !== 0) process.exit(b.status ?? 1);
@@ -31,7 +34,7 @@ let child;
 if (bin) {
   child = spawn(bin, [join(root, 'out', 'main', 'index.js'), ...passthrough], { cwd: root, stdio: 'inherit' });
 } else {
-  console.error("Electron's binary is not installed here (its download is skipped by .npmrc), so KernelDuel opens in your browser instead.");
+  console.error("Electron's binary is not installed here (its download is skipped by .npmrc), so KernelDuel starts in browser mode instead: open the URL it prints.");
   console.error('For the desktop app: ELECTRON_SKIP_BINARY_DOWNLOAD= npm install electron');
   child = spawn(process.execPath, ['--import', 'tsx', join(root, 'main', 'cli', 'index.ts'), 'serve', '--open', ...passthrough], { cwd: root, stdio: 'inherit' });
 }

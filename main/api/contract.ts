@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { BuildFlags, Config, DuelResult, EvalResult, FailureKind, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../common/types.js';
 import { METHOD_NAMES, type MethodName } from './methods.js';
+import { LlmSettingsSchema, type LlmSettings } from '../llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
 
@@ -40,6 +41,7 @@ export const ParamSchemas = {
   'runs.list': Empty,
   'runs.start': z.strictObject({
     task: TaskId,
+    /** Strategies llm and mixed use the saved LLM settings (llm.saveSettings). */
     strategy: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9_-]*$/, 'not a strategy name'),
     budget: z.number().int().min(0).max(100_000),
     /** GPU index, or null for compile-only (or replay). */
@@ -57,6 +59,13 @@ export const ParamSchemas = {
   'variants.compare': z.strictObject({ sessionId: SessionId, a: VariantId, b: VariantId }),
   'export.variant': z.strictObject({ sessionId: SessionId, variantId: z.union([z.literal('best'), VariantId]) }),
   'export.report': z.strictObject({ sessionId: SessionId, format: z.enum(['md', 'html', 'json']) }),
+  'llm.getSettings': Empty,
+  /** The key travels only here, only in the desktop app (to the OS keychain); it never comes back. */
+  'llm.saveSettings': z.strictObject({ settings: LlmSettingsSchema, apiKey: z.string().min(1).max(4096).optional(), clearApiKey: z.boolean().optional() }),
+  /** Tests these settings (default: the saved ones) with the saved key. */
+  'llm.testConnection': z.strictObject({ settings: LlmSettingsSchema.optional() }).optional(),
+  /** The prompt the LLM policy would send next for a task (with a session: drawn from its measured variants). */
+  'llm.previewPrompt': z.strictObject({ taskId: TaskId, sessionId: SessionId.optional() }),
 } as const satisfies Record<MethodName, z.ZodType>;
 
 export type Params<M extends MethodName> = z.input<(typeof ParamSchemas)[M]>;
@@ -256,7 +265,8 @@ export interface SessionPlots {
   paramEffects: ParamEffect[];
   /** Preference-model accuracy over time, when the strategy records it. */
   modelAccuracy: Array<{ index: number; accuracy: number }>;
-  roofline: { points: RooflinePoint[]; peakGbps: number | null; peakGflops: number | null; limitsSource: string | null } | null;
+  /** Roofs in GB/s (memory, measured copy bandwidth) and GFLOP/s (compute, measured FP32 SGEMM); null when not measured on this GPU (limitsNote says so). */
+  roofline: { points: RooflinePoint[]; peakGbps: number | null; peakGflops: number | null; limitsSource: string | null; limitsNote: string | null } | null;
   rewardLabel: string;
 }
 
@@ -276,10 +286,58 @@ export interface SessionDetail {
   run: RunState | null;
 }
 
+/** What the LLM answered for a variant it proposed: its three parts (the code is the variant's source). */
+export interface LlmPartsDTO {
+  model: string;
+  promptId: string;
+  answerId: string;
+  analysis: string;
+  design: string;
+  code: string;
+  exemplars: Array<{ id: string; speedup: number }>;
+  missing?: string[];
+  error?: string;
+}
+
 export interface VariantDetail {
   variant: VariantRecord;
   result: EvalResult | null;
   row: VariantRow;
+  /** Present for variants the LLM policy proposed. */
+  llm: LlmPartsDTO | null;
+}
+
+export interface LlmSettingsDTO {
+  settings: LlmSettings;
+  apiKey: {
+    /** A key is available to runs (the key itself never leaves the engine). */
+    set: boolean;
+    source: 'keychain' | 'env' | 'none';
+    /** The environment variable read when no key is in the keychain. */
+    env: string;
+    /** Keys can be saved (the desktop app, with OS encryption available); in browser mode only the environment variable is read. */
+    canStore: boolean;
+  };
+  mode: 'electron' | 'browser';
+}
+
+export interface ConnectionReportDTO {
+  ok: boolean;
+  baseURL: string;
+  model: string;
+  models?: string[];
+  modelListed?: boolean;
+  reply?: string;
+  latencyMs: number;
+  error?: { kind: string; message: string; status?: number };
+}
+
+export interface PromptPreviewDTO {
+  promptId: string;
+  messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+  exemplars: string[];
+  /** Where the exemplars come from. */
+  note: string;
 }
 
 export interface PairPrediction {
@@ -326,6 +384,10 @@ export interface Results {
   'variants.compare': CompareResult;
   'export.variant': ExportFile;
   'export.report': ExportFile;
+  'llm.getSettings': LlmSettingsDTO;
+  'llm.saveSettings': LlmSettingsDTO;
+  'llm.testConnection': ConnectionReportDTO;
+  'llm.previewPrompt': PromptPreviewDTO;
 }
 
 export type Result<M extends MethodName> = Results[M];
@@ -347,7 +409,10 @@ export type ApiEvent =
   | { type: 'run.state'; state: RunState }
   | { type: 'run.variant'; sessionId: string; row: VariantRow }
   | { type: 'run.result'; sessionId: string; row: VariantRow; index: number; budget: number; bestSpeedup: number | null; bestMs: number | null }
-  | { type: 'log'; sessionId: string | null; level: 'info' | 'warn' | 'error'; message: string; at: string };
+  | { type: 'log'; sessionId: string | null; level: 'info' | 'warn' | 'error'; message: string; at: string }
+  /** The LLM policy's answer text as the model writes it. */
+  | { type: 'llm.delta'; sessionId: string; promptId: string; answerId: string; delta: string; attempt: number }
+  | { type: 'llm.prompt'; sessionId: string; promptId: string; answerIds: string[]; chars: number };
 
 export type ApiEventType = ApiEvent['type'];
 

@@ -22,6 +22,10 @@ export const METHOD_NAMES = [
   'variants.compare',
   'export.variant',
   'export.report',
+  'llm.getSettings',
+  'llm.saveSettings',
+  'llm.testConnection',
+  'llm.previewPrompt',
 ] as const;
 
 export type MethodName = (typeof METHOD_NAMES)[number];

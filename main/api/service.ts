@@ -21,29 +21,45 @@ import { defaultConfig, enumerateSpace } from '../task/space.js';
 import { entrySignature } from '../build/shim.js';
 import { parseCompilerMessages } from '../build/compile.js';
 import { Evaluator } from '../eval/evaluate.js';
-import { runLoop, type LoopEvent } from '../search/loop.js';
-import { prepareRun } from '../search/run.js';
-import { isStrategyName, STRATEGY_NAMES } from '../search/strategies.js';
-import { createSession, listSessions, newSessionId, openSession, sessionsRoot, type Session, type SessionSummary } from '../session/store.js';
+import type { LoopEvent } from '../search/loop.js';
+import type { RunOptions } from '../search/run.js';
+import { isRunStrategyName, isLlmStrategyName, RUN_STRATEGY_NAMES } from '../search/strategies.js';
+import { startOptimisation, startOptimisationInProcess, workerModuleFile, type OptimisationHandle } from '../search/worker.js';
+import { listSessions, openSessionReadOnly, sessionsRoot, type Session, type SessionSummary } from '../session/store.js';
+import { LlmProvider, parseLlmSettings, type LlmSettings } from '../llm/provider.js';
+import { buildPrompt } from '../llm/prompt.js';
+import { LlmStrategy, llmInfoOf, type CompletionSource } from '../search/llm.js';
+import type { ConnectionReportDTO, LlmSettingsDTO, PromptPreviewDTO } from './contract.js';
 import { exportVariant } from '../export/cu.js';
-import { KERNELDUEL_VERSION } from '../common/version.js';
 import { verdictOf } from '../eval/stats.js';
 import { baselineOf, duels as duelsOf, modelNote, sessionPlots, variantRow, variantRows, type SessionEventLike, type SessionFacts } from './views.js';
 import { renderReport } from './report.js';
+import { measuredLimits, type MeasuredLimits } from './limits.js';
+
+/** Where the desktop app keeps the LLM API key: encrypted by the OS (Electron's safeStorage). */
+export interface SecretStore {
+  /** Whether keys can be stored encrypted here. */
+  available(): boolean;
+  save(key: string): void;
+  load(): string | undefined;
+  clear(): void;
+}
 
 export interface ServiceOptions {
   mode: 'electron' | 'browser';
   /** Default: process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The desktop app's keychain for the LLM API key; without one (browser mode) the key is read from the environment only. */
+  secrets?: SecretStore;
+  /** Run optimisations in a worker thread (default true, when this module's worker file exists). */
+  worker?: boolean | { file: string };
 }
 
 type Listener = (e: ApiEvent) => void;
 
 interface ActiveRun {
   state: RunState;
-  session: Session;
-  ac: AbortController;
-  paused: { promise: Promise<void>; resume: () => void } | null;
+  handle: OptimisationHandle;
   started: number;
   done: Promise<void>;
 }
@@ -54,8 +70,10 @@ const DESCRIPTIONS: Record<string, string> = {
   anneal: 'Simulated annealing over the action space.',
   genetic: 'Genetic algorithm over the action space.',
   exhaustive: 'Every configuration, in order (small spaces).',
+  llm: 'LLM policy (CUDA-L1 contrastive prompting): a language model sees earlier variants with their measured speedups, explains them and writes a faster kernel. Needs the LLM settings; not on a replay.',
+  mixed: 'LLM policy alternating with tuning of the parameters of the LLM\'s best variant. Needs the LLM settings; not on a replay.',
 };
-const STRATEGIES: StrategyInfo[] = STRATEGY_NAMES.map((name) => ({ name, description: DESCRIPTIONS[name] ?? name, replay: false }));
+const STRATEGIES: StrategyInfo[] = RUN_STRATEGY_NAMES.map((name) => ({ name, description: DESCRIPTIONS[name] ?? name, replay: false }));
 
 /** Path `p` lies inside folder `dir` (after resolving symbolic links of both). */
 export function isInside(dir: string, p: string): boolean {
@@ -96,9 +114,14 @@ export class ApiService {
   private readonly opened = new Map<string, string>();
   private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail, 'run'> }>();
 
+  private readonly secrets: SecretStore | undefined;
+  private readonly workerChoice: ServiceOptions['worker'];
+
   constructor(opts: ServiceOptions) {
     this.mode = opts.mode;
     this.env = opts.env ?? process.env;
+    this.secrets = opts.secrets;
+    this.workerChoice = opts.worker ?? true;
     for (const dir of this.readOpened()) this.opened.set(folderTaskId(dir), dir);
   }
 
@@ -281,10 +304,18 @@ export class ApiService {
     return copy;
   }
 
+  /** How a run starts: a worker thread when its file exists (tsx, the GPU bundle, the Electron build's worker entry), else in this thread. */
+  private startHandle(opts: RunOptions): OptimisationHandle {
+    const choice = this.workerChoice;
+    if (choice === false) return startOptimisationInProcess(opts);
+    const file = typeof choice === 'object' ? choice.file : workerModuleFile();
+    return file ? startOptimisation(opts, { workerFile: file }) : startOptimisationInProcess(opts);
+  }
+
   private async startRun(p: { task: string; strategy: string; budget: number; gpu: number | null; seed?: number; recording?: string }): Promise<RunState> {
     const task = this.loadTaskById(p.task);
     const seed = p.seed ?? 1;
-    if (!isStrategyName(p.strategy)) throw new ApiFailure('not_found', `no strategy "${p.strategy}" (have: ${STRATEGY_NAMES.join(', ')})`);
+    if (!isRunStrategyName(p.strategy)) throw new ApiFailure('not_found', `no strategy "${p.strategy}" (have: ${RUN_STRATEGY_NAMES.join(', ')})`);
     let recording: string | undefined;
     if (p.recording !== undefined) {
       const known = this.recordingsFor(task.manifest.name);
@@ -294,36 +325,49 @@ export class ApiService {
     } else if (p.gpu !== null) {
       await this.pickGpu(p.gpu);
     }
-    // The same preparation as the CLI and the worker thread: task, backend, session, action space, strategy.
-    const prepared = await prepareRun({
+    const llm = isLlmStrategyName(p.strategy);
+    if (llm && recording) throw new ApiFailure('failed', `the ${p.strategy} policy writes new code, which a recorded space cannot answer: choose a GPU or "no GPU (compile-only)"`);
+    // The same preparation as the CLI, in a worker thread: task, backend, session, action space, strategy.
+    const opts: RunOptions = {
       task: task.dir, strategy: p.strategy, budget: p.budget, seed, sessionsRoot: sessionsRoot(this.env),
-      backend: recording ? { kind: 'replay', recording, seed } : { kind: 'gpu', gpu: p.gpu ?? undefined },
-    });
-    const { session, measurer, strategy } = prepared;
-    for (const w of prepared.warnings) this.log(session.id, 'warn', w);
-    const gpuMeta = session.meta.gpu;
-    if (recording) session.append({ type: 'note', level: 'info', message: `REPLAY: answers come from the recorded space ${recording}, not from a live GPU` });
+      backend: recording ? { kind: 'replay', recording, seed } : p.gpu === null ? { kind: 'gpu', noGpu: true } : { kind: 'gpu', gpu: p.gpu },
+      ...(llm ? { llm: this.llmSettings(), apiKey: this.apiKey() } : {}),
+    };
+    const handle = this.startHandle(opts);
+    const it = handle.events[Symbol.asyncIterator]();
+    const first = await it.next();
+    if (first.done || first.value.type !== 'started') {
+      handle.stop();
+      const why = !first.done && first.value.type === 'error' ? first.value.message : 'the run ended before it started';
+      throw new ApiFailure('failed', why);
+    }
+    const started = first.value;
+    const sid = started.sessionId;
+    for (const w of started.warnings) this.log(sid, 'warn', w);
     const run: ActiveRun = {
       state: {
-        sessionId: session.id, task: task.manifest.name, strategy: p.strategy, budget: p.budget, evaluated: 0, phase: 'running', startedAt: new Date().toISOString(),
-        etaSeconds: null, bestSpeedup: null, bestMs: null, replay: !!recording, compileOnly: measurer.compileOnly,
+        sessionId: sid, task: task.manifest.name, strategy: p.strategy, budget: p.budget, evaluated: 0, phase: 'running', startedAt: new Date().toISOString(),
+        etaSeconds: null, bestSpeedup: null, bestMs: null, replay: !!recording, compileOnly: !recording && /compile-only/.test(started.label),
       },
-      session, ac: new AbortController(), paused: null, started: Date.now(), done: Promise.resolve(),
+      handle, started: Date.now(), done: Promise.resolve(),
     };
-    this.runs.set(session.id, run);
-    const sid = session.id;
-    const rowOf = (v: VariantRecord): ReturnType<typeof variantRow> => {
-      const base = baselineOf(this.facts(session));
-      return variantRow(v, session.resultOf(v.id), base.ms, null);
-    };
+    this.runs.set(sid, run);
+    // Rows are built from the worker's events (the worker owns the journal).
+    const variants = new Map<string, VariantRecord>();
+    const results = new Map<string, EvalResult>();
+    let baselineMs: number | null = null;
+    const rowOf = (v: VariantRecord): ReturnType<typeof variantRow> => variantRow(v, results.get(v.id), baselineMs, null);
     const onEvent = (e: LoopEvent): void => {
       if (e.type === 'variant') {
+        variants.set(e.variant.id, e.variant);
         this.emit({ type: 'run.variant', sessionId: sid, row: rowOf(e.variant) });
       } else if (e.type === 'stage') {
         this.log(sid, 'info', `${e.variantId}: ${e.stage === 'build' ? 'building' : e.stage === 'check' ? 'checking against the reference' : 'timing'}`);
       } else if (e.type === 'result') {
-        const v = session.variant(e.variantId);
+        const v = variants.get(e.variantId);
         if (!v) return;
+        results.set(v.id, e.result);
+        if (v.origin === 'baseline' && baselineMs === null) baselineMs = variantRow(v, e.result, null, null).medianMs;
         const row = rowOf(v);
         run.state.evaluated = e.index;
         run.state.bestSpeedup = e.bestSpeedup;
@@ -337,38 +381,47 @@ export class ApiService {
       } else if (e.type === 'duel') {
         this.log(sid, 'info', `duel ${e.a} vs ${e.b}: ${e.result.verdict}, ${e.result.ratio.toFixed(3)}x [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]`);
       } else if (e.type === 'model') {
-        try {
-          session.append({ type: 'note', level: 'info', message: modelNote(e.stats) });
-        } catch {
-          // The session may be closing.
-        }
         if (e.stats.heldOutAccuracy !== null) this.log(sid, 'info', `preference model v${e.stats.version}: held-out accuracy ${(e.stats.heldOutAccuracy * 100).toFixed(0)}% on ${e.stats.heldOutPairs} pairs`);
       } else if (e.type === 'done') {
         this.log(sid, 'info', `done: ${e.evaluated} evaluated${e.bestSpeedup ? `, best ${e.bestId} ${e.bestSpeedup.toFixed(2)}x` : ''}`);
       }
     };
-    const gate = (): Promise<void> => run.paused?.promise ?? Promise.resolve();
-    this.log(sid, 'info', `session ${sid}: ${task.manifest.name}, ${p.strategy}, budget ${p.budget}, ${recording ? `REPLAY of ${recording}` : gpuMeta ? gpuMeta.name : 'compile-only (no GPU)'}`);
+    this.log(sid, 'info', `session ${sid}: ${task.manifest.name}, ${p.strategy}, budget ${p.budget}, ${started.label}`);
     this.publish(run);
-    run.done = runLoop({ session, evaluator: measurer, strategy, budget: p.budget, signal: run.ac.signal, onEvent, gate })
-      .then(() => {
-        run.state.phase = run.ac.signal.aborted ? 'stopped' : 'finished';
-      })
+    let stopping = false;
+    run.done = (async () => {
+      let failed: string | null = null;
+      for (;;) {
+        const n = await it.next();
+        if (n.done) break;
+        const m = n.value;
+        if (m.type === 'event') onEvent(m.event);
+        else if (m.type === 'llm') {
+          if (m.event.type === 'llm.delta') this.emit({ ...m.event, sessionId: sid });
+          else {
+            this.emit({ ...m.event, sessionId: sid });
+            this.log(sid, 'info', `asking the model (prompt ${m.event.promptId}, ${m.event.chars} characters) for ${m.event.answerIds.length} answer(s)`);
+          }
+        } else if (m.type === 'paused' || m.type === 'resumed') {
+          // The phase was set when the command was sent.
+        } else if (m.type === 'error') failed = m.message;
+      }
+      stopping = run.state.phase === 'stopping';
+      if (failed !== null) {
+        run.state.phase = 'failed';
+        run.state.error = failed.split('\n')[0];
+        this.log(sid, 'error', `run failed: ${run.state.error}`);
+      } else run.state.phase = stopping ? 'stopped' : 'finished';
+    })()
       .catch((e: unknown) => {
         run.state.phase = 'failed';
         run.state.error = errMsg(e);
         this.log(sid, 'error', `run failed: ${errMsg(e)}`);
-        try {
-          session.append({ type: 'note', level: 'error', message: `run failed: ${errMsg(e)}` });
-        } catch {
-          // Nothing more to keep.
-        }
       })
       .finally(() => {
         this.publish(run);
         this.runs.delete(sid);
         this.detailCache.delete(sid);
-        session.close();
       });
     return { ...run.state };
   }
@@ -383,8 +436,8 @@ export class ApiService {
   async stopAll(): Promise<void> {
     const all = [...this.runs.values()];
     for (const r of all) {
-      r.ac.abort();
-      r.paused?.resume();
+      r.state.phase = 'stopping';
+      r.handle.stop();
     }
     await Promise.all(all.map((r) => r.done));
   }
@@ -422,43 +475,23 @@ export class ApiService {
           return null;
         }
       },
-      ...limits,
+      peakGbps: limits.peakGbps,
+      peakGflops: limits.peakGflops,
+      limitsSource: limits.limitsSource,
+      limitsNote: limits.note ?? null,
     };
   }
 
-  /** The GPU's measured copy bandwidth and SGEMM rate from bench/results/<gpu>-foundation.json, when present. */
-  private measuredLimits(gpuName: string | null): { peakGbps: number | null; peakGflops: number | null; limitsSource: string | null } {
-    const none = { peakGbps: null, peakGflops: null, limitsSource: null };
-    if (!gpuName) return none;
-    const dir = path.join(path.dirname(resourcesDir()), 'bench', 'results');
-    let files: string[] = [];
-    try {
-      files = fs.readdirSync(dir).filter((f) => f.endsWith('-foundation.json'));
-    } catch {
-      return none;
-    }
-    const slug = gpuName.replace(/\(REPLAY\)/, '').trim().toLowerCase().replace(/[^a-z0-9]+/g, '-');
-    for (const f of files) {
-      if (!slug.includes(f.replace(/-foundation\.json$/, '').toLowerCase()) && !f.toLowerCase().includes(slug)) continue;
-      try {
-        const j = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Record<string, unknown>;
-        const lim = (j.limits ?? j) as Record<string, unknown>;
-        const gbps = typeof lim.copyGBps === 'number' ? lim.copyGBps : typeof lim.copyBandwidthGBps === 'number' ? lim.copyBandwidthGBps : null;
-        const gflops = typeof lim.sgemmGflops === 'number' ? lim.sgemmGflops : typeof lim.cublasSgemmGflops === 'number' ? lim.cublasSgemmGflops : null;
-        if (gbps || gflops) return { peakGbps: gbps, peakGflops: gflops, limitsSource: `bench/results/${f}` };
-      } catch {
-        // Not a results file we understand.
-      }
-    }
-    return none;
+  /** The GPU's measured copy bandwidth and SGEMM rate from bench/results/*-foundation.json (matched by GPU name). */
+  private measuredLimits(gpuName: string | null): MeasuredLimits {
+    return measuredLimits(path.join(path.dirname(resourcesDir()), 'bench', 'results'), gpuName);
   }
 
+  /** Reads a session from a snapshot of its journal (a run may be appending to it in a worker). */
   private withSession<T>(id: string, fn: (s: Session) => T): T {
-    const live = this.runs.get(id);
-    if (live) return fn(live.session);
     let s: Session;
     try {
-      s = openSession(sessionsRoot(this.env), id);
+      s = openSessionReadOnly(sessionsRoot(this.env), id);
     } catch (e) {
       throw new ApiFailure('not_found', errMsg(e));
     }
@@ -513,7 +546,11 @@ export class ApiService {
     const r = s.resultOf(id);
     const base = baselineOf(this.facts(s));
     const row = variantRows(this.facts(s)).find((x) => x.id === id) ?? variantRow(v, r, base.ms, null);
-    return { variant: v, result: r ?? null, row };
+    const info = llmInfoOf(v);
+    const llm = info
+      ? { model: info.model, promptId: info.promptId, answerId: info.answerId, analysis: info.analysis, design: info.design, code: v.source, exemplars: info.exemplars, ...(info.missing ? { missing: info.missing } : {}), ...(info.error ? { error: info.error.message } : {}) }
+      : null;
+    return { variant: v, result: r ?? null, row, llm };
   }
 
   private compare(sessionId: string, a: string, b: string): CompareResult {
@@ -542,6 +579,60 @@ export class ApiService {
       }
       if (da.result?.source.kind === 'replay' || db.result?.source.kind === 'replay') notes.push('REPLAY: these timings come from a recorded space, not a live measurement.');
       return { sessionId, a: da, b: db, ratio, duel, prediction: null, notes };
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------ LLM settings
+
+  private llmSettingsFile(): string {
+    return path.join(kernelduelHome(this.env), 'llm-settings.json');
+  }
+
+  /** The saved provider settings (defaults when none were saved or the file is damaged). */
+  private llmSettings(): LlmSettings {
+    try {
+      return parseLlmSettings(JSON.parse(fs.readFileSync(this.llmSettingsFile(), 'utf8')));
+    } catch {
+      return parseLlmSettings({});
+    }
+  }
+
+  /** The key for runs: the keychain's (desktop app), else the environment variable the settings name. Never leaves the engine. */
+  private apiKey(): string | undefined {
+    const fromStore = this.secrets?.available() ? this.secrets.load() : undefined;
+    if (fromStore) return fromStore;
+    const v = this.env[this.llmSettings().apiKeyEnv];
+    return v && v.trim() ? v.trim() : undefined;
+  }
+
+  private llmSettingsDTO(): LlmSettingsDTO {
+    const settings = this.llmSettings();
+    const stored = this.secrets?.available() ? !!this.secrets.load() : false;
+    const env = !!this.env[settings.apiKeyEnv]?.trim();
+    return {
+      settings, mode: this.mode,
+      apiKey: { set: stored || env, source: stored ? 'keychain' : env ? 'env' : 'none', env: settings.apiKeyEnv, canStore: !!this.secrets?.available() },
+    };
+  }
+
+  private previewPrompt(taskId: string, sessionId: string | undefined): PromptPreviewDTO {
+    const task = this.loadTaskById(taskId);
+    if (!sessionId) {
+      const b = buildPrompt({ task, exemplars: [] });
+      return { promptId: b.promptId, messages: b.messages, exemplars: [], note: 'No session: the first request of a new run shows only the baseline (nothing is measured yet).' };
+    }
+    return this.withSession(sessionId, (s) => {
+      if (s.meta.task.name !== task.manifest.name) throw new ApiFailure('failed', `session ${sessionId} is of task ${s.meta.task.name}, not ${task.manifest.name}`);
+      const seed = typeof s.meta.settings.seed === 'number' ? s.meta.settings.seed : 1;
+      const nothing: CompletionSource = { settings: this.llmSettings(), complete: () => Promise.reject(new Error('preview only')) };
+      const strat = new LlmStrategy({ task, session: s, provider: nothing, seed, gpu: s.meta.gpu?.name ?? null });
+      const b = strat.previewPrompt();
+      return {
+        promptId: b.promptId, messages: b.messages, exemplars: b.exemplars,
+        note: b.exemplars.length
+          ? `Exemplars ${b.exemplars.join(', ')} drawn from the measured variants of session ${sessionId} (speed buckets, seed ${seed}).`
+          : `Session ${sessionId} has no timed variants to show the model yet: the prompt shows the baseline only.`,
+      };
     });
   }
 
@@ -614,10 +705,8 @@ export class ApiService {
       'runs.start': (p) => this.startRun({ task: p!.task, strategy: p!.strategy, budget: p!.budget, gpu: p!.gpu, seed: p!.seed, recording: p!.recording }),
       'runs.pause': (p) => {
         const r = this.activeRun(p!.sessionId);
-        if (!r.paused && r.state.phase === 'running') {
-          let resume = (): void => undefined;
-          const promise = new Promise<void>((res) => (resume = res));
-          r.paused = { promise, resume };
+        if (r.state.phase === 'running') {
+          r.handle.pause();
           r.state.phase = 'paused';
           this.log(r.state.sessionId, 'info', 'paused: the variant being measured finishes, then the run waits');
         }
@@ -625,11 +714,9 @@ export class ApiService {
       },
       'runs.resume': (p) => {
         const r = this.activeRun(p!.sessionId);
-        if (r.paused) {
-          const { resume } = r.paused;
-          r.paused = null;
+        if (r.state.phase === 'paused') {
+          r.handle.resume();
           r.state.phase = 'running';
-          resume();
           this.log(r.state.sessionId, 'info', 'resumed');
         }
         return this.publish(r);
@@ -637,8 +724,7 @@ export class ApiService {
       'runs.stop': (p) => {
         const r = this.activeRun(p!.sessionId);
         r.state.phase = 'stopping';
-        r.ac.abort();
-        r.paused?.resume();
+        r.handle.stop();
         this.log(r.state.sessionId, 'info', 'stopping: everything measured so far is kept in the session');
         return this.publish(r);
       },
@@ -662,6 +748,26 @@ export class ApiService {
         const d = this.sessionDetail(p!.sessionId);
         return renderReport(d, p!.format);
       },
+      'llm.getSettings': () => this.llmSettingsDTO(),
+      'llm.saveSettings': (p) => {
+        const settings = parseLlmSettings(p!.settings);
+        if (p!.apiKey !== undefined || p!.clearApiKey) {
+          if (!this.secrets) throw new ApiFailure('forbidden', `in browser mode the API key is read from the server's environment variable ${settings.apiKeyEnv} only: set it where you start \`kernelduel serve\``);
+          if (!this.secrets.available()) throw new ApiFailure('failed', 'the OS offers no encrypted storage here (safeStorage unavailable): set the key in the environment variable instead; it is never written in plain text');
+          if (p!.clearApiKey) this.secrets.clear();
+          if (p!.apiKey !== undefined) this.secrets.save(p!.apiKey.trim());
+        }
+        fs.mkdirSync(path.dirname(this.llmSettingsFile()), { recursive: true });
+        fs.writeFileSync(this.llmSettingsFile(), JSON.stringify(settings, null, 2) + '\n');
+        return this.llmSettingsDTO();
+      },
+      'llm.testConnection': async (p) => {
+        const settings = p?.settings ? parseLlmSettings(p.settings) : this.llmSettings();
+        const provider = new LlmProvider(settings, { apiKey: this.apiKey(), env: this.env });
+        const r = await provider.testConnection();
+        return { ...r, ...(r.error ? { error: { kind: r.error.kind, message: r.error.message, ...(r.error.status !== undefined ? { status: r.error.status } : {}) } } : {}) } satisfies ConnectionReportDTO;
+      },
+      'llm.previewPrompt': (p) => this.previewPrompt(p!.taskId, p!.sessionId),
     };
   }
 }

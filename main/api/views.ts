@@ -87,6 +87,8 @@ export interface RooflineInput {
   peakGbps: number | null;
   peakGflops: number | null;
   limitsSource: string | null;
+  /** Why there are no limits (e.g. no measured limits for this GPU). */
+  limitsNote?: string | null;
 }
 
 export function sessionPlots(f: SessionFacts, rows: VariantRow[], roof: RooflineInput | null): SessionPlots {
@@ -149,7 +151,7 @@ export function sessionPlots(f: SessionFacts, rows: VariantRow[], roof: Roofline
       const s = ms / 1000;
       points.push({ variantId: v.id, intensity: w.flops / w.bytes, gflops: w.flops / s / 1e9, gbps: w.bytes / s / 1e9, speedup: byId.get(v.id)?.speedup ?? null });
     }
-    roofline = { points, peakGbps: roof.peakGbps, peakGflops: roof.peakGflops, limitsSource: roof.limitsSource };
+    roofline = { points, peakGbps: roof.peakGbps, peakGflops: roof.peakGflops, limitsSource: roof.limitsSource, limitsNote: roof.limitsNote ?? null };
   }
   const anyRecordedReward = rewards.size > 0;
   return {

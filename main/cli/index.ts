@@ -16,14 +16,47 @@ import { defaultConfig, enumerateSpace } from '../task/space.js';
 import { createSession, listSessions, newSessionId, openSession, sessionsRoot } from '../session/store.js';
 import { exportVariant } from '../export/cu.js';
 import { runLoop, type LoopEvent } from '../search/loop.js';
-import { STRATEGY_NAMES, isStrategyName } from '../search/strategies.js';
+import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../search/strategies.js';
 import { prepareRun } from '../search/run.js';
 import { KERNELDUEL_VERSION } from '../common/version.js';
 import { describeResult, fmtMs } from './format.js';
 import { writeDataset } from '../llm/dataset.js';
-import { DEFAULT_API_KEY_ENV } from '../llm/provider.js';
+import { DEFAULT_API_KEY_ENV, LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../llm/provider.js';
+import type { LlmStreamEvent } from '../search/run.js';
 
 class UsageError extends Error {}
+
+const LLM_DEFAULTS = LlmSettingsSchema.parse({});
+
+interface LlmFlags {
+  llmBaseUrl?: string;
+  llmModel?: string;
+  llmKeyEnv?: string;
+  llmTemperature?: number;
+  llmMaxTokens?: number;
+  llmTimeoutMs?: number;
+}
+
+/** The provider settings the --llm-* flags give (validated), or undefined when none was given. */
+function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
+  const x: Record<string, unknown> = {};
+  if (o.llmBaseUrl !== undefined) x.baseURL = o.llmBaseUrl;
+  if (o.llmModel !== undefined) x.model = o.llmModel;
+  if (o.llmKeyEnv !== undefined) x.apiKeyEnv = o.llmKeyEnv;
+  if (o.llmTemperature !== undefined) x.temperature = o.llmTemperature;
+  if (o.llmMaxTokens !== undefined) x.maxTokens = o.llmMaxTokens;
+  if (o.llmTimeoutMs !== undefined) x.requestTimeoutMs = o.llmTimeoutMs;
+  if (!Object.keys(x).length) return undefined;
+  try {
+    return parseLlmSettings(x);
+  } catch (e) {
+    if (e instanceof LlmSettingsError) {
+      const flag: Record<string, string> = { baseURL: '--llm-base-url', model: '--llm-model', apiKeyEnv: '--llm-key-env', temperature: '--llm-temperature', maxTokens: '--llm-max-tokens', requestTimeoutMs: '--llm-timeout-ms' };
+      throw new UsageError(e.issues.map((i) => `${flag[i.field] ?? i.field}: ${i.message}`).join('; '));
+    }
+    throw e;
+  }
+}
 
 function out(json: boolean, data: unknown, text: () => string): void {
   process.stdout.write(json ? JSON.stringify(data, null, 2) + '\n' : text() + '\n');
@@ -148,7 +181,7 @@ program
   .command('optimize')
   .description('search for faster variants of a task and keep every measurement in a session')
   .argument('<task>', 'task folder or built-in task name')
-  .addOption(new Option('--strategy <name>', 'search strategy').choices([...STRATEGY_NAMES]).default('random'))
+  .addOption(new Option('--strategy <name>', 'search strategy (llm, mixed: a language model writes new code)').choices([...RUN_STRATEGY_NAMES]).default('random'))
   .option('--budget <n>', 'variants to measure besides the baseline', (v) => Number(v), 50)
   .option('--seed <n>', 'random seed of the strategy', (v) => Number(v), 1)
   .option('--replay <space.json>', 'answer measurements from a recorded space (no GPU; every result is labelled REPLAY)')
@@ -157,21 +190,59 @@ program
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--llm-base-url <url>', `OpenAI-compatible base URL (llm/mixed; default ${LLM_DEFAULTS.baseURL})`)
+  .option('--llm-model <name>', `model name (default ${LLM_DEFAULTS.model})`)
+  .option('--llm-key-env <VAR>', `environment variable holding the API key (default ${LLM_DEFAULTS.apiKeyEnv}); the key is never stored`)
+  .option('--llm-temperature <t>', `sampling temperature 0..2 (default ${LLM_DEFAULTS.temperature})`, (v) => Number(v))
+  .option('--llm-max-tokens <n>', `answer token limit (default ${LLM_DEFAULTS.maxTokens})`, (v) => Number(v))
+  .option('--llm-timeout-ms <ms>', `whole-request timeout (default ${LLM_DEFAULTS.requestTimeoutMs})`, (v) => Number(v))
   .option('--json', 'machine-readable output (one JSON event per line)')
-  .action(async (taskArg: string, o: { strategy: string; budget: number; seed: number; replay?: string; tunablesOnly?: boolean; resume?: string; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
+  .action(async (taskArg: string, o: { strategy: string; budget: number; seed: number; replay?: string; tunablesOnly?: boolean; resume?: string; gpu?: number; arch?: string; maxMs?: number; json?: boolean } & LlmFlags) => {
     if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
-    if (!isStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
+    if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
     const log = (s: string): void => void process.stderr.write(s + '\n');
+    const llm = llmSettingsFromFlags(o);
+    if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
+    // A new session on a task whose restrictions exclude every configuration fails before it starts.
+    if (!o.resume && !o.replay) {
+      const t = resolveTask(taskArg);
+      if (Object.keys(t.manifest.tunables ?? {}).length) enumerateSpace(t);
+    }
+    const ac = new AbortController();
+    // The model's answer as it is written (not with --json): each answer under its id.
+    let streaming: string | null = null;
+    const onLlm = (e: LlmStreamEvent): void => {
+      if (o.json) {
+        if (e.type === 'llm.prompt') process.stdout.write(JSON.stringify(e) + '\n');
+        return;
+      }
+      if (e.type === 'llm.prompt') {
+        if (streaming) process.stderr.write('\n');
+        streaming = null;
+        log(`asking the model: prompt ${e.promptId} (${e.chars} characters), ${e.answerIds.length} answer(s)`);
+        return;
+      }
+      if (streaming !== e.answerId) {
+        process.stderr.write(`${streaming ? '\n' : ''}--- ${e.answerId}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''} ---\n`);
+        streaming = e.answerId;
+      }
+      process.stderr.write(e.delta);
+    };
     let run;
     try {
       run = await prepareRun({
         task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed, resume: o.resume,
         backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
         flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
-      });
+        ...(llm ? { llm } : isLlmStrategyName(o.strategy) && !o.resume ? { llm: {} } : {}),
+      }, { onLlm, signal: ac.signal });
     } catch (e) {
       if (e instanceof TaskError) throw e;
       throw new UsageError((e as Error).message);
+    }
+    if (isLlmStrategyName(o.strategy)) {
+      const d = run.session.meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
+      if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
     }
     const { session, task, measurer, strategy } = run;
     const replay = !!o.replay;
@@ -181,7 +252,6 @@ program
     if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${task.manifest.name}, ${o.strategy}, budget ${o.budget}, ${run.label}`);
     if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
     bar?.start(o.budget, 0, { best: '-' });
-    const ac = new AbortController();
     const stop = (): void => {
       log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
       ac.abort();
@@ -200,6 +270,10 @@ program
         log(`  model: ${e.stats.trainedOn} decided comparisons, held-out accuracy ${e.stats.heldOutAccuracy === null ? '-' : `${(e.stats.heldOutAccuracy * 100).toFixed(1)}% (${e.stats.heldOutPairs} pairs)`}`);
       }
       if (e.type === 'duel' && !bar) log(`  duel ${e.a} vs ${e.b}: ${e.result.verdict} ${e.result.ratio.toFixed(3)}× [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]${tag}`);
+      if (e.type === 'result' && streaming) {
+        process.stderr.write('\n');
+        streaming = null;
+      }
       if (e.type === 'result') {
         const best = e.bestSpeedup ? `${e.bestSpeedup.toFixed(2)}× (${fmtMs(e.bestMs)})${tag}` : '-';
         if (bar) bar.update(e.index, { best });
@@ -267,7 +341,7 @@ program
       if (o.host !== '127.0.0.1' && o.host !== 'localhost') process.stderr.write(`warning: bound to ${o.host}: anyone on that network who has the URL can run builds on this machine\n`);
       process.stderr.write('(Ctrl-C stops the server; runs in progress are stopped and keep what they measured)\n');
     }
-    if (o.open) openInBrowser(srv.url);
+    if (o.open) openInBrowser(srv.url, (why) => process.stderr.write(`(${why}: open the URL above in a browser yourself)\n`));
     const shutdown = (): void => {
       void srv.close().then(() => process.exit(0));
     };
@@ -290,8 +364,20 @@ program
     out(!!o.json, r, () => `wrote ${r.path}: ${r.rows} answers in ${r.groups} prompt groups (${r.measured} measured)`);
   });
 
+/** Errors meant for the user (bad input, a damaged session, a full disk): their message says what
+ * is wrong and what to do, so no stack trace. Programming errors (TypeError...) keep theirs, and
+ * KERNELDUEL_DEBUG=1 shows every stack. */
+function isUserError(e: unknown): e is Error {
+  if (!(e instanceof Error) || process.env.KERNELDUEL_DEBUG === '1') return false;
+  if (e instanceof TaskError || e instanceof UsageError) return true;
+  if (['JournalError', 'SandboxError', 'TaskError'].includes(e.name)) return true;
+  // Plain Errors are thrown deliberately by the engine with a message for the user; the built-in
+  // subclasses (TypeError, RangeError, ...) are bugs.
+  return Object.getPrototypeOf(e) === Error.prototype;
+}
+
 program.parseAsync(process.argv).catch((e: unknown) => {
-  if (e instanceof TaskError || e instanceof UsageError) process.stderr.write(`kernelduel: ${e.message}\n`);
+  if (isUserError(e)) process.stderr.write(`kernelduel: ${e.message}\n${e instanceof TaskError ? 'fix the task folder and run again (the format: docs/TASK-FORMAT.md)\n' : ''}`);
   else process.stderr.write(`kernelduel: ${(e as Error)?.stack ?? String(e)}\n`);
   process.exit(1);
 });

@@ -1,12 +1,13 @@
 // Electron's main process, kept thin: one window, the API contract on IPC through the shared
 // dispatcher (every argument validated), every call's sender checked, navigation and new windows
-// denied, a strict CSP. The engine runs in this process's event loop; its heavy work (nvcc, the
-// harness) already runs in child processes.
-import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron';
+// denied, a strict CSP. Optimisation runs go to a worker thread (out/main/worker.js, its own build
+// entry); builds and the harness run in child processes. The LLM API key is encrypted with the OS
+// keychain (safeStorage) and never sent back to the renderer.
+import { app, BrowserWindow, dialog, ipcMain, safeStorage, session, shell, type IpcMainInvokeEvent } from 'electron';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ApiService } from '../api/service.js';
+import { ApiService, type SecretStore } from '../api/service.js';
 import { createDispatcher } from '../api/dispatch.js';
 import { IPC_CALL, IPC_EVENT, IPC_PICK_FOLDER, IPC_SAVE_AS } from '../api/methods.js';
 import { contentSecurityPolicy } from '../server/csp.js';
@@ -17,6 +18,29 @@ const devUrl = process.env.ELECTRON_RENDERER_URL;
 const pageUrl = devUrl ?? pathToFileURL(path.join(here, '../renderer/index.html')).href;
 
 let win: BrowserWindow | null = null;
+
+/** The LLM API key, encrypted by the OS (safeStorage) in the app's data folder; never in plain text. */
+function keychain(): SecretStore {
+  const file = (): string => path.join(app.getPath('userData'), 'llm-api-key.enc');
+  return {
+    available: () => safeStorage.isEncryptionAvailable(),
+    save(key) {
+      if (!safeStorage.isEncryptionAvailable()) throw new Error('OS encryption (safeStorage) is not available: the key is not saved');
+      fs.mkdirSync(path.dirname(file()), { recursive: true });
+      fs.writeFileSync(file(), safeStorage.encryptString(key), { mode: 0o600 });
+    },
+    load() {
+      try {
+        return safeStorage.decryptString(fs.readFileSync(file()));
+      } catch {
+        return undefined;
+      }
+    },
+    clear() {
+      fs.rmSync(file(), { force: true });
+    },
+  };
+}
 let trusted: TrustedWindow | null = null;
 
 function checkSender(e: IpcMainInvokeEvent): void {
@@ -77,7 +101,9 @@ app.whenReady().then(() => {
     contents.on('will-attach-webview', (e) => e.preventDefault());
   });
 
-  const service = new ApiService({ mode: 'electron' });
+  // The worker is its own build entry (electron.vite.config.ts), next to this file.
+  const workerFile = path.join(here, 'worker.js');
+  const service = new ApiService({ mode: 'electron', secrets: keychain(), worker: fs.existsSync(workerFile) ? { file: workerFile } : false });
   const dispatch = createDispatcher(service.handlers());
   ipcMain.handle(IPC_CALL, async (e, method: unknown, params: unknown) => {
     checkSender(e);

@@ -12,14 +12,16 @@ import { KERNELDUEL_VERSION } from '../common/version.js';
 import type { Measurer } from './measurer.js';
 import type { Strategy } from './loop.js';
 import type { ActionSpace } from './actions.js';
-import { actionSpaceFor, makeStrategy, type StrategyName } from './strategies.js';
+import { actionSpaceFor, isLlmStrategyName, makeStrategy, type RunStrategyName } from './strategies.js';
+import { LlmProvider, type LlmSettingsInput } from '../llm/provider.js';
+import { LlmStrategy, mixedStrategy } from './llm.js';
 
-export type Backend = { kind: 'replay'; recording: string; seed?: number } | { kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number };
+export type Backend = { kind: 'replay'; recording: string; seed?: number } | { kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number; /** Compile-only even when a GPU is present. */ noGpu?: boolean };
 
 export interface RunOptions {
   /** Task folder or built-in task name (ignored when resuming: the session names its task). */
   task: string;
-  strategy: StrategyName;
+  strategy: RunStrategyName;
   budget: number;
   seed: number;
   backend: Backend;
@@ -29,6 +31,22 @@ export interface RunOptions {
   /** Vary compiler flags / source transforms on a GPU (default true). */
   flags?: boolean;
   transforms?: boolean;
+  /** LLM provider settings (strategies llm and mixed); a resumed session keeps its own unless given. */
+  llm?: LlmSettingsInput;
+  /** The API key itself (e.g. from the OS keychain); never stored. Default: the environment variable the settings name. */
+  apiKey?: string;
+}
+
+/** What the LLM policy streams while it asks the model (not journaled: the answers are, on their variants). */
+export type LlmStreamEvent =
+  | { type: 'llm.prompt'; promptId: string; answerIds: string[]; chars: number }
+  | { type: 'llm.delta'; promptId: string; answerId: string; delta: string; attempt: number };
+
+/** Callbacks that cannot travel in serialisable options. */
+export interface RunHooks {
+  onLlm?: (e: LlmStreamEvent) => void;
+  /** Cancels model requests in flight (the loop has its own signal). */
+  signal?: AbortSignal;
 }
 
 export interface PreparedRun {
@@ -42,7 +60,7 @@ export interface PreparedRun {
   warnings: string[];
 }
 
-export async function prepareRun(o: RunOptions): Promise<PreparedRun> {
+export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<PreparedRun> {
   const warnings: string[] = [];
   const root = o.sessionsRoot ?? sessionsRoot();
   let session: Session | undefined;
@@ -52,6 +70,17 @@ export async function prepareRun(o: RunOptions): Promise<PreparedRun> {
     task = resolveTask(session.meta.task.dir);
     if (task.hash !== session.meta.task.manifestHash) warnings.push(`task ${task.manifest.name} changed since session ${session.meta.id} started`);
   } else task = resolveTask(o.task);
+  const llmPolicy = isLlmStrategyName(o.strategy);
+  if (llmPolicy && o.backend.kind === 'replay') {
+    throw new Error(`the ${o.strategy} policy writes new code, which a recorded space cannot answer: run it on a GPU, or compile-only without one`);
+  }
+  let provider: LlmProvider | undefined;
+  if (llmPolicy) {
+    const stored = session?.meta.settings.llm;
+    const { apiKeySet: _set, ...storedSettings } = (stored && typeof stored === 'object' ? stored : {}) as Record<string, unknown>;
+    void _set;
+    provider = new LlmProvider(o.llm ?? storedSettings, { apiKey: o.apiKey });
+  }
   let measurer: Measurer;
   let label: string;
   let gpuMeta: { name: string; uuid?: string; arch: string } | null = null;
@@ -67,7 +96,7 @@ export async function prepareRun(o: RunOptions): Promise<PreparedRun> {
     if (!tc.nvcc) throw new Error(tc.problems.join(' ') || 'nvcc not found');
     const b = o.backend;
     let gpu = null;
-    if (process.env.KERNELDUEL_NO_GPU !== '1') {
+    if (process.env.KERNELDUEL_NO_GPU !== '1' && !b.noGpu) {
       const det = await detectGpus();
       const usable = det.gpus.filter((g) => g.arch);
       gpu = b.gpu === undefined ? (usable[0] ?? null) : (usable.find((g) => g.index === b.gpu) ?? null);
@@ -81,10 +110,26 @@ export async function prepareRun(o: RunOptions): Promise<PreparedRun> {
   }
   session ??= createSession(root, {
     id: newSessionId(), task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash }, gpu: gpuMeta,
-    settings: { strategy: o.strategy, budget: o.budget, seed: o.seed, ...(seeds ? { seeds } : {}), backend: o.backend.kind === 'replay' ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording } : { kind: 'gpu' } },
+    settings: { strategy: o.strategy, budget: o.budget, seed: o.seed, ...(seeds ? { seeds } : {}), backend: o.backend.kind === 'replay' ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording } : { kind: 'gpu' },
+      // The provider's settings without secrets (describe() never holds the key; it says whether one was set).
+      ...(provider ? { llm: provider.describe() } : {}) },
     createdAt: new Date().toISOString(), kernelduelVersion: KERNELDUEL_VERSION,
   });
+  if (o.backend.kind === 'replay' && !o.resume) {
+    session.append({ type: 'note', level: 'info', message: `REPLAY: answers come from the recorded space ${(measurer as ReplayMeasurer).recording}, not from a live GPU` });
+  }
   const space = await actionSpaceFor(task, measurer, { flags: o.flags, transforms: o.transforms });
-  const strategy = makeStrategy(o.strategy, space, o.seed);
+  let strategy: Strategy;
+  if (provider) {
+    if (!provider.hasApiKey && !/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(provider.settings.baseURL)) {
+      warnings.push(`no API key in $${provider.settings.apiKeyEnv}: ${provider.settings.baseURL} may refuse the requests`);
+    }
+    const llm = new LlmStrategy({
+      task, session, provider, seed: o.seed, gpu: gpuMeta?.name ?? null, signal: hooks.signal,
+      onDelta: (e) => hooks.onLlm?.({ type: 'llm.delta', ...e }),
+      onPrompt: (p) => hooks.onLlm?.({ type: 'llm.prompt', promptId: p.promptId, answerIds: p.answerIds, chars: p.messages.reduce((a, m) => a + m.content.length, 0) }),
+    });
+    strategy = o.strategy === 'llm' ? llm : mixedStrategy({ llm, task, session, seed: o.seed });
+  } else strategy = makeStrategy(o.strategy as Exclude<RunStrategyName, 'llm' | 'mixed'>, space, o.seed);
   return { task, measurer, session, space, strategy, label, warnings };
 }

@@ -19,6 +19,21 @@ export function isStrategyName(s: string): s is StrategyName {
   return (STRATEGY_NAMES as readonly string[]).includes(s);
 }
 
+/** Policies that ask a language model for new code (main/search/llm.ts): they need the task, the session and a provider. */
+export const LLM_STRATEGY_NAMES = ['llm', 'mixed'] as const;
+export type LlmStrategyName = (typeof LLM_STRATEGY_NAMES)[number];
+/** Every strategy a run can use. */
+export const RUN_STRATEGY_NAMES = [...STRATEGY_NAMES, ...LLM_STRATEGY_NAMES] as const;
+export type RunStrategyName = StrategyName | LlmStrategyName;
+
+export function isLlmStrategyName(s: string): s is LlmStrategyName {
+  return (LLM_STRATEGY_NAMES as readonly string[]).includes(s);
+}
+
+export function isRunStrategyName(s: string): s is RunStrategyName {
+  return isStrategyName(s) || isLlmStrategyName(s);
+}
+
 export interface SpaceChoice {
   /** Vary compiler flags (GPU runs; a recording decides for itself). Default true. */
   flags?: boolean;

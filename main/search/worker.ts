@@ -8,13 +8,15 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { runLoop, type LoopEvent } from './loop.js';
-import { prepareRun, type RunOptions } from './run.js';
+import { prepareRun, type LlmStreamEvent, type RunOptions } from './run.js';
+import { modelNote } from '../api/views.js';
 
 const WORKER_KIND = 'kernelduel-optimise';
 
 export type OptimisationMessage =
   | { type: 'started'; sessionId: string; sessionDir: string; label: string; warnings: string[] }
   | { type: 'event'; event: LoopEvent }
+  | { type: 'llm'; event: LlmStreamEvent }
   | { type: 'paused' }
   | { type: 'resumed' }
   | { type: 'finished'; evaluated: number }
@@ -37,16 +39,26 @@ export interface OptimisationHandle {
 export interface StartOptions {
   /** Node flags for the worker. From TypeScript sources the worker registers tsx's loader itself (unless execArgv is given). */
   execArgv?: string[];
+  /** The worker's file (default: this module's own file, which must not be inlined into another bundle entry). */
+  workerFile?: string;
+}
+
+/** This module's file, where a worker thread can start it: null when it was inlined into the program's own entry file (a bundle without a worker entry). */
+export function workerModuleFile(): string | null {
+  const file = fileURLToPath(import.meta.url);
+  const entry = process.argv[1] ? process.argv[1].replace(/\\/g, '/') : '';
+  if (entry && (file.replace(/\\/g, '/') === entry || file.replace(/\\/g, '/') === `${entry}.js`)) return null;
+  return file;
 }
 
 export function startOptimisation(opts: RunOptions, so: StartOptions = {}): OptimisationHandle {
-  const file = fileURLToPath(import.meta.url);
+  const file = so.workerFile ?? fileURLToPath(import.meta.url);
   const workerData = { kind: WORKER_KIND, opts };
   let worker: Worker;
   if (file.endsWith('.ts') && !so.execArgv) {
     // Running from TypeScript sources (tests, tsx): register tsx's loader inside the worker first.
     const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(import.meta.url)}); }).catch((e) => { throw e; });`;
+    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(file).href)}); }).catch((e) => { throw e; });`;
     worker = new Worker(boot, { eval: true, workerData });
   } else worker = new Worker(file, { workerData, execArgv: so.execArgv ?? [] });
   const buffer: OptimisationMessage[] = [];
@@ -100,12 +112,11 @@ export function startOptimisation(opts: RunOptions, so: StartOptions = {}): Opti
   return { events, done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
 }
 
-async function workerMain(opts: RunOptions): Promise<void> {
-  const port = parentPort!;
-  const post = (m: OptimisationMessage): void => port.postMessage(m);
+/** The run itself, on whichever thread: prepares it, runs the loop, posts every message; obeys commands. */
+async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void, onCommand: (h: (c: Command) => void) => void): Promise<void> {
   const ac = new AbortController();
   let paused: { promise: Promise<void>; release: () => void } | null = null;
-  port.on('message', (c: Command) => {
+  onCommand((c) => {
     if (c.type === 'pause' && !paused) {
       let release!: () => void;
       const promise = new Promise<void>((r) => (release = r));
@@ -123,17 +134,21 @@ async function workerMain(opts: RunOptions): Promise<void> {
   });
   let run;
   try {
-    run = await prepareRun(opts);
+    run = await prepareRun(opts, { signal: ac.signal, onLlm: (event) => post({ type: 'llm', event }) });
   } catch (e) {
     post({ type: 'error', message: (e as Error).message });
-    port.close();
     return;
   }
-  post({ type: 'started', sessionId: run.session.id, sessionDir: run.session.dir, label: run.label, warnings: run.warnings });
+  const session = run.session;
+  post({ type: 'started', sessionId: session.id, sessionDir: session.dir, label: run.label, warnings: run.warnings });
   try {
     const r = await runLoop({
-      session: run.session, evaluator: run.measurer, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
-      onEvent: (event) => post({ type: 'event', event }),
+      session, evaluator: run.measurer, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
+      onEvent: (event) => {
+        // The preference model's accuracy is kept in the journal (as a note) for the plots.
+        if (event.type === 'model') session.append({ type: 'note', level: 'info', message: modelNote(event.stats) });
+        post({ type: 'event', event });
+      },
       // Yield to the event loop before each measurement, so pause/stop messages are seen even when
       // measurements resolve at once (a replay).
       gate: async () => {
@@ -143,11 +158,64 @@ async function workerMain(opts: RunOptions): Promise<void> {
     });
     post({ type: 'finished', evaluated: r.evaluated });
   } catch (e) {
+    try {
+      session.append({ type: 'note', level: 'error', message: `run failed: ${(e as Error).message ?? String(e)}` });
+    } catch {
+      // Nothing more to keep.
+    }
     post({ type: 'error', message: (e as Error).stack ?? String(e) });
   } finally {
-    run.session.close();
+    session.close();
+  }
+}
+
+async function workerMain(opts: RunOptions): Promise<void> {
+  const port = parentPort!;
+  try {
+    await driveRun(opts, (m) => port.postMessage(m), (h) => port.on('message', h));
+  } finally {
     port.close();
   }
+}
+
+/** The same protocol without a worker thread (where no worker file exists: an engine inlined into one bundle file). */
+export function startOptimisationInProcess(opts: RunOptions): OptimisationHandle {
+  const buffer: OptimisationMessage[] = [];
+  let wake: (() => void) | null = null;
+  let ended = false;
+  let handler: ((c: Command) => void) | null = null;
+  let resolveDone!: (v: { evaluated: number }) => void;
+  let rejectDone!: (e: Error) => void;
+  const done = new Promise<{ evaluated: number }>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  done.catch(() => undefined);
+  const post = (m: OptimisationMessage): void => {
+    buffer.push(m);
+    if (m.type === 'finished') resolveDone({ evaluated: m.evaluated });
+    if (m.type === 'error') rejectDone(new Error(m.message));
+    wake?.();
+  };
+  void driveRun(structuredClone(opts), post, (h) => (handler = h)).finally(() => {
+    ended = true;
+    wake?.();
+  });
+  const events: AsyncIterable<OptimisationMessage> = {
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        if (buffer.length) {
+          yield buffer.shift()!;
+          continue;
+        }
+        if (ended) return;
+        await new Promise<void>((r) => (wake = r));
+        wake = null;
+      }
+    },
+  };
+  const send = (c: Command): void => void (!ended && handler?.(c));
+  return { events, done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
 }
 
 if (!isMainThread && (workerData as { kind?: string } | null)?.kind === WORKER_KIND) {

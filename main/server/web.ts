@@ -198,13 +198,28 @@ export function defaultStaticDir(): string {
   return path.join(path.dirname(resourcesDir()), 'out', 'renderer');
 }
 
-/** Best effort: the platform's opener; prints nothing on failure (the URL is printed anyway). */
-export function openInBrowser(url: string): void {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
-  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+/** Whether a browser could be shown here: macOS and Windows always; elsewhere only with a display. */
+export function canOpenBrowser(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): boolean {
+  if (platform === 'darwin' || platform === 'win32') return true;
+  return !!(env.DISPLAY || env.WAYLAND_DISPLAY || env.BROWSER);
+}
+
+/**
+ * Best effort: the platform's opener, detached (never waited for). Calls `onFail` with the reason
+ * when there is no display or no opener; the URL is printed anyway, so nothing else happens.
+ */
+export function openInBrowser(url: string, onFail?: (why: string) => void): void {
+  if (!canOpenBrowser()) {
+    onFail?.('no display to open a browser on');
+    return;
+  }
+  const cmd = process.env.BROWSER || (process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open');
+  const args = process.platform === 'win32' && !process.env.BROWSER ? ['/c', 'start', '', url] : [url];
   try {
-    spawn(cmd, args, { stdio: 'ignore', detached: true }).on('error', () => undefined).unref();
-  } catch {
-    // No opener on this machine.
+    spawn(cmd, args, { stdio: 'ignore', detached: true })
+      .on('error', (e: NodeJS.ErrnoException) => onFail?.(`cannot run ${cmd} (${e.code ?? e.message})`))
+      .unref();
+  } catch (e) {
+    onFail?.(`cannot run ${cmd} (${(e as Error).message})`);
   }
 }

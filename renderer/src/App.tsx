@@ -6,6 +6,7 @@ import { VariantsView } from './views/Variants.js';
 import { CompareView } from './views/Compare.js';
 import { PlotsView } from './views/Plots.js';
 import { ExportView } from './views/Export.js';
+import { LlmView } from './views/Llm.js';
 
 const VIEWS: Array<[View, string]> = [
   ['gpus', 'GPUs'],
@@ -14,6 +15,7 @@ const VIEWS: Array<[View, string]> = [
   ['variants', 'Variant tree'],
   ['compare', 'Compare'],
   ['plots', 'Plots'],
+  ['llm', 'LLM policy'],
   ['export', 'Export'],
 ];
 
@@ -76,6 +78,7 @@ export function App() {
           {view === 'variants' && <VariantsView />}
           {view === 'compare' && <CompareView />}
           {view === 'plots' && <PlotsView />}
+          {view === 'llm' && <LlmView />}
           {view === 'export' && <ExportView />}
         </section>
       </main>

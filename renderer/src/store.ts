@@ -1,15 +1,11 @@
 // The renderer's state (zustand): what the engine told us, what the user selected, and the live log.
 import { create } from 'zustand';
 import type { ApiEvent, EnvDTO, RunState, SessionDetail, SessionSummaryDTO, TaskDetail, TaskSummary, Transport, VariantDetail, VariantRow } from '../../main/api/contract.js';
+import { appendLog, applyLlmDelta, applyRunState, applyToSession, isFinalPhase, type LlmLive, type LogLine } from './reducers.js';
 
-export type View = 'gpus' | 'tasks' | 'run' | 'variants' | 'compare' | 'plots' | 'export';
+export type { LogLine, LlmLive } from './reducers.js';
 
-export interface LogLine {
-  at: string;
-  level: 'info' | 'warn' | 'error';
-  message: string;
-  sessionId: string | null;
-}
+export type View = 'gpus' | 'tasks' | 'run' | 'variants' | 'compare' | 'plots' | 'llm' | 'export';
 
 export interface AppState {
   api: Transport | null;
@@ -26,6 +22,8 @@ export interface AppState {
   compare: { a: string | null; b: string | null };
   variantCache: Record<string, VariantDetail>;
   logs: LogLine[];
+  /** The LLM's answer being written (llm / mixed runs). */
+  llmLive: LlmLive | null;
   error: string | null;
   setView(v: View): void;
   setError(e: unknown): void;
@@ -39,7 +37,6 @@ export interface AppState {
   onEvent(e: ApiEvent): void;
 }
 
-const MAX_LOG = 2000;
 let refreshTimer: ReturnType<typeof setTimeout> | null = null;
 
 export const useApp = create<AppState>((set, get) => ({
@@ -57,6 +54,7 @@ export const useApp = create<AppState>((set, get) => ({
   compare: { a: null, b: null },
   variantCache: {},
   logs: [],
+  llmLive: null,
   error: null,
   setView: (view) => set({ view }),
   setError: (e) => set({ error: e === null ? null : e instanceof Error ? e.message : String(e) }),
@@ -99,27 +97,25 @@ export const useApp = create<AppState>((set, get) => ({
   },
   onEvent(e) {
     if (e.type === 'log') {
-      set((s) => ({ logs: [...s.logs.slice(-(MAX_LOG - 1)), { at: e.at, level: e.level, message: e.message, sessionId: e.sessionId }] }));
+      set((s) => ({ logs: appendLog(s.logs, e) }));
       return;
     }
+    if (e.type === 'llm.delta') {
+      set((s) => ({ llmLive: applyLlmDelta(s.llmLive, e) }));
+      return;
+    }
+    if (e.type === 'llm.prompt') return;
     if (e.type === 'run.state') {
-      set((s) => ({ runs: { ...s.runs, [e.state.sessionId]: e.state } }));
-      if (['finished', 'stopped', 'failed'].includes(e.state.phase)) void get().refreshSessions();
+      set((s) => ({ runs: applyRunState(s.runs, e.state) }));
+      if (isFinalPhase(e.state.phase)) void get().refreshSessions();
     }
     const sid = e.type === 'run.state' ? e.state.sessionId : e.sessionId;
     if (sid !== get().sessionId) return;
-    if (e.type === 'run.variant' || e.type === 'run.result') {
-      // Merge the row at once (the tree grows live); the plots follow with a throttled full refresh.
-      set((s) => {
-        if (!s.session) return {};
-        const rows: VariantRow[] = s.session.variants.slice();
-        const i = rows.findIndex((r) => r.id === e.row.id);
-        if (i >= 0) rows[i] = { ...e.row, evalIndex: rows[i].evalIndex };
-        else rows.push(e.row);
-        return { session: { ...s.session, variants: rows } };
-      });
-    }
-    if (e.type === 'run.state') set((s) => (s.session ? { session: { ...s.session, run: e.state } } : {}));
+    // Merge at once (the tree grows live); the plots follow with a throttled full refresh.
+    set((s) => {
+      const session = applyToSession(s.session, s.sessionId, e);
+      return session ? { session } : {};
+    });
     if (!refreshTimer) {
       refreshTimer = setTimeout(() => {
         refreshTimer = null;

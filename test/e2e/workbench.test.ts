@@ -12,6 +12,10 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureRendererBuilt, ROOT } from './build-renderer.js';
 import { loadTask } from '../../main/task/manifest.js';
 import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
+import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
+import { bigReplaySession } from '../fixtures/big-session.js';
+import { h200FoundationSession } from '../fixtures/h200-foundation-session.js';
+import { answer } from '../fixtures/llm/answers.js';
 
 const CHROMIUM = process.env.KERNELDUEL_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.join(ROOT, 'docs', 'screenshots');
@@ -23,6 +27,7 @@ let server: ChildProcess;
 let url: string;
 let browser: Browser;
 let page: Page;
+let llmServer: FakeServer;
 
 async function shot(name: string): Promise<void> {
   await page.waitForTimeout(300);
@@ -63,6 +68,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
   }, 180_000);
 
   afterAll(async () => {
+    await llmServer?.close();
     await browser?.close();
     server?.kill('SIGTERM');
     if (home) fs.rmSync(home, { recursive: true, force: true });
@@ -160,4 +166,147 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(md).toContain('REPLAY');
     await shot('export');
   });
+
+  it('pauses and resumes a run (the worker holds measurements while paused)', async () => {
+    await page.getByTestId('nav-run').click();
+    await page.getByTestId('run-task').selectOption('axpy');
+    await page.getByTestId('run-strategy').selectOption('contrastive');
+    const backend = page.getByTestId('run-backend');
+    await backend.selectOption((await backend.locator('option', { hasText: 'REPLAY' }).first().getAttribute('value'))!);
+    await page.getByTestId('run-budget').fill('150');
+    const before = await page.getByTestId('session-picker').inputValue();
+    await page.getByTestId('run-start').click();
+    await expect.poll(() => page.getByTestId('session-picker').inputValue(), { timeout: 30_000 }).not.toBe(before);
+    await page.getByTestId('run-pause').click();
+    const text = page.getByTestId('progress-text');
+    await expect.poll(() => text.innerText(), { timeout: 15_000 }).toMatch(/^paused · \d+\/150/);
+    const at = Number(/(\d+)\/150/.exec(await text.innerText())![1]);
+    await page.waitForTimeout(1500);
+    // At most the measurement in flight when pause arrived completes.
+    expect(Number(/(\d+)\/150/.exec(await text.innerText())![1])).toBeLessThanOrEqual(at + 1);
+    expect(at).toBeLessThan(150);
+    await page.getByTestId('run-resume').click();
+    await expect.poll(() => text.innerText(), { timeout: 60_000 }).toMatch(/^finished/);
+  });
+
+  it('LLM policy settings: a bad base URL shows the field error; test connection; prompt preview', async () => {
+    let n = 0;
+    llmServer = await startFakeServer();
+    llmServer.handler = (body) =>
+      (body.max_tokens === 16 ? { type: 'ok', text: 'OK' } : { type: 'ok', text: answer(fs.readFileSync(path.join(ROOT, 'resources', 'tasks', 'axpy', 'kernel.cu'), 'utf8').replace(/\/\/[^\n]*\n/, `// rewritten ${++n}\n`), { analysis: 'The baseline is memory bound: each element is read and written once; vector loads would cut instructions.', design: 'Grid-stride loop with float4 loads and stores, 256 threads per block.' }), chunk: 30 });
+    await page.getByTestId('nav-llm').click();
+    const base = page.getByTestId('llm-baseURL');
+    await base.fill('not a url');
+    await page.getByTestId('llm-error-baseURL').waitFor();
+    expect(await page.getByTestId('llm-error-baseURL').innerText()).toContain('not an http(s) URL');
+    expect(await page.getByTestId('llm-save').isDisabled()).toBe(true);
+    expect(await page.getByTestId('llm-test').isDisabled()).toBe(true);
+    await page.getByTestId('llm-temperature').fill('7');
+    await page.getByTestId('llm-error-temperature').waitFor();
+    await shot('llm-settings-invalid');
+    await page.getByTestId('llm-temperature').fill('0.3');
+    await base.fill(llmServer.url);
+    await page.getByTestId('llm-model').fill('test-model');
+    await expect.poll(() => page.getByTestId('llm-error-baseURL').count()).toBe(0);
+    // Browser mode: the key comes from the server's environment only.
+    expect(await page.getByTestId('llm-apikey-env').innerText()).toContain('KERNELDUEL_LLM_API_KEY');
+    await page.getByTestId('llm-save').click();
+    await expect.poll(() => page.getByTestId('llm-status').innerText()).toContain('saved');
+    await page.getByTestId('llm-test').click();
+    const result = page.getByTestId('llm-test-result');
+    await result.waitFor();
+    await expect.poll(() => result.innerText()).toContain('replied "OK"');
+    await page.getByTestId('llm-preview-task').selectOption('axpy');
+    const preview = page.getByTestId('llm-preview');
+    await expect.poll(() => preview.innerText()).toContain('void axpy(');
+    expect(await preview.innerText()).toContain('Performance analysis');
+    await shot('llm-settings');
+  });
+
+  it('runs the LLM policy compile-only against the local model server; the variant shows its three parts', async () => {
+    await page.getByTestId('nav-run').click();
+    await page.getByTestId('run-task').selectOption('axpy');
+    await page.getByTestId('run-strategy').selectOption('llm');
+    await page.getByTestId('run-backend').selectOption('gpu:none');
+    await page.getByTestId('run-budget').fill('1');
+    const before = await page.getByTestId('session-picker').inputValue();
+    await page.getByTestId('run-start').click();
+    // The worker prepares the run (toolchain, transforms) before the new session opens.
+    await expect.poll(() => page.getByTestId('session-picker').inputValue(), { timeout: 60_000 }).not.toBe(before);
+    await expect.poll(() => page.getByTestId('progress-text').innerText(), { timeout: 90_000 }).toMatch(/^finished/);
+    await page.getByTestId('nav-variants').click();
+    const llmRow = page.locator('[data-testid="tree-row"]', { hasText: 'built' }).last();
+    await llmRow.click();
+    const parts = page.getByTestId('llm-parts');
+    await parts.waitFor();
+    expect(await page.getByTestId('llm-analysis').innerText()).toContain('memory bound');
+    expect(await page.getByTestId('llm-design').innerText()).toContain('float4');
+    expect(await page.getByTestId('llm-code').innerText()).toMatch(/\d+ lines/);
+    await page.locator('.monaco-editor .view-lines').first().waitFor();
+    await shot('variant-llm');
+  });
+
+  it('draws the roofline against the GPU\'s measured limits (real H200 figures, REPLAY-labelled)', async () => {
+    const { id } = h200FoundationSession({ home, root: ROOT, task: 'matmul' });
+    await page.goto(url);
+    await expect.poll(() => page.getByTestId('session-picker').locator(`option[value="${id}"]`).count(), { timeout: 30_000 }).toBe(1);
+    await page.getByTestId('session-picker').selectOption(id);
+    await page.getByTestId('nav-plots').click();
+    const roof = page.getByTestId('roofline');
+    await expect.poll(() => roof.getAttribute('data-limits')).toBe('bench/results/h200-foundation.json');
+    const legend = await roof.locator('.recharts-legend-wrapper').innerText();
+    expect(legend).toContain('memory roof 4.19 TB/s');
+    expect(legend).toContain('compute roof 50.5 TFLOP/s');
+    expect(await page.getByText(/roofs measured on this GPU: copy 4\.19 TB\/s, FP32 SGEMM 50\.5 TFLOP\/s/).count()).toBe(1);
+    await roof.scrollIntoViewIfNeeded();
+    await shot('plots-roofline-h200');
+  });
+
+  it('renders a 5,000-variant session in the tree, scrolls it and filters it', async () => {
+    const big = await bigReplaySession({ home, taskDir: path.join(ROOT, 'resources', 'tasks', 'axpy'), variants: 5000 });
+    console.log(`e2e: made a 5,000-variant REPLAY session (synthetic space) through the real loop and store in ${big.ms} ms`);
+    await page.goto(url);
+    await page.getByTestId('session-picker').waitFor();
+    await expect.poll(() => page.getByTestId('session-picker').locator(`option[value="${big.id}"]`).count(), { timeout: 30_000 }).toBe(1);
+    await page.getByTestId('nav-variants').click();
+    const t0 = Date.now();
+    await page.getByTestId('session-picker').selectOption(big.id);
+    const count = page.getByTestId('tree-count');
+    await expect.poll(() => count.innerText(), { timeout: 60_000 }).toMatch(/^5001 of 5001 variants/);
+    await page.getByTestId('tree-row').first().waitFor();
+    const renderMs = Date.now() - t0;
+    console.log(`e2e: 5,000-variant tree: session loaded and rendered in ${renderMs} ms (select -> rows on screen, including sessions.get)`);
+    // Virtualised: only the rows in view (plus overscan) are in the DOM.
+    const inDom = await page.getByTestId('tree-row').count();
+    expect(inDom).toBeGreaterThan(10);
+    expect(inDom).toBeLessThan(120);
+    // Scrolls to the end: the last rows are rendered and the page stays responsive.
+    const tree = page.getByTestId('variant-tree');
+    const s0 = Date.now();
+    for (let i = 1; i <= 10; i++) await tree.evaluate((el, f) => { el.scrollTop = el.scrollHeight * f; }, i / 10);
+    const last = await tree.evaluate((el) => { el.scrollTop = el.scrollHeight; return el.scrollHeight; });
+    expect(last).toBeGreaterThan(5000 * 20);
+    await expect.poll(async () => page.getByTestId('tree-row').last().getAttribute('data-variant')).toMatch(/^v\d+$/);
+    const bottomIds = await page.getByTestId('tree-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-variant')));
+    console.log(`e2e: 5,000-variant tree: 11 scroll jumps in ${Date.now() - s0} ms; ${inDom} rows in the DOM`);
+    await shot('tree-5000');
+    expect(bottomIds).not.toContain('v1');
+    // Filter: by config text and by status.
+    const f0 = Date.now();
+    await page.getByTestId('tree-search').fill('BLOCK=1024 VEC=4');
+    await expect.poll(() => count.innerText()).toMatch(/^\d+ of 5001 variants/);
+    const filtered = Number(/^(\d+) of/.exec(await count.innerText())![1]);
+    expect(filtered).toBeGreaterThan(0);
+    expect(filtered).toBeLessThan(5001);
+    for (const cfg of await page.getByTestId('tree-row').evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? ''))) {
+      if (!/: /.test(cfg)) expect(cfg).toMatch(/BLOCK=1024.*VEC=4|VEC=4.*BLOCK=1024/);
+    }
+    await page.getByTestId('tree-search').fill('');
+    await page.getByTestId('tree-status').selectOption('failed');
+    await expect.poll(() => count.innerText()).toMatch(/^\d+ of 5001 variants · \d+ failed/);
+    const m = /^(\d+) of 5001 variants · (\d+) failed/.exec(await count.innerText())!;
+    expect(m[1]).toBe(m[2]);
+    console.log(`e2e: 5,000-variant tree: filters applied in ${Date.now() - f0} ms`);
+    await page.getByTestId('tree-status').selectOption('all');
+  }, 300_000);
 });

@@ -1,5 +1,6 @@
 import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, Bar, BarChart, ZAxis } from 'recharts';
 import { useApp } from '../store.js';
+import { fmtRate, roofsFor } from '../roofline.js';
 
 function Panel(props: { title: string; children: React.ReactNode; note?: string }) {
   return (
@@ -18,6 +19,7 @@ export function PlotsView() {
   const params = [...new Set(p.paramEffects.map((e) => e.param))];
   const timed = p.timeline.some((t) => t.speedup !== null);
   const roof = p.roofline;
+  const roofs = roof && (roof.peakGbps || roof.peakGflops) ? roofsFor(roof.peakGbps, roof.peakGflops, roof.points.map((x) => x.intensity), roof.points.map((x) => x.gflops)) : null;
   return (
     <div className="plots" data-testid="plots">
       {session.replay && <div className="replay-note">REPLAY: every point below comes from the recorded space {session.replay.recording}.</div>}
@@ -60,18 +62,22 @@ export function PlotsView() {
             </LineChart>
           </ResponsiveContainer>
         </Panel>
-        <Panel title="Roofline" note={roof ? (roof.limitsSource ? `limits measured: ${roof.limitsSource}` : 'no measured limits for this GPU (run npm run bench:foundation on it)') : 'the task declares no bytes/flops metrics'}>
-          <ResponsiveContainer width="100%" height={240}>
-            <ScatterChart>
-              <CartesianGrid strokeDasharray="3 3" />
-              <XAxis dataKey="intensity" type="number" scale="log" domain={['auto', 'auto']} name="FLOP/byte" tickFormatter={(v: number) => Number(v).toPrecision(2)} label={{ value: 'FLOP/byte', position: 'insideBottomRight', offset: -4 }} />
-              <YAxis dataKey="gflops" type="number" scale="log" domain={['auto', 'auto']} name="GFLOP/s" tickFormatter={(v: number) => Number(v).toPrecision(3)} label={{ value: 'GFLOP/s', angle: -90, position: 'insideLeft' }} />
-              <ZAxis range={[30, 30]} />
-              <Tooltip />
-              {roof?.peakGflops ? <ReferenceLine y={roof.peakGflops} stroke="#dc2626" label="peak" /> : null}
-              <Scatter data={roof?.points ?? []} fill="#2563eb" isAnimationActive={false} />
-            </ScatterChart>
-          </ResponsiveContainer>
+        <Panel title="Roofline (attained FLOP/s vs arithmetic intensity)" note={roof ? (roof.limitsSource ? `roofs measured on this GPU: ${roof.peakGbps ? `copy ${(roof.peakGbps / 1000).toFixed(2)} TB/s` : 'no copy bandwidth'}, ${roof.peakGflops ? `FP32 SGEMM ${(roof.peakGflops / 1000).toFixed(1)} TFLOP/s` : 'no SGEMM rate'} (${roof.limitsSource})` : (roof.limitsNote ?? 'no measured limits for this GPU')) : 'the task declares no bytes/flops metrics'}>
+          <div data-testid="roofline" data-limits={roof?.limitsSource ?? 'none'}>
+            <ResponsiveContainer width="100%" height={240}>
+              <ScatterChart>
+                <CartesianGrid strokeDasharray="3 3" />
+                <XAxis dataKey="intensity" type="number" scale="log" domain={roofs ? roofs.domain : ['auto', 'auto']} allowDataOverflow name="FLOP/byte" tickFormatter={(v: number) => Number(v).toPrecision(2)} label={{ value: 'FLOP/byte', position: 'insideBottomRight', offset: -4 }} />
+                <YAxis dataKey="gflops" type="number" scale="log" domain={roofs ? roofs.yDomain : ['auto', 'auto']} allowDataOverflow name="FLOP/s" width={52} tickFormatter={(v: number) => fmtRate(Number(v))} label={{ value: 'FLOP/s', angle: -90, position: 'insideLeft', offset: -2 }} />
+                <ZAxis range={[30, 30]} />
+                <Tooltip />
+                <Legend />
+                {roofs && roofs.memory.length ? <Scatter name={`memory roof ${(roof!.peakGbps! / 1000).toFixed(2)} TB/s`} data={roofs.memory} line={{ stroke: '#dc2626', strokeWidth: 2 }} shape={() => <g />} fill="#dc2626" legendType="line" isAnimationActive={false} /> : null}
+                {roofs && roofs.compute.length ? <Scatter name={`compute roof ${(roof!.peakGflops! / 1000).toFixed(1)} TFLOP/s`} data={roofs.compute} line={{ stroke: '#f59e0b', strokeWidth: 2 }} shape={() => <g />} fill="#f59e0b" legendType="line" isAnimationActive={false} /> : null}
+                <Scatter name="variants" data={roof?.points ?? []} fill="#2563eb" isAnimationActive={false} />
+              </ScatterChart>
+            </ResponsiveContainer>
+          </div>
         </Panel>
       </div>
       <h4>Effect of each parameter value (mean speedup of timed variants; bars: count)</h4>

@@ -22,11 +22,13 @@ export function RunView() {
   const setView = useApp((s) => s.setView);
   const setError = useApp((s) => s.setError);
   const currentTask = useApp((s) => s.task);
+  const llmLive = useApp((s) => s.llmLive);
   const [taskId, setTaskId] = useState<string>('');
   const [strategy, setStrategy] = useState('random');
   const [budget, setBudget] = useState(20);
   const [gpu, setGpu] = useState<string>('none');
   const [recording, setRecording] = useState<string>('');
+  const [starting, setStarting] = useState(false);
   const logRef = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -51,6 +53,7 @@ export function RunView() {
 
   const start = async (): Promise<void> => {
     if (!api || !task) return;
+    setStarting(true);
     try {
       const st = await api.call('runs.start', { task: task.id, strategy, budget, gpu: gpu === 'none' ? null : Number(gpu), ...(recording ? { recording } : {}) });
       useApp.setState((s) => ({ runs: { ...s.runs, [st.sessionId]: st } }));
@@ -58,6 +61,8 @@ export function RunView() {
       await useApp.getState().openSession(st.sessionId);
     } catch (e) {
       setError(e);
+    } finally {
+      setStarting(false);
     }
   };
   const ctl = async (m: 'runs.pause' | 'runs.resume' | 'runs.stop'): Promise<void> => {
@@ -85,12 +90,24 @@ export function RunView() {
           {(task?.recordings ?? []).map((r) => <option key={r} value={`rec:${r}`}>REPLAY: {r.split('/').slice(-2).join('/')}</option>)}
         </select></label>
         <label>Budget <input data-testid="run-budget" type="number" min={0} max={100000} value={budget} onChange={(e) => setBudget(Number(e.target.value))} /></label>
-        <button data-testid="run-start" onClick={() => void start()} disabled={!task}>Start</button>
+        <button data-testid="run-start" onClick={() => void start()} disabled={!task || starting}>{starting ? 'Starting…' : 'Start'}</button>
         <button data-testid="run-pause" onClick={() => void ctl('runs.pause')} disabled={!live || run?.phase !== 'running'}>Pause</button>
         <button data-testid="run-resume" onClick={() => void ctl('runs.resume')} disabled={!live || run?.phase !== 'paused'}>Resume</button>
         <button data-testid="run-stop" onClick={() => void ctl('runs.stop')} disabled={!live}>Stop</button>
       </div>
       {recording && <div className="replay-note">REPLAY: measurements will be answered from the recorded space {recording}, not measured on a GPU.</div>}
+      {(strategy === 'llm' || strategy === 'mixed') && (
+        <div className="muted" data-testid="run-llm-note">
+          The {strategy} policy asks the model set in <a href="#" onClick={(e) => { e.preventDefault(); setView('llm'); }}>LLM policy</a>; its code is screened, built, checked and timed like any variant.
+          {recording ? <b className="fail"> A recorded space cannot answer new code: choose a GPU or compile-only.</b> : null}
+        </div>
+      )}
+      {llmLive && llmLive.sessionId === sessionId && live && (
+        <div className="llm-live" data-testid="llm-live">
+          <div className="muted small">the model is writing {llmLive.answerId}{llmLive.attempt > 1 ? ` (attempt ${llmLive.attempt})` : ''}…</div>
+          <pre>{llmLive.text}</pre>
+        </div>
+      )}
       {session && (
         <div className="progress-row">
           <div className="progress" data-testid="progress"><div className="bar" style={{ width: `${Math.min(100, progress * 100).toFixed(1)}%` }} /></div>

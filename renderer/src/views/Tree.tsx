@@ -3,44 +3,11 @@
 import { useMemo, useRef, useState, type UIEvent } from 'react';
 import type { VariantRow } from '../../../main/api/contract.js';
 import { fmtConfig, fmtMs, fmtX, speedupColor } from '../store.js';
+import { flattenTree, matches } from '../tree.js';
 
 export const ROW_HEIGHT = 24;
 
-export interface FlatNode {
-  row: VariantRow;
-  depth: number;
-}
-
-/** Depth-first order under first parents; orphans (parent unknown) become roots. Pure. */
-export function flattenTree(rows: VariantRow[]): FlatNode[] {
-  const ids = new Set(rows.map((r) => r.id));
-  const children = new Map<string, VariantRow[]>();
-  const roots: VariantRow[] = [];
-  for (const r of rows) {
-    const p = r.parents.find((x) => ids.has(x) && x !== r.id);
-    if (p) (children.get(p) ?? children.set(p, []).get(p)!).push(r);
-    else roots.push(r);
-  }
-  const out: FlatNode[] = [];
-  const seen = new Set<string>();
-  const stack: FlatNode[] = roots.slice().reverse().map((row) => ({ row, depth: 0 }));
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (seen.has(n.row.id)) continue;
-    seen.add(n.row.id);
-    out.push(n);
-    const kids = children.get(n.row.id) ?? [];
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ row: kids[i], depth: n.depth + 1 });
-  }
-  return out;
-}
-
-export function matches(r: VariantRow, q: string, status: string): boolean {
-  if (status !== 'all' && r.status !== status) return false;
-  if (!q) return true;
-  const hay = `${r.id} ${r.origin} ${fmtConfig(r.config)} ${r.transforms.join(' ')} ${r.failure?.kind ?? ''} ${r.failure?.reason ?? ''}`.toLowerCase();
-  return q.toLowerCase().split(/\s+/).every((w) => hay.includes(w));
-}
+export { flattenTree, matches, type FlatNode } from '../tree.js';
 
 export function VariantTree(props: { rows: VariantRow[]; selected: string | null; onSelect: (id: string) => void; height?: number; bestId?: string | null }) {
   const [q, setQ] = useState('');

@@ -50,11 +50,25 @@ export function VariantPanel({ id }: { id: string }) {
         <button data-testid="compare-as-a" onClick={() => { setCompare('a', id); }}>Compare as A</button>
         <button data-testid="compare-as-b" onClick={() => { setCompare('b', id); setView('compare'); }}>Compare as B</button>
       </div>
-      <div className="editor">
-        {mode === 'source' || !other ? (
-          <Editor language="cuda" value={d.variant.source} options={{ readOnly: true, minimap: { enabled: false }, fontSize: 12, scrollBeyondLastLine: false }} />
-        ) : (
-          <DiffEditor keepCurrentOriginalModel keepCurrentModifiedModel language="cuda" original={other.variant.source} modified={d.variant.source} options={{ readOnly: true, renderSideBySide: true, fontSize: 12 }} />
+      <div className={d.llm ? 'variant-body with-llm' : 'variant-body'}>
+        <div className="editor">
+          {mode === 'source' || !other ? (
+            <Editor language="cuda" value={d.variant.source} options={{ readOnly: true, minimap: { enabled: false }, fontSize: 12, scrollBeyondLastLine: false }} />
+          ) : (
+            <DiffEditor keepCurrentOriginalModel keepCurrentModifiedModel language="cuda" original={other.variant.source} modified={d.variant.source} options={{ readOnly: true, renderSideBySide: true, fontSize: 12 }} />
+          )}
+        </div>
+        {d.llm && (
+          <aside className="llm-parts" data-testid="llm-parts">
+            <div className="muted small">written by {d.llm.model} · prompt {d.llm.promptId} · exemplars {d.llm.exemplars.map((e) => `${e.id} (${e.speedup.toFixed(2)}×)`).join(', ') || 'baseline only'}</div>
+            {d.llm.error && <p className="fail">request failed: {d.llm.error}</p>}
+            <h4>Performance analysis</h4>
+            <p data-testid="llm-analysis">{d.llm.analysis || <span className="muted">(none)</span>}</p>
+            <h4>Algorithm design</h4>
+            <p data-testid="llm-design">{d.llm.design || <span className="muted">(none)</span>}</p>
+            <h4>Code</h4>
+            <p className="muted small" data-testid="llm-code">{d.llm.code ? `${d.llm.code.split('\n').length} lines: the source shown on the left` : '(no code: the answer was rejected before building)'}{d.llm.missing?.length ? ` · unlabelled parts: ${d.llm.missing.join(', ')}` : ''}</p>
+          </aside>
         )}
       </div>
       {mode === 'diff' && other && <p className="muted">Left: {other.variant.id} ({fmtConfig(other.variant.config)}). Right: {d.variant.id} ({fmtConfig(d.variant.config)}). Tunables are #defines, so two variants of one source differ in config, not in text.</p>}

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm start`: until the workbench UI lands, optimise the built-in example tasks with the CLI
+// `npm run optimize-examples`: optimise the built-in example tasks with the CLI
 // (random search, budget 20 each; KERNELDUEL_START_BUDGET overrides). Without a GPU this builds
 // every variant (compile-only) and says so.
 import { spawnSync } from 'node:child_process';

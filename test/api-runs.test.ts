@@ -1,0 +1,74 @@
+// Runs through the API service run in a worker thread (main/search/worker.ts): start, pause (no
+// measurement completes beyond the one in flight), resume, stop (the session keeps what was
+// measured), all observed through the service's events, on a SYNTHETIC recorded space (REPLAY).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiService } from '../main/api/service.js';
+import type { ApiEvent, RunState } from '../main/api/contract.js';
+import { loadTask } from '../main/task/manifest.js';
+import { builtinTasksDir } from '../main/common/paths.js';
+import { syntheticSpace } from './fixtures/spaces/synthetic.js';
+
+let home: string;
+let service: ApiService;
+let recording: string;
+const events: ApiEvent[] = [];
+
+beforeAll(() => {
+  home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-api-runs-'));
+  const task = loadTask(path.join(builtinTasksDir(), 'softmax'));
+  recording = path.join(home, 'spaces', 'synthetic-test-fixture', 'softmax.json');
+  fs.mkdirSync(path.dirname(recording), { recursive: true });
+  fs.writeFileSync(recording, JSON.stringify(syntheticSpace(task, { seed: 9 })));
+  service = new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: home } });
+  service.on((e) => events.push(e));
+});
+afterAll(async () => {
+  await service.stopAll();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+const until = async (what: () => boolean, ms = 20_000): Promise<void> => {
+  const t0 = Date.now();
+  while (!what()) {
+    if (Date.now() - t0 > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('runs in a worker thread', () => {
+  it('start, pause, resume, stop', async () => {
+    const h = service.handlers();
+    const st = (await h['runs.start']({ task: 'softmax', strategy: 'random', budget: 400, gpu: null, recording })) as RunState;
+    expect(st).toMatchObject({ phase: 'running', replay: true, budget: 400 });
+    const sid = st.sessionId;
+    const results = (): number => events.filter((e) => e.type === 'run.result' && e.sessionId === sid).length;
+    await until(() => results() >= 3);
+    expect((await h['runs.pause']({ sessionId: sid })).phase).toBe('paused');
+    await new Promise((r) => setTimeout(r, 150));
+    const atPause = results();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(results()).toBe(atPause);
+    expect(atPause).toBeLessThan(401);
+    expect((await h['runs.resume']({ sessionId: sid })).phase).toBe('running');
+    await until(() => results() >= atPause + 5);
+    expect((await h['runs.stop']({ sessionId: sid })).phase).toBe('stopping');
+    const last = (): RunState | undefined => events.filter((e): e is Extract<ApiEvent, { type: 'run.state' }> => e.type === 'run.state' && e.state.sessionId === sid).at(-1)?.state;
+    await until(() => last()?.phase === 'stopped');
+    expect((await h['runs.list']({})).find((r) => r.sessionId === sid)).toBeUndefined();
+    // The session (read from disk) keeps every result that was reported, all labelled REPLAY.
+    const d = await h['sessions.get']({ id: sid });
+    const done = d.variants.filter((v) => v.status !== 'pending');
+    expect(done.length).toBeGreaterThanOrEqual(results());
+    expect(done.every((v) => v.source === 'replay')).toBe(true);
+    expect(d.replay?.recording).toBe(recording);
+    expect(d.notes.some((n) => n.message.startsWith('REPLAY:'))).toBe(true);
+    expect(last()!.evaluated).toBeLessThan(400);
+  }, 60_000);
+
+  it('the llm policy refuses a recorded space', async () => {
+    await expect(service.handlers()['runs.start']({ task: 'softmax', strategy: 'llm', budget: 1, gpu: null, recording })).rejects.toThrow(/recorded space cannot answer/);
+  });
+});
