@@ -26,8 +26,8 @@ const log = (s: string): void => void process.stderr.write(`${((Date.now() - sta
 interface Ceilings { copyTBs: number; sgemmTflops: number }
 function ceilingsFor(gpuName: string): Ceilings | null {
   const slug = gpuName.toLowerCase().includes('h200') ? 'h200' : gpuName.toLowerCase().replace(/[^a-z0-9]+/g, '-');
-  const p = join(outDir, `${slug}-foundation.json`);
-  if (!existsSync(p)) return null;
+  const p = [join(outDir, `${slug}-foundation.json`), resolve('bench', 'results', `${slug}-foundation.json`)].find((x) => existsSync(x));
+  if (!p) return null;
   const f = JSON.parse(readFileSync(p, 'utf8')) as { ceilings: { copy: { bandwidthTBs: number }; sgemmFp32NoTf32: { tflops: number } } };
   return { copyTBs: f.ceilings.copy.bandwidthTBs, sgemmTflops: f.ceilings.sgemmFp32NoTf32.tflops };
 }
