@@ -46,7 +46,7 @@ for (const name of values.tasks ? values.tasks.split(',') : builtinTaskNames()) 
   let busy = 0;
   const sampler = setInterval(() => {
     samples++;
-    if (q.pending > 0) busy++;
+    if (q.running > 0) busy++;
   }, 20);
   const t0 = Date.now();
   let duels = 0;

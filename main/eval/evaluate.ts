@@ -10,6 +10,7 @@ import type { DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, 
 import type { Toolchain } from '../toolchain/nvcc.js';
 import type { GpuInfo } from '../gpu/detect.js';
 import { readClocks } from '../gpu/detect.js';
+import { withGpuLock } from '../gpu/lock.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
 import { workRoot as defaultWorkRoot } from '../common/paths.js';
@@ -26,12 +27,32 @@ export function screenVariant(task: Task, source: string): Failure | null {
 import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
 import { defaultConfig } from '../task/space.js';
 
-const gpuQueues = new Map<string, PQueue>();
-/** The one queue through which every measurement on a GPU passes. */
-export function gpuQueue(key: string): PQueue {
+/**
+ * The one queue through which every measurement on a GPU passes: one job at a time in this
+ * process, and (through a lock file per GPU) one at a time across KernelDuel processes.
+ */
+export class GpuQueue {
+  private readonly q = new PQueue({ concurrency: 1 });
+  constructor(readonly key: string) {}
+  /** Jobs waiting or running. */
+  get pending(): number {
+    return this.q.size + this.q.pending;
+  }
+  /** Jobs running now (0 or 1). */
+  get running(): number {
+    return this.q.pending;
+  }
+  add<T>(fn: () => Promise<T>): Promise<T> {
+    return this.q.add(() =>
+      withGpuLock(this.key, fn, { onWait: (owner) => process.stderr.write(`kernelduel: GPU ${this.key} is measuring for another KernelDuel process (${owner}); waiting\n`) }),
+    ) as Promise<T>;
+  }
+}
+const gpuQueues = new Map<string, GpuQueue>();
+export function gpuQueue(key: string): GpuQueue {
   let q = gpuQueues.get(key);
   if (!q) {
-    q = new PQueue({ concurrency: 1 });
+    q = new GpuQueue(key);
     gpuQueues.set(key, q);
   }
   return q;
@@ -103,7 +124,7 @@ export class Evaluator {
   }
 
   /** The GPU queue this evaluator measures through (shared per GPU). */
-  queue(): PQueue {
+  queue(): GpuQueue {
     return gpuQueue(this.gpu ? this.gpu.uuid || String(this.gpu.index) : 'none');
   }
 

@@ -1,0 +1,39 @@
+// Measurements on one GPU are serialised across processes by a lock file per GPU.
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir, hostname } from 'node:os';
+import { join } from 'node:path';
+import { gpuLockPath, withGpuLock } from '../main/gpu/lock.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'kd-lock-'));
+
+describe('GPU lock', () => {
+  it('waits while another process holds the GPU, then runs; the lock is gone afterwards', async () => {
+    const path = gpuLockPath('GPU-test', dir);
+    // Another process takes the lock for ~1.5 s (plain Node: O_EXCL create, sleep, unlink).
+    const child = spawn(process.execPath, ['-e', `const fs=require('fs');fs.writeFileSync(${JSON.stringify(path)}, process.pid+' '+require('os').hostname()+' x\\n',{flag:'wx'});console.log('held');setTimeout(()=>{fs.unlinkSync(${JSON.stringify(path)});process.exit(0)},1500)`]);
+    await new Promise<void>((res) => child.stdout.once('data', () => res()));
+    const waited: string[] = [];
+    const t0 = Date.now();
+    const r = await withGpuLock('GPU-test', async () => Date.now() - t0, { dir, onWait: (o) => waited.push(o), pollMs: 20 });
+    expect(waited).toHaveLength(1);
+    expect(waited[0]).toMatch(new RegExp(`pid ${child.pid}`));
+    expect(r).toBeGreaterThan(1000);
+    expect(existsSync(path)).toBe(false);
+  });
+
+  it('takes over a lock left by a process that died', async () => {
+    const path = gpuLockPath('GPU-stale', dir);
+    writeFileSync(path, `999999 ${hostname()} 2026-01-01\n`); // no such pid
+    let waited = false;
+    const r = await withGpuLock('GPU-stale', async () => 'ran', { dir, onWait: () => (waited = true) });
+    expect(r).toBe('ran');
+    expect(waited).toBe(false);
+  });
+
+  it('releases the lock when the job throws', async () => {
+    await expect(withGpuLock('GPU-throw', async () => Promise.reject(new Error('boom')), { dir })).rejects.toThrow('boom');
+    expect(existsSync(gpuLockPath('GPU-throw', dir))).toBe(false);
+  });
+});
