@@ -129,17 +129,21 @@ describe('LLM policy on a scripted measurer', () => {
     const session = newSession();
     const strategy = new LlmStrategy({ task, session, provider: provider(), seed: 2, groupSize: 2 });
     await runLoop({ session, evaluator: m, strategy, budget: 2, lookahead: 2 });
-    const [a, b] = session.variants().filter((v) => v.origin === 'llm');
+    // The two answers of one group come back concurrently: find each variant by its code.
+    const llmVariants = session.variants().filter((v) => v.origin === 'llm');
+    const a = llmVariants.find((v) => v.source === GOOD_CODE)!;
+    const b = llmVariants.find((v) => v.source === GOOD_CODE_2)!;
+    expect(llmVariants).toHaveLength(2);
     expect(session.resultOf(a.id)!.timing![0].medianMs).toBe(5);
     // 10× on the first measurement -> re-measured in a fresh process -> 2.5×, 300% apart -> rejected.
     expect(m.calls.get(GOOD_CODE_2 + '{}')).toBe(2);
     expect(session.resultOf(b.id)!.failure).toMatchObject({ kind: 'rejected', reason: expect.stringMatching(/not reproduced/) });
-    expect(strategy.records().map((r) => r.reward)).toEqual([2, 0]);
+    expect(strategy.records().map((r) => r.reward).sort()).toEqual([0, 2]);
     // The good one dueled its exemplar (the baseline).
     const duels = session.events().filter((e) => e.type === 'duel');
     expect(duels).toHaveLength(1);
     expect(duels[0]).toMatchObject({ a: a.id, result: { verdict: 'faster' } });
-    const ds = buildDataset(session);
+    const ds = buildDataset(session).sort((x, y) => (y.reward ?? 0) - (x.reward ?? 0));
     expect(ds.map((r) => [r.reward, r.status])).toEqual([[2, 'measured'], [0, 'failed']]);
     expect(ds[0].advantage).toBeCloseTo(1);
     expect(ds[1].advantage).toBeCloseTo(-1);
