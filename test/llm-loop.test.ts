@@ -39,7 +39,8 @@ function newSession(): Session {
     id: `s${++sessionNo}`, task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash }, gpu: null, settings: {}, createdAt: new Date().toISOString(), kernelduelVersion: 'test',
   });
 }
-const provider = (): LlmProvider => new LlmProvider({ baseURL: srv.url, model: 'test-model', retries: 0, requestTimeoutMs: 5000 }, { env: { KERNELDUEL_LLM_API_KEY: KEY } });
+// A generous timeout: CI machines run other suites beside this one (a 5 s limit timed out there).
+const provider = (): LlmProvider => new LlmProvider({ baseURL: srv.url, model: 'test-model', retries: 0, requestTimeoutMs: 60_000 }, { env: { KERNELDUEL_LLM_API_KEY: KEY } });
 
 describe('LLM policy, compile-only with the real Evaluator', () => {
   it('records the three parts, builds the good answer and rejects the rest with reasons', async () => {
@@ -133,7 +134,9 @@ describe('LLM policy on a scripted measurer', () => {
     const llmVariants = session.variants().filter((v) => v.origin === 'llm');
     const a = llmVariants.find((v) => v.source === GOOD_CODE)!;
     const b = llmVariants.find((v) => v.source === GOOD_CODE_2)!;
-    expect(llmVariants).toHaveLength(2);
+    const why = JSON.stringify(llmVariants.map((v) => [v.source.slice(0, 40), session.resultOf(v.id)?.failure?.reason]));
+    expect(llmVariants, why).toHaveLength(2);
+    expect(a && b, why).toBeTruthy();
     expect(session.resultOf(a.id)!.timing![0].medianMs).toBe(5);
     // 10× on the first measurement -> re-measured in a fresh process -> 2.5×, 300% apart -> rejected.
     expect(m.calls.get(GOOD_CODE_2 + '{}')).toBe(2);
