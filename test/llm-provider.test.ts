@@ -119,11 +119,12 @@ describe('LlmProvider', () => {
   });
 
   it('a slow server times out', async () => {
-    srv.script = [{ type: 'slow', delayMs: 1500 }];
+    srv.script = [{ type: 'slow', delayMs: 8000 }];
     const t0 = Date.now();
     const r = await provider({ requestTimeoutMs: 200, retries: 1 }).complete(msgs);
     expect(r).toMatchObject({ ok: false, attempts: 2, error: { kind: 'timeout' } });
-    expect(Date.now() - t0).toBeLessThan(1400);
+    // Far less than the server's 8 s: the client gave up (wide margin for loaded CI machines).
+    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('an unreachable server is reported as such', async () => {
