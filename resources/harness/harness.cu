@@ -466,6 +466,30 @@ static void compare(const T* got, const T* exp, size_t n, const Tol& tol, bool f
   }
 }
 
+// One output buffer against its reference file: counts, errors and the first bad element.
+struct CompareStats {
+  size_t bad = 0;
+  double maxabs = 0, maxrel = 0, num = 0, den = 0, fe = 0, fg = 0;
+  long long first = -1;
+};
+static CompareStats compare_output(const Arg& a, const void* dev, const std::string& refpath) {
+  size_t bytes = a.elements * dtype_bytes(a.dtype);
+  std::vector<unsigned char> got(bytes);
+  CK(cudaMemcpy(got.data(), dev, bytes, cudaMemcpyDeviceToHost));
+  const std::vector<unsigned char>& exp = ref_bytes(refpath, bytes);
+  CompareStats c;
+  const Tol& tol = g_plan.tol[a.dtype];
+  switch (a.dtype) {
+    case F32: compare((const float*)got.data(), (const float*)exp.data(), a.elements, tol, true, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
+    case F64: compare((const double*)got.data(), (const double*)exp.data(), a.elements, tol, true, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
+    case I32: compare((const int*)got.data(), (const int*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
+    case U32: compare((const unsigned*)got.data(), (const unsigned*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
+    case I64: compare((const long long*)got.data(), (const long long*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
+    case U8: compare((const unsigned char*)got.data(), (const unsigned char*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
+  }
+  return c;
+}
+
 static std::string g_check_failure;
 static void mode_check_body(entry_fn f);
 static void mode_check(entry_fn f) {
@@ -497,22 +521,9 @@ static void mode_check_body(entry_fn f) {
       for (size_t i = 0; i < s.args.size(); i++) {
         const Arg& a = s.args[i];
         if (!a.buffer || a.role == 0) continue;
-        size_t bytes = a.elements * dtype_bytes(a.dtype);
-        std::vector<unsigned char> got(bytes), exp(bytes);
-        CK(cudaMemcpy(got.data(), b.dev[i], bytes, cudaMemcpyDeviceToHost));
-        std::string path = ref_file(g_plan, s.index, seed, a.name);
-        const std::vector<unsigned char>& expv = ref_bytes(path, bytes);
-        memcpy(exp.data(), expv.data(), bytes);
-        size_t bad = 0; double maxabs = 0, maxrel = 0, num = 0, den = 0, fe = 0, fg = 0; long long first = -1;
         const Tol& tol = g_plan.tol[a.dtype];
-        switch (a.dtype) {
-          case F32: compare((float*)got.data(), (float*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-          case F64: compare((double*)got.data(), (double*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-          case I32: compare((int*)got.data(), (int*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-          case U32: compare((unsigned*)got.data(), (unsigned*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-          case I64: compare((long long*)got.data(), (long long*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-          case U8: compare((unsigned char*)got.data(), (unsigned char*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-        }
+        CompareStats cs = compare_output(a, b.dev[i], ref_file(g_plan, s.index, seed, a.name));
+        size_t bad = cs.bad; double maxabs = cs.maxabs, maxrel = cs.maxrel, num = cs.num, den = cs.den, fe = cs.fe, fg = cs.fg; long long first = cs.first;
         double relL2 = den > 0 ? sqrt(num / den) : sqrt(num);
         if (!firstj) g_json += ",";
         firstj = false;
@@ -613,21 +624,8 @@ static void verify_timed(const Size& s, Bufs& b, unsigned long long seed, const 
     if (!a.buffer || a.role != 1) continue;
     std::string path = ref_file(g_plan, s.index, seed, a.name);
     if (access(path.c_str(), R_OK) != 0) continue;  // no reference for this seed: nothing to compare
-    size_t bytes = b.bytes[i];
-    std::vector<unsigned char> got(bytes), exp(bytes);
-    CK(cudaMemcpy(got.data(), b.dev[i], bytes, cudaMemcpyDeviceToHost));
-    const std::vector<unsigned char>& expv = ref_bytes(path, bytes);
-    memcpy(exp.data(), expv.data(), bytes);
-    size_t bad = 0; double maxabs = 0, maxrel = 0, num = 0, den = 0, fe = 0, fg = 0; long long first = -1;
-    const Tol& tol = g_plan.tol[a.dtype];
-    switch (a.dtype) {
-      case F32: compare((float*)got.data(), (float*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-      case F64: compare((double*)got.data(), (double*)exp.data(), a.elements, tol, true, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-      case I32: compare((int*)got.data(), (int*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-      case U32: compare((unsigned*)got.data(), (unsigned*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-      case I64: compare((long long*)got.data(), (long long*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-      case U8: compare((unsigned char*)got.data(), (unsigned char*)exp.data(), a.elements, tol, false, bad, maxabs, maxrel, num, den, first, fe, fg); break;
-    }
+    CompareStats cs = compare_output(a, b.dev[i], path);
+    size_t bad = cs.bad; double fe = cs.fe, fg = cs.fg; long long first = cs.first;
     if (bad) {
       char m[640];
       std::string es = num_text(fe), gs = num_text(fg);
