@@ -17,6 +17,8 @@ import { workRoot as defaultWorkRoot } from '../common/paths.js';
 import { DEFAULT_TIMING, ensureHarness, runHarness, type HarnessIsolation, type PlanInput, type TimingSettings } from './harness.js';
 import { screenSource } from '../llm/screen.js';
 import { noteOnce, sandboxMode } from '../sandbox/index.js';
+import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
+import { defaultConfig } from '../task/space.js';
 
 /** Screens untrusted source (from a model or a user) before it is built: a `rejected` failure, or null when it may be built. */
 export function screenVariant(task: Task, source: string): Failure | null {
@@ -24,8 +26,6 @@ export function screenVariant(task: Task, source: string): Failure | null {
   if (s.ok) return null;
   return { kind: 'rejected', reason: `screening: ${s.reason}`, log: s.violations.map((v) => `line ${v.line}: [${v.rule}] ${v.reason}`).join('\n') };
 }
-import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
-import { defaultConfig } from '../task/space.js';
 
 /**
  * The one queue through which every measurement on a GPU passes: one job at a time in this
