@@ -51,11 +51,16 @@ export function workerModuleFile(): string | null {
   return file;
 }
 
-/**
- * The receiving end of a run's messages, shared by both ways of running it: a buffer read as an
- * async iterable, and `done`, settled by the run's `finished` or `error` message.
- */
-function messageChannel() {
+export function startOptimisation(opts: RunOptions, so: StartOptions = {}): OptimisationHandle {
+  const file = so.workerFile ?? fileURLToPath(import.meta.url);
+  const workerData = { kind: WORKER_KIND, opts };
+  let worker: Worker;
+  if (file.endsWith('.ts') && !so.execArgv) {
+    // Running from TypeScript sources (tests, tsx): register tsx's loader inside the worker first.
+    const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(file).href)}); }).catch((e) => { throw e; });`;
+    worker = new Worker(boot, { eval: true, workerData });
+  } else worker = new Worker(file, { workerData, execArgv: so.execArgv ?? [] });
   const buffer: OptimisationMessage[] = [];
   let wake: (() => void) | null = null;
   let ended = false;
@@ -68,14 +73,26 @@ function messageChannel() {
   done.catch(() => undefined);
   const push = (m: OptimisationMessage): void => {
     buffer.push(m);
-    if (m.type === 'finished') resolveDone({ evaluated: m.evaluated });
-    if (m.type === 'error') rejectDone(new Error(m.message));
     wake?.();
   };
   const end = (): void => {
     ended = true;
     wake?.();
   };
+  worker.on('message', (m: OptimisationMessage) => {
+    push(m);
+    if (m.type === 'finished') resolveDone({ evaluated: m.evaluated });
+    if (m.type === 'error') rejectDone(new Error(m.message));
+  });
+  worker.on('error', (e) => {
+    push({ type: 'error', message: e.message });
+    rejectDone(e);
+    end();
+  });
+  worker.on('exit', (code) => {
+    if (code !== 0) rejectDone(new Error(`the optimisation worker exited with code ${code}`));
+    end();
+  });
   const events: AsyncIterable<OptimisationMessage> = {
     async *[Symbol.asyncIterator]() {
       for (;;) {
@@ -89,33 +106,8 @@ function messageChannel() {
       }
     },
   };
-  return { push, end, events, done, rejectDone, isEnded: () => ended };
-}
-
-export function startOptimisation(opts: RunOptions, so: StartOptions = {}): OptimisationHandle {
-  const file = so.workerFile ?? fileURLToPath(import.meta.url);
-  const workerData = { kind: WORKER_KIND, opts };
-  let worker: Worker;
-  if (file.endsWith('.ts') && !so.execArgv) {
-    // Running from TypeScript sources (tests, tsx): register tsx's loader inside the worker first.
-    const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(file).href)}); }).catch((e) => { throw e; });`;
-    worker = new Worker(boot, { eval: true, workerData });
-  } else worker = new Worker(file, { workerData, execArgv: so.execArgv ?? [] });
-  const ch = messageChannel();
-  worker.on('message', (m: OptimisationMessage) => ch.push(m));
-  worker.on('error', (e) => {
-    ch.push({ type: 'error', message: e.message });
-    ch.rejectDone(e);
-    ch.end();
-  });
-  worker.on('exit', (code) => {
-    if (code !== 0) ch.rejectDone(new Error(`the optimisation worker exited with code ${code}`));
-    ch.end();
-  });
-  const { events, done } = ch;
   const send = (c: Command): void => {
-    if (!ch.isEnded()) worker.postMessage(c);
+    if (!ended) worker.postMessage(c);
   };
   return { events, done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
 }
@@ -188,11 +180,41 @@ async function workerMain(opts: RunOptions): Promise<void> {
 
 /** The same protocol without a worker thread (where no worker file exists: an engine inlined into one bundle file). */
 export function startOptimisationInProcess(opts: RunOptions): OptimisationHandle {
-  const ch = messageChannel();
+  const buffer: OptimisationMessage[] = [];
+  let wake: (() => void) | null = null;
+  let ended = false;
   let handler: ((c: Command) => void) | null = null;
-  void driveRun(structuredClone(opts), ch.push, (h) => (handler = h)).finally(ch.end);
-  const { events, done } = ch;
-  const send = (c: Command): void => void (!ch.isEnded() && handler?.(c));
+  let resolveDone!: (v: { evaluated: number }) => void;
+  let rejectDone!: (e: Error) => void;
+  const done = new Promise<{ evaluated: number }>((res, rej) => {
+    resolveDone = res;
+    rejectDone = rej;
+  });
+  done.catch(() => undefined);
+  const post = (m: OptimisationMessage): void => {
+    buffer.push(m);
+    if (m.type === 'finished') resolveDone({ evaluated: m.evaluated });
+    if (m.type === 'error') rejectDone(new Error(m.message));
+    wake?.();
+  };
+  void driveRun(structuredClone(opts), post, (h) => (handler = h)).finally(() => {
+    ended = true;
+    wake?.();
+  });
+  const events: AsyncIterable<OptimisationMessage> = {
+    async *[Symbol.asyncIterator]() {
+      for (;;) {
+        if (buffer.length) {
+          yield buffer.shift()!;
+          continue;
+        }
+        if (ended) return;
+        await new Promise<void>((r) => (wake = r));
+        wake = null;
+      }
+    },
+  };
+  const send = (c: Command): void => void (!ended && handler?.(c));
   return { events, done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
 }
 
