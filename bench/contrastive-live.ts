@@ -72,7 +72,7 @@ for (const name of values.tasks ? values.tasks.split(',') : builtinTaskNames()) 
   const c = ceilingsFor(gpu.name);
   const bestS = best ? best.medianMs / 1000 : null;
   const row = {
-    task: name, session: run.session.meta.id, budget,
+    task: name, session: run.session.meta.id, budget, gpuUuid: gpu.uuid,
     baselineMs: baseMs, bestMs: best?.medianMs ?? null, speedup: best?.speedup ?? null,
     bestVariant: best ? { config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [] } : null,
     achievedTBs: bestS && lay.bytes ? lay.bytes / bestS / 1e12 : null,

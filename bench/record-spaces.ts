@@ -12,6 +12,8 @@ import { parseArgs } from 'node:util';
 import { detectGpus } from '../main/gpu/detect.js';
 import { findToolchain } from '../main/toolchain/nvcc.js';
 import { Evaluator } from '../main/eval/evaluate.js';
+import { setBuildConcurrency } from '../main/build/compile.js';
+import { availableParallelism } from 'node:os';
 import { sweep } from '../main/eval/sweep.js';
 import { builtinTaskNames, resolveTask } from '../main/task/resolve.js';
 import { configKey, enumerateSpace } from '../main/task/space.js';
@@ -34,6 +36,16 @@ const slug = gpu.name.toLowerCase().includes('h200') ? 'h200' : gpu.name.toLower
 const outDir = resolve(values.out ?? join('bench', 'spaces', slug));
 mkdirSync(outDir, { recursive: true });
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-record-'));
+setBuildConcurrency(Math.max(1, availableParallelism() - 2)); // two cores stay free for the measuring process
+
+/** At most 200 samples per configuration, evenly strided in time order, to 6 significant digits (the median is of all). */
+const MAX_STORED_SAMPLES = 200;
+function thin(xs: number[]): number[] {
+  const step = Math.max(1, xs.length / MAX_STORED_SAMPLES);
+  const out: number[] = [];
+  for (let i = 0; i < xs.length && out.length < MAX_STORED_SAMPLES; i = Math.floor((out.length) * step)) out.push(Number(xs[i].toPrecision(6)));
+  return out;
+}
 
 function entryOf(config: Record<string, number>, r: EvalResult): SpaceEntry {
   const t = r.timing?.[0];
@@ -42,7 +54,7 @@ function entryOf(config: Record<string, number>, r: EvalResult): SpaceEntry {
     config,
     flags: { opt: 3 },
     medianMs: ok ? t.medianMs : null,
-    samplesMs: ok ? t.samplesMs.filter((x) => x > 0) : [],
+    samplesMs: ok ? thin(t.samplesMs.filter((x) => x > 0)) : [],
     relNoise: ok && Number.isFinite(t.relNoise) ? t.relNoise : 0,
     resources: r.build.resources,
     failure: ok ? null : (r.failure ? { kind: r.failure.kind, reason: r.failure.reason.slice(0, 500) } : { kind: 'runtime', reason: 'no timing' }),
@@ -70,9 +82,17 @@ for (const name of names) {
   log(`${name}: ${space.length} configurations, ${have.size} already recorded, ${todo.length} to go`);
   const ev = new Evaluator({ task, toolchain, gpu, workRoot, bigOutputBytes: 64 << 20 });
   const chunk = Number(values.chunk);
-  for (let i = 0; i < todo.length && Date.now() < deadline; i += chunk) {
-    const part = todo.slice(i, i + chunk).map((config, j) => ({ id: `c${i + j}`, config }));
-    const res = await sweep(ev, part.map((p) => ({ id: p.id, spec: { source: task.baselineSource, config: p.config, flags: { opt: 3 } } })), { perVariantTimeoutMs: 30_000 });
+  const chunks: Array<Array<{ id: string; config: Record<string, number> }>> = [];
+  for (let i = 0; i < todo.length; i += chunk) chunks.push(todo.slice(i, i + chunk).map((config, j) => ({ id: `c${i + j}`, config })));
+  const specOf = (config: Record<string, number>) => ({ source: task.baselineSource, config, flags: { opt: 3 as const } });
+  // Pipelined: the next chunk compiles (on all cores but two) while the GPU measures this one.
+  const buildAll = (part: (typeof chunks)[number] | undefined): Promise<unknown> => (part ? Promise.all(part.map((p) => ev.build(specOf(p.config)))) : Promise.resolve());
+  let building = buildAll(chunks[0]);
+  for (let k = 0; k < chunks.length && Date.now() < deadline; k++) {
+    const part = chunks[k];
+    await building; // this chunk's libraries are built (cached by content): the sweep finds them
+    building = buildAll(chunks[k + 1]);
+    const res = await sweep(ev, part.map((p) => ({ id: p.id, spec: specOf(p.config) })), { perVariantTimeoutMs: 30_000 });
     for (const p of part) {
       const r = res.get(p.id);
       if (!r) continue;
@@ -84,6 +104,7 @@ for (const name of names) {
     const best = timed.reduce((m, e) => Math.min(m, e.medianMs!), Infinity);
     log(`${name}: ${have.size}/${space.length} recorded, ${timed.length} timed, best ${best.toFixed(4)} ms`);
   }
+  await building;
   if (have.size === space.length) {
     const rec = RecordedSpaceSchema.parse({
       format: SPACE_FORMAT, task: name, taskHash: task.hash,

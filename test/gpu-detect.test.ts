@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { archForComputeCapability, computeCapabilityOfArch } from '../main/gpu/arch.js';
-import { detectGpus, parseNvidiaSmiCsv, readClocks } from '../main/gpu/detect.js';
+import { applyVisibleDevices, cudaDeviceSelector, detectGpus, parseNvidiaSmiCsv, readClocks } from '../main/gpu/detect.js';
 
 let dir: string;
 
@@ -274,5 +274,37 @@ describe('readClocks', () => {
     const t0 = Date.now();
     expect(await readClocks(0, { nvidiaSmi: script('smi-clocks-hang', 'sleep 60'), timeoutMs: 300 })).toBeNull();
     expect(Date.now() - t0).toBeLessThan(4000);
+  });
+});
+
+describe('CUDA_VISIBLE_DEVICES', () => {
+  const gpus = parseNvidiaSmiCsv(
+    '0, NVIDIA H200, GPU-aaaa1111-0000-0000-0000-000000000000, 9.0, 143771, 1, 1, 1, 1, 580\n1, NVIDIA H200, GPU-bbbb2222-0000-0000-0000-000000000000, 9.0, 143771, 1, 1, 1, 1, 580\n',
+  );
+  it('keeps every GPU when unset, and the named ones in the order given', () => {
+    expect(applyVisibleDevices(gpus, undefined).gpus.map((g) => g.index)).toEqual([0, 1]);
+    expect(applyVisibleDevices(gpus, '1').gpus.map((g) => g.index)).toEqual([1]);
+    expect(applyVisibleDevices(gpus, '1,0').gpus.map((g) => g.index)).toEqual([1, 0]);
+  });
+  it('accepts full and abbreviated UUIDs, and stops at the first entry that names no GPU, as CUDA does', () => {
+    expect(applyVisibleDevices(gpus, 'GPU-bbbb2222-0000-0000-0000-000000000000').gpus.map((g) => g.index)).toEqual([1]);
+    expect(applyVisibleDevices(gpus, 'GPU-aaaa').gpus.map((g) => g.index)).toEqual([0]);
+    expect(applyVisibleDevices(gpus, '0,7,1').gpus.map((g) => g.index)).toEqual([0]);
+  });
+  it('says so when the variable hides every GPU', () => {
+    const r = applyVisibleDevices(gpus, '5');
+    expect(r.gpus).toEqual([]);
+    expect(r.problem).toMatch(/CUDA_VISIBLE_DEVICES="5" hides every GPU/);
+    expect(applyVisibleDevices(gpus, '').problem).toMatch(/hides every GPU/);
+  });
+  it('detectGpus applies it to what nvidia-smi lists; children are pinned by UUID', async () => {
+    const smi = script('smi-two', `cat <<'CSV'\n${TWO_GPUS}\nCSV`);
+    const d = await detectGpus({ nvidiaSmi: smi, useSystemInformation: false, visibleDevices: '1' });
+    expect(d.gpus.map((g) => g.name)).toEqual(['NVIDIA GeForce RTX 3090']);
+    expect(cudaDeviceSelector(d.gpus[0])).toBe(d.gpus[0].uuid);
+    expect(cudaDeviceSelector({ index: 3, uuid: '' })).toBe('3');
+    const none = await detectGpus({ nvidiaSmi: smi, useSystemInformation: false, visibleDevices: '9' });
+    expect(none.gpus).toEqual([]);
+    expect(none.problems.join(' ')).toMatch(/hides every GPU/);
   });
 });

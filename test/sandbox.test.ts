@@ -125,13 +125,13 @@ describe.runIf(process.platform === 'linux' && bwrap)('bubblewrap sandbox', () =
     const { resolveTask } = await import('../main/task/resolve.js');
     const task = resolveTask('softmax');
     const plan = { task, sizes: [3], seeds: [1], timed: [], refdir, timing: { warmupMs: 1, minSamples: 1, maxSamples: 1, targetRelNoise: 1, minMs: 1, maxMs: 1, flushBytes: 0 } };
-    const r = await runHarness<{ outside: number; refdir: number }>({ harness: fake, mode: 'check', plan, libs: [], workDir: work, gpuIndex: null, timeoutMs: 20_000 });
+    const r = await runHarness<{ outside: number; refdir: number }>({ harness: fake, mode: 'check', plan, libs: [], workDir: work, gpu: null, timeoutMs: 20_000 });
     expect(r.ok, r.failure?.reason).toBe(true);
     expect(r.body).toEqual({ outside: 0, refdir: 0 });
     expect(fs.existsSync(escaped)).toBe(false);
     expect(fs.existsSync(path.join(refdir, 'forged.bin'))).toBe(false);
     // The reference run may write its refdir.
-    const ref = await runHarness<{ outside: number; refdir: number }>({ harness: fake, mode: 'ref', plan, libs: [], workDir: refdir, gpuIndex: null, timeoutMs: 20_000 });
+    const ref = await runHarness<{ outside: number; refdir: number }>({ harness: fake, mode: 'ref', plan, libs: [], workDir: refdir, gpu: null, timeoutMs: 20_000 });
     expect(ref.body).toEqual({ outside: 0, refdir: 1 });
   });
 });
@@ -156,7 +156,7 @@ describe('without bubblewrap', () => {
     const work = fs.mkdtempSync(path.join(root, 'nb-'));
     const fake = path.join(root, 'fake-nb.sh');
     fs.writeFileSync(fake, `#!/bin/bash\nnonce=$(sed -n 's/^nonce //p' "$2")\nprintf '{"kdresult":1,"nonce":"%s","status":"ok","body":{"data":"%s"}}' "$nonce" "$(ulimit -d)" > "$3"\n`, { mode: 0o755 });
-    const r = await runHarness<{ data: string }>({ harness: fake, mode: 'probe', plan: null, libs: [], workDir: work, gpuIndex: null, timeoutMs: 20_000, isolation: { dataBytes: 2 * 2 ** 30 } });
+    const r = await runHarness<{ data: string }>({ harness: fake, mode: 'probe', plan: null, libs: [], workDir: work, gpu: null, timeoutMs: 20_000, isolation: { dataBytes: 2 * 2 ** 30 } });
     expect(r.ok, r.failure?.reason).toBe(true);
     if (fs.existsSync('/usr/bin/prlimit') || fs.existsSync('/bin/prlimit')) expect(r.body?.data).toBe(String(2 * 2 ** 20)); // ulimit -d is in KiB
     expect(notes).toHaveLength(1);
@@ -168,7 +168,7 @@ describe('without bubblewrap', () => {
     process.env.KERNELDUEL_BWRAP = '/nonexistent';
     process.env.KERNELDUEL_SANDBOX = 'require';
     const work = fs.mkdtempSync(path.join(root, 'rq-'));
-    const r = await runHarness({ harness: '/bin/true', mode: 'probe', plan: null, libs: [], workDir: work, gpuIndex: null, timeoutMs: 5_000 });
+    const r = await runHarness({ harness: '/bin/true', mode: 'probe', plan: null, libs: [], workDir: work, gpu: null, timeoutMs: 5_000 });
     expect(r.ok).toBe(false);
     expect(r.failure?.kind).toBe('runtime');
     expect(r.failure?.reason).toMatch(/KERNELDUEL_SANDBOX=require/);
@@ -187,7 +187,7 @@ describe('limits of every harness run', () => {
   it('an output flood kills the run at once and is a runtime failure', async () => {
     const work = fs.mkdtempSync(path.join(root, 'flood-'));
     const t0 = Date.now();
-    const r = await runHarness({ harness: '/usr/bin/yes', mode: 'probe', plan: null, libs: [], workDir: work, gpuIndex: null, timeoutMs: 30_000 });
+    const r = await runHarness({ harness: '/usr/bin/yes', mode: 'probe', plan: null, libs: [], workDir: work, gpu: null, timeoutMs: 30_000 });
     expect(r.failure?.kind).toBe('runtime');
     expect(r.failure?.reason).toMatch(/wrote more than 256 KiB/);
     expect(Date.now() - t0).toBeLessThan(10_000);

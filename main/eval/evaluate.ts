@@ -9,7 +9,7 @@ import PQueue from 'p-queue';
 import type { DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
 import type { Toolchain } from '../toolchain/nvcc.js';
 import type { GpuInfo } from '../gpu/detect.js';
-import { readClocks } from '../gpu/detect.js';
+import { cudaDeviceSelector, readClocks } from '../gpu/detect.js';
 import { withGpuLock } from '../gpu/lock.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
@@ -172,7 +172,7 @@ export class Evaluator {
         ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
         let first: string | null = null;
         for (const a of attempts) {
-          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpuIndex: this.gpu!.index, timeoutMs: 60_000, signal, isolation: a.iso });
+          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: a.iso });
           if (r.ok && r.body) {
             this.iso = a.iso;
             if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); measuring without it`);
@@ -197,7 +197,7 @@ export class Evaluator {
       const h = await this.harness();
       mkdirSync(this.refdir, { recursive: true });
       const r = await this.queue().add(() =>
-        runHarness({ harness: h, mode: 'ref', plan: this.plan(), libs: [b.libPath!], workDir: this.refdir, gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 300_000, signal, isolation: this.iso }),
+        runHarness({ harness: h, mode: 'ref', plan: this.plan(), libs: [b.libPath!], workDir: this.refdir, gpu: cudaDeviceSelector(this.gpu!), timeoutMs: this.opts.checkTimeoutMs ?? 300_000, signal, isolation: this.iso }),
       );
       if (!r || !r.ok) throw new Error(`the reference of task ${this.task.manifest.name} failed to run: ${r?.failure?.reason}\n${r?.stdoutTail ?? ''}`);
       writeFileSync(join(this.refdir, 'done'), new Date().toISOString());
@@ -238,7 +238,7 @@ export class Evaluator {
     return (await this.queue().add(async () => {
       o.onStage?.('check');
       const check = await runHarness<{ checks: EvalResult['check'] extends infer C ? (C extends { checks: infer X } ? X : never) : never }>({
-        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpuIndex: this.gpu!.index, timeoutMs: this.opts.checkTimeoutMs ?? 120_000, signal: o.signal, isolation: this.iso,
+        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: this.opts.checkTimeoutMs ?? 120_000, signal: o.signal, isolation: this.iso,
       });
       const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], failure: check.failure, durationMs: check.durationMs };
       if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
@@ -246,7 +246,7 @@ export class Evaluator {
       o.onStage?.('time');
       const clocksStart = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
       const t = await runHarness<{ l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> }>({
-        harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpuIndex: this.gpu!.index,
+        harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: cudaDeviceSelector(this.gpu!),
         timeoutMs: this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000, signal: o.signal, isolation: this.iso,
       });
       const clocksEnd = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
@@ -274,7 +274,7 @@ export class Evaluator {
     const probe = await this.probe(signal);
     const r = await this.queue().add(() =>
       runHarness<{ duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> }>({
-        harness: h, mode: 'duel', plan: this.plan(), libs: [ba.libPath!, bb.libPath!], workDir: join(this.env.workRoot, 'duels'), gpuIndex: this.gpu!.index,
+        harness: h, mode: 'duel', plan: this.plan(), libs: [ba.libPath!, bb.libPath!], workDir: join(this.env.workRoot, 'duels'), gpu: cudaDeviceSelector(this.gpu!),
         timeoutMs: this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000, signal, isolation: this.iso,
       }),
     );

@@ -95,7 +95,8 @@ export interface HarnessRunOptions {
   plan: PlanInput | null;
   libs: string[];
   workDir: string;
-  gpuIndex: number | null;
+  /** CUDA_VISIBLE_DEVICES for the run (see cudaDeviceSelector), or null to leave it as it is. */
+  gpu: string | null;
   timeoutMs: number;
   signal?: AbortSignal;
   /** Isolation of this run (main/sandbox); default: everything the machine allows. */
@@ -132,7 +133,7 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   const placeholder: PlanInput | null = o.plan;
   writeFileSync(planPath, placeholder ? renderPlan(placeholder, nonce) : `kdplan 1\nnonce ${nonce}\n`);
   const env: NodeJS.ProcessEnv = { ...process.env };
-  if (o.gpuIndex !== null) env.CUDA_VISIBLE_DEVICES = String(o.gpuIndex);
+  if (o.gpu !== null) env.CUDA_VISIBLE_DEVICES = o.gpu;
   env.CUDA_MODULE_LOADING = 'EAGER';
   env[RUN_MARKER_ENV] = nonce; // inherited by anything the run starts: killed with it (see below)
   const iso = o.isolation ?? {};

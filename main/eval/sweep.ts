@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BufferCheck, BuildResult, EvalResult, Failure, TimingResult, VariantSpec } from '../common/types.js';
+import { cudaDeviceSelector } from '../gpu/detect.js';
 import { runProcess, tail } from '../proc/run.js';
 import type { Evaluator } from './evaluate.js';
 import { renderPlan, type TimingSettings } from './harness.js';
@@ -84,7 +85,7 @@ export async function sweep(ev: Evaluator, items: Array<{ id: string; spec: Pick
         ac.abort();
       }
     }, 250);
-    const env: NodeJS.ProcessEnv = { ...process.env, CUDA_VISIBLE_DEVICES: String(gpu.index), CUDA_MODULE_LOADING: 'EAGER' };
+    const env: NodeJS.ProcessEnv = { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu), CUDA_MODULE_LOADING: 'EAGER' };
     const r = await ev.queue().add(() =>
       runProcess(h, ['sweep', planPath, outPath, listPath], { cwd: dir, env, timeoutMs: perTimeout * (remaining.length + 2), signal: ac.signal, maxOutputBytes: 256 << 10 }),
     );

@@ -38,6 +38,44 @@ export interface DetectGpusOptions {
   useSystemInformation?: boolean;
   /** Replaces systeminformation's graphics() (tests). */
   graphics?: () => Promise<GraphicsLike>;
+  /** CUDA_VISIBLE_DEVICES to honour (default: the environment's; undefined there means all GPUs). */
+  visibleDevices?: string;
+}
+
+/**
+ * The value of CUDA_VISIBLE_DEVICES that selects exactly this GPU for a child process: its UUID
+ * when known (nvidia-smi numbers GPUs in PCI order, CUDA by default fastest first, so an index can
+ * name another GPU on a machine with mixed GPUs), else its nvidia-smi index.
+ */
+export function cudaDeviceSelector(gpu: Pick<GpuInfo, 'index' | 'uuid'>): string {
+  return gpu.uuid ? gpu.uuid : String(gpu.index);
+}
+
+/**
+ * The GPUs that CUDA_VISIBLE_DEVICES leaves visible, as CUDA reads it: a comma-separated list of
+ * indices or UUIDs (a UUID may be abbreviated to a unique prefix), read up to the first entry that
+ * names no GPU. nvidia-smi ignores the variable, so detection applies it here: a user who pins
+ * KernelDuel to one GPU of a shared server gets that GPU only. Pure.
+ */
+export function applyVisibleDevices(gpus: GpuInfo[], visible: string | undefined): { gpus: GpuInfo[]; problem: string | null } {
+  if (visible === undefined) return { gpus, problem: null };
+  const out: GpuInfo[] = [];
+  for (const raw of visible.split(',')) {
+    const e = raw.trim();
+    if (e === '') break;
+    const g = /^\d+$/.test(e)
+      ? gpus.find((x) => x.index === Number(e))
+      : (() => {
+          const m = gpus.filter((x) => x.uuid && x.uuid.toLowerCase().startsWith((e.toLowerCase().startsWith('gpu-') ? e : `GPU-${e}`).toLowerCase()));
+          return m.length === 1 ? m[0] : undefined;
+        })();
+    if (!g) break;
+    if (!out.includes(g)) out.push(g);
+  }
+  if (out.length === 0 && gpus.length > 0) {
+    return { gpus: out, problem: `CUDA_VISIBLE_DEVICES=${JSON.stringify(visible)} hides every GPU that nvidia-smi lists (${gpus.map((g) => `${g.index}: ${g.uuid || g.name}`).join(', ')}): unset it or name a GPU by index or UUID. ${STILL_WORKS}` };
+  }
+  return { gpus: out, problem: null };
 }
 
 export const QUERY_FIELDS = [
@@ -289,7 +327,14 @@ export async function detectGpus(opts: DetectGpusOptions = {}): Promise<GpuDetec
   let smiFailed = false;
   if (outcome.kind === 'exit' && outcome.code === 0) {
     gpus = parseNvidiaSmiCsv(outcome.stdout);
-    if (gpus.length === 0) {
+    const listed = gpus.length;
+    const vis = applyVisibleDevices(gpus, 'visibleDevices' in opts ? opts.visibleDevices : process.env.CUDA_VISIBLE_DEVICES);
+    gpus = vis.gpus;
+    if (vis.problem) {
+      problems.push(vis.problem);
+      return { gpus: [], source: 'nvidia-smi', driverVersion: null, problems };
+    }
+    if (listed === 0) {
       problems.push(
         `nvidia-smi ran but listed no GPUs (the driver is installed but sees no device, or CUDA_VISIBLE_DEVICES/containers hide them): ${STILL_WORKS}`,
       );

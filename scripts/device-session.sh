@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# One batch of GPU work for a leased GPU machine (docs/GPU-RUNS.md), run from the repository root
+# with the bundle built (npm run bundle:gpu -> dist-gpu/kernelduel). The work runs detached
+# (setsid), so a lease made of several commands of at most 10 minutes keeps it going:
+#
+#   scripts/device-session.sh start          start the work once (later calls do nothing)
+#   scripts/device-session.sh wait SECONDS   wait until the work is done or SECONDS pass, then
+#                                            pack what is there into $OUT (or ./device-out)
+#
+# With two or more GPUs the work is split over the first two, each pinned with CUDA_VISIBLE_DEVICES:
+#   GPU 0: GPU test suites (foundation, hostile corpus), then live contrastive runs;
+#   GPU 1: record every configuration of the suite spaces, then live contrastive runs.
+# The live runs take tasks from one shared list, one task per run. With one GPU it all runs in turn.
+# Nothing here changes clocks or settings of the GPU.
+set -uo pipefail
+S=${KD_SESSION_DIR:-/tmp/kd-session}
+ROOT=$(pwd -P)
+KD="$ROOT/dist-gpu/kernelduel"
+export KERNELDUEL_RUNTIME_DIR=${KERNELDUEL_RUNTIME_DIR:-/tmp/kd}
+LIVE_TASKS=${KD_LIVE_TASKS:-softmax reduce_sum matmul layernorm axpy transpose stencil2d histogram}
+OUTDIR=${OUT:-$ROOT/device-out}
+
+stamp() { date -u +%FT%TZ; }
+
+live_worker() { # $1 = stream name
+  for t in $LIVE_TASKS; do
+    mkdir "$S/claims/$t" 2>/dev/null || continue
+    mkdir -p "$S/live/$t"
+    cp "$ROOT/bench/results/h200-foundation.json" "$S/live/$t/" 2>/dev/null
+    echo "$(stamp) [$1] live $t"
+    "$KD/bench" contrastive-live --tasks "$t" --budget "${KD_LIVE_BUDGET:-100}" --out "$S/live/$t" > "$S/live/$t/log.txt" 2>&1
+    rc=$?; echo "$(stamp) [$1] live $t exit $rc"
+  done
+}
+
+stream_tests() {
+  echo "$(stamp) [tests] foundation"
+  "$KD/test-gpu" foundation > "$S/res/h200-gpu-tests.log" 2>&1
+  rc=$?; echo "$(stamp) [tests] foundation exit $rc"
+  echo "$(stamp) [tests] hostile"
+  KERNELDUEL_RESULTS_DIR="$S/res" "$KD/test-gpu" hostile > "$S/res/h200-hostile-tests.log" 2>&1
+  rc=$?; echo "$(stamp) [tests] hostile exit $rc"
+}
+
+stream_record() {
+  echo "$(stamp) [record] start"
+  nice -n 5 "$KD/bench" record-spaces --out "$S/spaces" --minutes "${KD_RECORD_MINUTES:-30}" > "$S/record.log" 2>&1
+  rc=$?; echo "$(stamp) [record] exit $rc"
+}
+
+case ${1:-} in
+start)
+  if [ -e "$S/started" ]; then echo "already started $(cat "$S/started")"; exit 0; fi
+  mkdir -p "$S/res" "$S/spaces" "$S/claims" "$S/live"
+  stamp > "$S/started"
+  nvidia-smi > "$S/res/nvidia-smi.txt" 2>&1
+  nvidia-smi --query-gpu=index,name,uuid,clocks.sm,clocks.mem,clocks.max.sm,driver_version --format=csv >> "$S/res/nvidia-smi.txt" 2>&1
+  "$KD/kernelduel" --version > "$S/res/version.txt" 2>&1
+  ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  echo "$(stamp) $ngpu GPU(s)" > "$S/session.log"
+  if [ "$ngpu" -ge 2 ]; then
+    setsid bash -c "export CUDA_VISIBLE_DEVICES=0; $(declare -f stamp live_worker stream_tests); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS'; stream_tests; live_worker gpu0; echo done > '$S/done-gpu0'" >> "$S/session.log" 2>&1 < /dev/null &
+    setsid bash -c "export CUDA_VISIBLE_DEVICES=1; $(declare -f stamp live_worker stream_record); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS'; stream_record; live_worker gpu1; echo done > '$S/done-gpu1'" >> "$S/session.log" 2>&1 < /dev/null &
+  else
+    echo done > "$S/done-gpu1"
+    setsid bash -c "$(declare -f stamp live_worker stream_tests stream_record); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS'; stream_tests; stream_record; live_worker gpu0; echo done > '$S/done-gpu0'" >> "$S/session.log" 2>&1 < /dev/null &
+  fi
+  echo "started"
+  ;;
+wait)
+  end=$(( $(date +%s) + ${2:-60} ))
+  while [ "$(date +%s)" -lt "$end" ]; do
+    [ -e "$S/done-gpu0" ] && [ -e "$S/done-gpu1" ] && break
+    sleep 5
+  done
+  mkdir -p "$OUTDIR"
+  cat "$S/session.log"
+  tail -n 3 "$S/record.log" 2>/dev/null
+  for d in "$S"/live/*/; do [ -e "$d/log.txt" ] && { echo "== $d"; tail -n 2 "$d/log.txt"; }; done
+  tar czf "$OUTDIR/spaces.tgz" -C "$S" spaces 2>/dev/null
+  tar czf "$OUTDIR/results.tgz" -C "$S" --exclude=spaces . 2>/dev/null
+  ls -la "$OUTDIR"
+  [ -e "$S/done-gpu0" ] && [ -e "$S/done-gpu1" ] && echo ALL-DONE
+  ;;
+*)
+  echo "usage: $0 start | wait SECONDS" >&2
+  exit 2
+  ;;
+esac
