@@ -55,4 +55,20 @@ describe.skipIf(hasGpu)('harness without a GPU', () => {
     expect(lines[0]).toMatchObject({ id: 'v7', status: 'runtime', nonce: 'n0nce' });
     expect(lines[0].error).toMatch(/cannot load \/nonexistent\/variant\.so/);
   });
+
+  it('a failure in the middle of a mode still leaves a valid result: check and time name the CUDA error', async () => {
+    const h = await harness;
+    // A library that exports the entry point: the modes get past loading it and fail at the first
+    // device allocation, after they have started writing their body.
+    const lib = join(dir, 'entry.so');
+    writeFileSync(join(dir, 'entry.c'), 'void kd_entry_packed(void** a) { (void)a; }\n');
+    execFileSync('cc', ['-shared', '-fPIC', '-o', lib, join(dir, 'entry.c')]);
+    for (const mode of ['check', 'time']) {
+      const out = join(dir, `${mode}.json`);
+      execFileSync(h, [mode, plan, out, lib]);
+      const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error: string; body: unknown };
+      expect(r).toMatchObject({ nonce: 'n0nce', status: 'runtime', body: {} });
+      expect(r.error).toMatch(/cuda\w+/);
+    }
+  });
 });

@@ -175,11 +175,14 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
   }
   let raw: RawResult<B> | null = null;
+  let unreadable: string | null = null;
   if (existsSync(resultPath)) {
+    const text = readFileSync(resultPath, 'utf8');
     try {
-      raw = JSON.parse(readFileSync(resultPath, 'utf8')) as RawResult<B>;
-    } catch {
+      raw = JSON.parse(text) as RawResult<B>;
+    } catch (e) {
       raw = null;
+      unreadable = `${(e as Error).message}; it begins ${JSON.stringify(text.slice(0, 160))}`;
     }
     rmSync(resultPath, { force: true });
   }
@@ -190,7 +193,13 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   if (!raw || raw.kdresult !== 1 || raw.nonce !== nonce) {
     // Inside bubblewrap a child killed by a signal shows as exit code 128 + the signal's number.
     const sig = r.signal ?? (sandbox && r.code !== null && r.code > 128 ? signalName(r.code - 128) : null);
-    const how = sig ? `was killed by ${sig}` : r.spawnError ? `could not start (${r.spawnError})` : `exited with code ${r.code} without a result`;
+    const how = sig
+      ? `was killed by ${sig}`
+      : r.spawnError
+        ? `could not start (${r.spawnError})`
+        : unreadable
+          ? `exited with code ${r.code} and left a result that is not valid JSON (${unreadable})`
+          : `exited with code ${r.code} without a result`;
     return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
   }
   if (raw.status === 'ok') return { ok: true, ...base, body: raw.body };

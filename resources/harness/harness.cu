@@ -826,6 +826,7 @@ int main(int argc, char** argv) {
   else if (mode == "duel" && argc >= 6) mode_duel(load_entry(argv[4]), load_entry(argv[5]));
   else { fprintf(stderr, "kd_harness: bad arguments\n"); return 64; }
   } catch (HarnessFailure& f) {
+    g_json.clear();  // what the mode had written is cut off mid-way: the failure is the result
     write_result(f.status, f.error);
   }
   return 0;
