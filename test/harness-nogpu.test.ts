@@ -72,3 +72,24 @@ describe.skipIf(hasGpu)('harness without a GPU', () => {
     }
   });
 });
+
+describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))('the harness system-call filter', () => {
+  it('stops new processes, IP sockets and signals to others; threads, Unix sockets and signals to itself still work', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-harness-filter-'));
+    const tc = await findToolchain();
+    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
+    const h = await ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: dir });
+    const plan = join(dir, 'plan.txt');
+    writeFileSync(plan, 'kdplan 1\nnonce f1lter\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
+    const out = join(dir, 'selftest.json');
+    execFileSync(h, ['filter-selftest', plan, out], { timeout: 30_000 });
+    const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; body: Record<string, number | string> };
+    expect(r.nonce).toBe('f1lter');
+    const b = r.body;
+    const eperm = -Number(b.eperm);
+    expect(b.filter).toBe('active');
+    expect(b).toMatchObject({ fork: eperm, inet: eperm, inet6: eperm, killOther: eperm, killAll: eperm, exec: eperm });
+    expect(b).toMatchObject({ thread: 0, unix: 0, killSelf: 0 });
+    expect(b.system).not.toBe(0); // system("true") cannot start a shell
+  });
+});

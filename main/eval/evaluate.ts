@@ -84,6 +84,8 @@ export interface ProbeInfo {
   l2Bytes: number;
   globalMemBytes: number;
   emptyWallMs: number;
+  /** 'active', or why the harness's system-call filter is not installed. */
+  syscallFilter?: string;
 }
 
 export class Evaluator {
@@ -168,7 +170,8 @@ export class Evaluator {
           { iso: {}, drop: '' },
           { iso: { sandbox: false }, drop: 'the bubblewrap sandbox' },
           { iso: { dataBytes: null }, drop: 'the memory limit (RLIMIT_DATA)' },
-          { iso: { sandbox: false, dataBytes: null, nproc: null }, drop: 'the sandbox and the memory and process limits' },
+          { iso: { syscallFilter: false }, drop: "the harness's system-call filter" },
+          { iso: { sandbox: false, dataBytes: null, nproc: null, syscallFilter: false }, drop: 'the sandbox, the system-call filter and the memory and process limits' },
         ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
         let first: string | null = null;
         for (const a of attempts) {
@@ -176,6 +179,8 @@ export class Evaluator {
           if (r.ok && r.body) {
             this.iso = a.iso;
             if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); measuring without it`);
+            const filter = r.body.syscallFilter;
+            if (filter && filter !== 'active' && a.iso.syscallFilter !== false) noteOnce(`syscall-filter:${filter}`, `the harness's system-call filter (no new processes, no network sockets, no signals to other processes) is not installed here: ${filter}`);
             return r.body;
           }
           first ??= `${r.failure?.reason}\n${r.stdoutTail}`;

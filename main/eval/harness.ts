@@ -112,6 +112,8 @@ export interface HarnessIsolation {
   nproc?: number | null;
   /** Extra folders the run may read (the refdir of a check). */
   readable?: string[];
+  /** false: the harness does not install its system-call filter (KERNELDUEL_SYSCALL_FILTER=off). Default true. */
+  syscallFilter?: boolean;
 }
 
 /** Bytes of output a harness run may write before it is killed as a flood. */
@@ -137,6 +139,8 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   env.CUDA_MODULE_LOADING = 'EAGER';
   env[RUN_MARKER_ENV] = nonce; // inherited by anything the run starts: killed with it (see below)
   const iso = o.isolation ?? {};
+  if (iso.syscallFilter === false) env.KERNELDUEL_SYSCALL_FILTER = 'off';
+  else delete env.KERNELDUEL_SYSCALL_FILTER;
   let sandbox: { bwrap: string; args: string[] } | undefined;
   if (iso.sandbox !== false) {
     try {

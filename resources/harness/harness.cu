@@ -19,6 +19,20 @@
 #include <math.h>
 #include <time.h>
 #include <unistd.h>
+#include <stddef.h>
+#include <errno.h>
+#include <signal.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <pthread.h>
+#if defined(__linux__)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#endif
 #include <string>
 #include <vector>
 #include <algorithm>
@@ -119,6 +133,129 @@ struct HarnessFailure {
     cudaError_t e_ = (call);                                                                \
     if (e_ != cudaSuccess) fail("runtime", std::string(#call) + ": " + cudaGetErrorString(e_)); \
   } while (0)
+
+// ---------------------------------------------------------------------------------------------
+// System-call filter (seccomp), installed before any variant library is loaded and after CUDA is
+// initialised (its driver may start nvidia-modprobe on first use). It holds with or without the
+// bubblewrap sandbox and also for root, whom RLIMIT_NPROC does not bind:
+//  - no new processes: fork, vfork, clone without CLONE_THREAD (threads still work), execve(at);
+//    clone3 answers ENOSYS so that libc falls back to clone, whose flags the filter can read;
+//  - no IP, packet or netlink sockets (Unix sockets stay: CUDA uses them);
+//  - signals only to the harness itself (kill(-1, SIGKILL) as root would end every process);
+//  - none of the calls that change the machine (reboot, modules, mounts, swap, clocks, ptrace and
+//    other processes' memory, bpf, namespaces).
+// A refused call fails with EPERM (the variant sees an error; its result is checked as usual).
+static std::string g_filter_state = "not installed";
+static std::string install_syscall_filter() {
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+#if defined(__x86_64__)
+  const unsigned arch = AUDIT_ARCH_X86_64;
+#else
+  const unsigned arch = AUDIT_ARCH_AARCH64;
+#endif
+  const unsigned self = (unsigned)getpid();
+  const unsigned EPERM_RET = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+  const unsigned ENOSYS_RET = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
+  std::vector<sock_filter> f;
+  auto stmt = [&](unsigned short code, unsigned k) { f.push_back(sock_filter{code, 0, 0, k}); };
+  auto jeq = [&](unsigned k, unsigned char jt, unsigned char jf) { f.push_back(sock_filter{(unsigned short)(BPF_JMP | BPF_JEQ | BPF_K), jt, jf, k}); };
+  const unsigned NR = offsetof(struct seccomp_data, nr), ARCH = offsetof(struct seccomp_data, arch), ARG0 = offsetof(struct seccomp_data, args[0]);
+  stmt(BPF_LD | BPF_W | BPF_ABS, ARCH);
+  jeq(arch, 1, 0);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);  // another ABI (i386/x32 tricks)
+  stmt(BPF_LD | BPF_W | BPF_ABS, NR);
+#if defined(__x86_64__)
+  // x32 system calls carry bit 30 in the number: refuse the whole ABI.
+  f.push_back(sock_filter{(unsigned short)(BPF_JMP | BPF_JGE | BPF_K), 0, 1, 0x40000000u});
+  stmt(BPF_RET | BPF_K, EPERM_RET);
+#endif
+  const long denied[] = {
+#ifdef __NR_fork
+    __NR_fork,
+#endif
+#ifdef __NR_vfork
+    __NR_vfork,
+#endif
+    __NR_execve, __NR_execveat, __NR_ptrace, __NR_process_vm_readv, __NR_process_vm_writev, __NR_reboot, __NR_kexec_load,
+#ifdef __NR_kexec_file_load
+    __NR_kexec_file_load,
+#endif
+    __NR_init_module, __NR_finit_module, __NR_delete_module, __NR_mount, __NR_umount2, __NR_pivot_root, __NR_swapon, __NR_swapoff,
+    __NR_settimeofday, __NR_clock_settime, __NR_adjtimex, __NR_clock_adjtime, __NR_sethostname, __NR_setdomainname, __NR_bpf,
+    __NR_setns, __NR_unshare, __NR_tkill,
+#ifdef __NR_iopl
+    __NR_iopl, __NR_ioperm,
+#endif
+  };
+  for (long nr : denied) {
+    jeq((unsigned)nr, 0, 1);
+    stmt(BPF_RET | BPF_K, EPERM_RET);
+  }
+  jeq((unsigned)__NR_clone3, 0, 1);
+  stmt(BPF_RET | BPF_K, ENOSYS_RET);
+  // clone: allowed only with CLONE_THREAD (low word of the flags argument).
+  jeq((unsigned)__NR_clone, 0, 4);
+  stmt(BPF_LD | BPF_W | BPF_ABS, ARG0);
+  f.push_back(sock_filter{(unsigned short)(BPF_JMP | BPF_JSET | BPF_K), 0, 1, (unsigned)CLONE_THREAD});
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  stmt(BPF_RET | BPF_K, EPERM_RET);
+  // socket: Unix sockets only.
+  jeq((unsigned)__NR_socket, 0, 4);
+  stmt(BPF_LD | BPF_W | BPF_ABS, ARG0);
+  jeq((unsigned)AF_UNIX, 0, 1);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  stmt(BPF_RET | BPF_K, EPERM_RET);
+  // kill and tgkill: only to this process (pid or thread group = the harness).
+  jeq((unsigned)__NR_kill, 1, 0);
+  jeq((unsigned)__NR_tgkill, 0, 4);
+  stmt(BPF_LD | BPF_W | BPF_ABS, ARG0);
+  jeq(self, 0, 1);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  stmt(BPF_RET | BPF_K, EPERM_RET);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  sock_fprog prog{(unsigned short)f.size(), f.data()};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + strerror(errno);
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) return std::string("seccomp: ") + strerror(errno);
+  return "active";
+#else
+  return "not available on this platform";
+#endif
+}
+static void lock_down() {
+  if (getenv("KERNELDUEL_SYSCALL_FILTER") && strcmp(getenv("KERNELDUEL_SYSCALL_FILTER"), "off") == 0) {
+    g_filter_state = "off (KERNELDUEL_SYSCALL_FILTER=off)";
+    return;
+  }
+  cudaFree(0);  // initialise CUDA first (errors surface in the mode itself)
+  g_filter_state = install_syscall_filter();
+}
+
+// Tries what the filter forbids and allows; for the test suite (no GPU needed).
+static void mode_filter_selftest() {
+  g_filter_state = install_syscall_filter();
+  auto rc = [](long r) { return r < 0 ? -errno : r; };
+  pid_t p = fork();
+  if (p == 0) _exit(0);
+  long fork_r = p < 0 ? -errno : 1;
+  if (p > 0) waitpid(p, nullptr, 0);
+  pthread_t th;
+  int th_r = pthread_create(&th, nullptr, [](void*) -> void* { return nullptr; }, nullptr);
+  if (th_r == 0) pthread_join(th, nullptr);
+  long inet = rc(socket(AF_INET, SOCK_STREAM, 0));
+  long inet6 = rc(socket(AF_INET6, SOCK_DGRAM, 0));
+  long unix_s = rc(socket(AF_UNIX, SOCK_STREAM, 0));
+  long kill_other = rc(kill(1, 0));
+  long kill_all = rc(kill(-1, 0));
+  long kill_self = rc(kill(getpid(), 0));
+  char* argv[] = {(char*)"/bin/true", nullptr};
+  long exec_r = rc(execv("/bin/true", argv));
+  int sys_r = system("true");
+  jraw("\"filter\":" + jstr(g_filter_state) + ",\"fork\":" + std::to_string(fork_r) + ",\"thread\":" + std::to_string(th_r) +
+       ",\"inet\":" + std::to_string(inet) + ",\"inet6\":" + std::to_string(inet6) + ",\"unix\":" + std::to_string(unix_s >= 0 ? 0 : unix_s) +
+       ",\"killOther\":" + std::to_string(kill_other) + ",\"killAll\":" + std::to_string(kill_all) + ",\"killSelf\":" + std::to_string(kill_self) +
+       ",\"exec\":" + std::to_string(exec_r) + ",\"system\":" + std::to_string(sys_r) + ",\"eperm\":" + std::to_string(EPERM));
+  write_result("ok", "");
+}
 
 // ---------------------------------------------------------------------------------------------
 // plan
@@ -357,6 +494,15 @@ static void mode_probe() {
   int dev = 0, n = 0;
   CK(cudaGetDeviceCount(&n));
   CK(cudaGetDevice(&dev));
+  {
+    // What the sweep does after a failed variant, under the system-call filter: drop the context
+    // and create a new one.
+    void* p = nullptr;
+    CK(cudaMalloc(&p, 1 << 20));
+    CK(cudaFree(p));
+    CK(cudaDeviceReset());
+    CK(cudaFree(0));
+  }
   cudaDeviceProp pr;
   CK(cudaGetDeviceProperties(&pr, dev));
   int drv = 0, rt = 0;
@@ -379,7 +525,7 @@ static void mode_probe() {
   jraw("\"devices\":" + std::to_string(n) + ",\"name\":" + jstr(pr.name) + ",\"cc\":" + jstr(std::to_string(pr.major) + "." + std::to_string(pr.minor)) +
        ",\"sms\":" + std::to_string(pr.multiProcessorCount) + ",\"l2Bytes\":" + std::to_string(pr.l2CacheSize) +
        ",\"globalMemBytes\":" + std::to_string((unsigned long long)pr.totalGlobalMem) + ",\"driver\":" + std::to_string(drv) +
-       ",\"runtime\":" + std::to_string(rt) + ",\"emptyWallMs\":" + jnum(wall[wall.size() / 2]));
+       ",\"runtime\":" + std::to_string(rt) + ",\"emptyWallMs\":" + jnum(wall[wall.size() / 2]) + ",\"syscallFilter\":" + jstr(g_filter_state));
   write_result("ok", "");
 }
 
@@ -818,6 +964,8 @@ int main(int argc, char** argv) {
   g_plan = read_plan(argv[2]);
   g_result_path = argv[3];
   try {
+  if (mode == "filter-selftest") { mode_filter_selftest(); return 0; }
+  lock_down();
   if (mode == "sweep" && argc >= 5) mode_sweep(argv[4]);
   else if (mode == "probe") mode_probe();
   else if (mode == "ref" && argc >= 5) mode_ref(load_entry(argv[4]));

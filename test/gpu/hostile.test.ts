@@ -22,6 +22,8 @@ interface Case {
   expected: string;
   reason: string;
   sideEffect?: { kind: 'file'; path: string } | { kind: 'tcp'; port: number } | { kind: 'processes' };
+  /** A regular expression the failure's reason must match (the outcome must come for the stated reason). */
+  detail?: string;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -51,7 +53,7 @@ let tcpConnections = 0;
 let server: net.Server | null = null;
 
 before(async () => {
-  ev = await evaluatorFor(task, { screen: true, checkTimeoutMs: 20_000, timeTimeoutMs: 60_000, timing: { maxMs: 600, minMs: 50 } });
+  ev = await evaluatorFor(task, { screen: true, checkTimeoutMs: 45_000, timeTimeoutMs: 60_000, timing: { maxMs: 600, minMs: 50 } });
   sandboxed = (await sandboxStatus()).active;
   server = net.createServer((s) => {
     tcpConnections++;
@@ -142,8 +144,11 @@ for (const c of manifest.cases) {
     const g = await ev.evaluate(spec(source('good_control.cu')));
     const gMs = g.timing?.[0]?.medianMs ?? NaN;
     const afterwardsGood = !g.failure && g.check?.ok === true && gMs > 0.7 * goodMs && gMs < 1.3 * goodMs;
-    const contained = c.expected !== 'ok-contained' || sandboxed || c.sideEffect?.kind === 'processes';
-    const pass = got === c.expected;
+    // New processes and IP sockets are refused by the harness's system-call filter with or without
+    // the sandbox; writes outside the work folder are blocked only by the sandbox.
+    const contained = c.expected !== 'ok-contained' || sandboxed || c.sideEffect?.kind === 'processes' || c.sideEffect?.kind === 'tcp';
+    const reasonOk = !c.detail || !r.failure || new RegExp(c.detail, 'i').test(r.failure.reason);
+    const pass = got === c.expected && reasonOk;
     rows.push({ case: c.case, expected: c.expected, got, pass, reason: c.reason, detail, afterwardsGood, seconds: (Date.now() - t0) / 1000 });
     console.log(`# ${c.case}: expected ${c.expected}, got ${got} — ${detail.split('\n')[0]} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     assert.ok(afterwardsGood, `after ${c.case} the good control failed or drifted: ${g.failure?.kind} ${g.failure?.reason ?? ''} ${gMs} ms vs ${goodMs} ms`);
@@ -152,5 +157,6 @@ for (const c of manifest.cases) {
       return;
     }
     assert.equal(got, c.expected, `${c.case}: ${detail}\n${r.failure?.log?.slice(-2000) ?? ''}`);
+    assert.ok(reasonOk, `${c.case}: the outcome is right but not for the stated reason (expected /${c.detail}/): ${detail}`);
   });
 }
