@@ -93,3 +93,29 @@ describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(proce
     expect(b.system).not.toBe(0); // system("true") cannot start a shell
   });
 });
+
+describe('the harness comparison', () => {
+  it('compares large outputs on several threads with the same counts, first bad element and errors as one thread', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-harness-compare-'));
+    const tc = await findToolchain();
+    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
+    const h = await ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: dir });
+    const plan = join(dir, 'plan.txt');
+    writeFileSync(plan, 'kdplan 1\nnonce c0mp\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
+    const out = join(dir, 'selftest.json');
+    execFileSync(h, ['compare-selftest', plan, out], { timeout: 60_000, env: { ...process.env, KERNELDUEL_SYSCALL_FILTER: 'off' } });
+    type S = { bad: number; first: number; maxabs: number | null; maxrel: number | null; num: number; den: number; fg: number | null };
+    const r = JSON.parse(readFileSync(out, 'utf8')) as { body: { serial: S; threaded: S } };
+    const { serial, threaded } = r.body;
+    // 4 elements off by 0.5 and one NaN, the first at 3 Mi (in the middle of a chunk).
+    expect(serial.bad).toBe(5);
+    expect(serial.first).toBe(3 << 20);
+    expect(threaded.bad).toBe(serial.bad);
+    expect(threaded.first).toBe(serial.first);
+    expect(threaded.fg).toBe(serial.fg);
+    expect(threaded.maxabs).toBe(serial.maxabs);
+    expect(threaded.maxrel).toBe(serial.maxrel);
+    expect(threaded.num).toBeCloseTo(serial.num, 9);
+    expect(threaded.den / serial.den).toBeCloseTo(1, 12);
+  });
+});

@@ -38,6 +38,7 @@
 #include <algorithm>
 #include <random>
 #include <map>
+#include <thread>
 
 typedef void (*entry_fn)(void**);
 
@@ -618,22 +619,83 @@ struct CompareStats {
   double maxabs = 0, maxrel = 0, num = 0, den = 0, fe = 0, fg = 0;
   long long first = -1;
 };
+// Large outputs are compared on several threads (chunks in order; merged so the first bad
+// element is the lowest index, as a serial pass finds it). Threads: KERNELDUEL_COMPARE_THREADS,
+// else the cores (at most 16).
+static unsigned compare_threads() {
+  const char* e = getenv("KERNELDUEL_COMPARE_THREADS");
+  if (e && atoi(e) > 0) return (unsigned)atoi(e);
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n > 16 ? 16 : n;
+}
+template <typename T>
+static CompareStats compare_typed(const T* got, const T* exp, size_t n, const Tol& tol, bool flt, unsigned threads) {
+  const size_t MIN_CHUNK = 1u << 20;
+  unsigned parts = threads;
+  if (n / MIN_CHUNK + 1 < parts) parts = (unsigned)(n / MIN_CHUNK + 1);
+  std::vector<CompareStats> st(parts);
+  auto run = [&](unsigned k) {
+    size_t lo = n * k / parts, hi = n * (k + 1) / parts;
+    CompareStats& c = st[k];
+    compare(got + lo, exp + lo, hi - lo, tol, flt, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg);
+    if (c.first >= 0) c.first += (long long)lo;
+  };
+  if (parts <= 1) {
+    run(0);
+  } else {
+    std::vector<std::thread> ts;
+    for (unsigned k = 1; k < parts; k++) ts.emplace_back(run, k);
+    run(0);
+    for (auto& t : ts) t.join();
+  }
+  CompareStats c;
+  for (const CompareStats& x : st) {
+    c.bad += x.bad;
+    c.maxabs = std::max(c.maxabs, x.maxabs);
+    c.maxrel = std::max(c.maxrel, x.maxrel);
+    c.num += x.num;
+    c.den += x.den;
+    if (c.first < 0 && x.first >= 0) { c.first = x.first; c.fe = x.fe; c.fg = x.fg; }
+  }
+  return c;
+}
+static CompareStats compare_bytes(Dtype dt, const void* got, const void* exp, size_t n, const Tol& tol, unsigned threads) {
+  switch (dt) {
+    case F32: return compare_typed((const float*)got, (const float*)exp, n, tol, true, threads);
+    case F64: return compare_typed((const double*)got, (const double*)exp, n, tol, true, threads);
+    case I32: return compare_typed((const int*)got, (const int*)exp, n, tol, false, threads);
+    case U32: return compare_typed((const unsigned*)got, (const unsigned*)exp, n, tol, false, threads);
+    case I64: return compare_typed((const long long*)got, (const long long*)exp, n, tol, false, threads);
+    case U8: return compare_typed((const unsigned char*)got, (const unsigned char*)exp, n, tol, false, threads);
+  }
+  return CompareStats{};
+}
 static CompareStats compare_output(const Arg& a, const void* dev, const std::string& refpath) {
   size_t bytes = a.elements * dtype_bytes(a.dtype);
   std::vector<unsigned char> got(bytes);
   CK(cudaMemcpy(got.data(), dev, bytes, cudaMemcpyDeviceToHost));
   const std::vector<unsigned char>& exp = ref_bytes(refpath, bytes);
-  CompareStats c;
-  const Tol& tol = g_plan.tol[a.dtype];
-  switch (a.dtype) {
-    case F32: compare((const float*)got.data(), (const float*)exp.data(), a.elements, tol, true, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
-    case F64: compare((const double*)got.data(), (const double*)exp.data(), a.elements, tol, true, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
-    case I32: compare((const int*)got.data(), (const int*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
-    case U32: compare((const unsigned*)got.data(), (const unsigned*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
-    case I64: compare((const long long*)got.data(), (const long long*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
-    case U8: compare((const unsigned char*)got.data(), (const unsigned char*)exp.data(), a.elements, tol, false, c.bad, c.maxabs, c.maxrel, c.num, c.den, c.first, c.fe, c.fg); break;
-  }
-  return c;
+  return compare_bytes(a.dtype, got.data(), exp.data(), a.elements, g_plan.tol[a.dtype], compare_threads());
+}
+
+// The threaded comparison against a serial one on made-up data (for the test suite; no GPU).
+static void mode_compare_selftest() {
+  const size_t n = (size_t)9 << 20;
+  std::vector<float> e(n), g(n);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (size_t i = 0; i < n; i++) e[i] = g[i] = u(rng);
+  const size_t bad_at[] = {3 << 20, (3 << 20) + 5, (7 << 20) + 11, n - 1};
+  for (size_t i : bad_at) g[i] += 0.5f;
+  g[(5 << 20) + 3] = NAN;
+  Tol tol{1e-4, 1e-7};
+  CompareStats a = compare_bytes(F32, g.data(), e.data(), n, tol, 1);
+  CompareStats b = compare_bytes(F32, g.data(), e.data(), n, tol, 7);
+  jraw("\"serial\":{\"bad\":" + std::to_string(a.bad) + ",\"first\":" + std::to_string(a.first) + ",\"maxabs\":" + jnum(a.maxabs) + ",\"maxrel\":" + jnum(a.maxrel) +
+       ",\"num\":" + jnum(a.num) + ",\"den\":" + jnum(a.den) + ",\"fg\":" + jnum(a.fg) + "},\"threaded\":{\"bad\":" + std::to_string(b.bad) +
+       ",\"first\":" + std::to_string(b.first) + ",\"maxabs\":" + jnum(b.maxabs) + ",\"maxrel\":" + jnum(b.maxrel) + ",\"num\":" + jnum(b.num) +
+       ",\"den\":" + jnum(b.den) + ",\"fg\":" + jnum(b.fg) + "}");
+  write_result("ok", "");
 }
 
 static std::string g_check_failure;
@@ -965,6 +1027,7 @@ int main(int argc, char** argv) {
   g_result_path = argv[3];
   try {
   if (mode == "filter-selftest") { mode_filter_selftest(); return 0; }
+  if (mode == "compare-selftest") { mode_compare_selftest(); return 0; }
   lock_down();
   if (mode == "sweep" && argc >= 5) mode_sweep(argv[4]);
   else if (mode == "probe") mode_probe();
