@@ -67,6 +67,19 @@ for (const name of names) {
   const task = resolveTask(name);
   const space = enumerateSpace(task);
   const partial = join(outDir, `${name}.partial.jsonl`);
+  const complete = join(outDir, `${name}.json`);
+  if (existsSync(complete)) {
+    try {
+      const done = RecordedSpaceSchema.parse(JSON.parse(readFileSync(complete, 'utf8')));
+      if (done.taskHash === task.hash && done.entries.length === space.length) {
+        log(`${name}: already recorded in ${complete} (${done.date}); skipped`);
+        continue;
+      }
+      log(`${name}: ${complete} is of another version of the task: recording again`);
+    } catch (e) {
+      log(`${name}: ${complete} is not a readable recording (${(e as Error).message.slice(0, 200)}): recording again`);
+    }
+  }
   const have = new Map<string, SpaceEntry>();
   if (existsSync(partial)) {
     for (const line of readFileSync(partial, 'utf8').split('\n')) {

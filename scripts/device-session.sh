@@ -52,6 +52,8 @@ case ${1:-} in
 start)
   if [ -e "$S/started" ]; then echo "already started $(cat "$S/started")"; exit 0; fi
   mkdir -p "$S/res" "$S/spaces" "$S/claims" "$S/live"
+  # Recordings already in the repository (complete ones are skipped, partial ones resumed).
+  cp "$ROOT"/bench/spaces/h200/*.json "$ROOT"/bench/spaces/h200/*.partial.jsonl "$S/spaces/" 2>/dev/null
   stamp > "$S/started"
   nvidia-smi > "$S/res/nvidia-smi.txt" 2>&1
   nvidia-smi --query-gpu=index,name,uuid,clocks.sm,clocks.mem,clocks.max.sm,driver_version --format=csv >> "$S/res/nvidia-smi.txt" 2>&1

@@ -1,7 +1,9 @@
 // End-to-end: the browser mode of the workbench, driven with playwright-core and Debian's Chromium
 // against the real backend (`kernelduel serve` in a child process, a temporary KERNELDUEL_HOME).
-// No mocked API. The run replays a SYNTHETIC recorded space (written to the temporary home only,
-// labelled as such) because this machine has no GPU; the UI must show it as REPLAY.
+// No mocked API. The run replays the space recorded on a real NVIDIA H200
+// (bench/spaces/h200/axpy.json: every configuration measured, 2026-11-30) because this machine has
+// no GPU; the UI must show it as REPLAY. A synthetic space (labelled as such, in the temporary home
+// only) is offered beside it and must not be the one picked.
 // Screenshots of each main view go to docs/screenshots/.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -110,8 +112,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await page.getByTestId('run-task').selectOption('axpy');
     await page.getByTestId('run-strategy').selectOption('contrastive');
     const backend = page.getByTestId('run-backend');
-    const replay = await backend.locator('option', { hasText: 'REPLAY' }).first().getAttribute('value');
+    const replay = await backend.locator('option', { hasText: 'REPLAY: h200/axpy.json' }).first().getAttribute('value');
     expect(replay).toBeTruthy();
+    expect(replay).toContain(path.join('bench', 'spaces', 'h200', 'axpy.json'));
     await backend.selectOption(replay!);
     await page.getByTestId('run-budget').fill('60');
     await page.getByTestId('run-start').click();
