@@ -71,4 +71,26 @@ describe('runs in a worker thread', () => {
   it('the llm policy refuses a recorded space', async () => {
     await expect(service.handlers()['runs.start']({ task: 'softmax', strategy: 'llm', budget: 1, gpu: null, recording })).rejects.toThrow(/recorded space cannot answer/);
   });
+
+  it('replays the baseline strategies on the recording of a replay session, for the session\'s number of evaluations', async () => {
+    const h = service.handlers();
+    const st = (await h['runs.start']({ task: 'softmax', strategy: 'contrastive', budget: 30, gpu: null, recording })) as RunState;
+    const sid = st.sessionId;
+    const last = (): RunState | undefined => events.filter((e): e is Extract<ApiEvent, { type: 'run.state' }> => e.type === 'run.state' && e.state.sessionId === sid).at(-1)?.state;
+    await until(() => last()?.phase === 'finished', 40_000);
+    const b = await h['sessions.baselines']({ id: sid });
+    expect(b.recording).toBe(recording);
+    expect(b.evaluations).toBe(30);
+    expect(b.curves.map((c) => c.name)).toEqual(['random', 'anneal', 'genetic']);
+    for (const c of b.curves) {
+      expect(c.points).toHaveLength(30);
+      // best-so-far never falls, and is a speedup over the same baseline as the session's
+      for (let i = 1; i < c.points.length; i++) expect(c.points[i].bestSpeedup).toBeGreaterThanOrEqual(c.points[i - 1].bestSpeedup - 1e-12);
+      expect(c.points[0].bestSpeedup).toBeGreaterThan(0);
+    }
+    expect(b.note).toMatch(/^REPLAY/);
+    // A session that is not a replay has none; an unknown session is refused.
+    await expect(h['sessions.baselines']({ id: '20990101-000000-zzzzzz' })).rejects.toThrow();
+  }, 60_000);
 });
+

@@ -55,6 +55,8 @@ export const ParamSchemas = {
   'runs.stop': z.strictObject({ sessionId: SessionId }),
   'sessions.list': Empty,
   'sessions.get': z.strictObject({ id: SessionId }),
+  /** Best-so-far curves of the baseline strategies replayed on the recording a REPLAY session used. */
+  'sessions.baselines': z.strictObject({ id: SessionId }),
   'variants.get': z.strictObject({ sessionId: SessionId, variantId: VariantId }),
   'variants.compare': z.strictObject({ sessionId: SessionId, a: VariantId, b: VariantId }),
   'export.variant': z.strictObject({ sessionId: SessionId, variantId: z.union([z.literal('best'), VariantId]) }),
@@ -357,6 +359,18 @@ export interface CompareResult {
   notes: string[];
 }
 
+/** The baseline strategies on the same recorded space as a REPLAY session (all of it REPLAY). */
+export interface BaselineCurvesDTO {
+  /** The recording replayed; null for a session that is not a replay (then there are no curves). */
+  recording: string | null;
+  /** Evaluations each baseline ran (the session's, at most 1,000). */
+  evaluations: number;
+  seeds: number;
+  /** Per strategy: the median over the seeds of the best-so-far speedup over the baseline variant. */
+  curves: Array<{ name: string; points: Array<{ index: number; bestSpeedup: number }> }>;
+  note: string;
+}
+
 export interface ExportFile {
   fileName: string;
   content: string;
@@ -380,6 +394,7 @@ export interface Results {
   'runs.stop': RunState;
   'sessions.list': SessionSummaryDTO[];
   'sessions.get': SessionDetail;
+  'sessions.baselines': BaselineCurvesDTO;
   'variants.get': VariantDetail;
   'variants.compare': CompareResult;
   'export.variant': ExportFile;

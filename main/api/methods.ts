@@ -18,6 +18,7 @@ export const METHOD_NAMES = [
   'runs.stop',
   'sessions.list',
   'sessions.get',
+  'sessions.baselines',
   'variants.get',
   'variants.compare',
   'export.variant',

@@ -35,6 +35,11 @@ import { verdictOf } from '../eval/stats.js';
 import { baselineOf, duels as duelsOf, modelNote, sessionPlots, variantRow, variantRows, type SessionEventLike, type SessionFacts } from './views.js';
 import { renderReport } from './report.js';
 import { measuredLimits, type MeasuredLimits } from './limits.js';
+import type { BaselineCurvesDTO } from './contract.js';
+import { loadSpace, ReplayMeasurer } from '../eval/replay.js';
+import { ActionSpace } from '../search/actions.js';
+import { makeStrategy, type StrategyName } from '../search/strategies.js';
+import { simulate } from '../search/simulate.js';
 
 /** Where the desktop app keeps the LLM API key: encrypted by the OS (Electron's safeStorage). */
 export interface SecretStore {
@@ -540,6 +545,62 @@ export class ApiService {
     return { ...detail, run: live ? { ...live.state } : null };
   }
 
+  private baselineCache = new Map<string, Promise<BaselineCurvesDTO>>();
+  /**
+   * The baseline strategies (random search, simulated annealing, the genetic algorithm) replayed on
+   * the recording a REPLAY session used, for as many evaluations as the session ran: the median
+   * best-so-far speedup over 5 seeds, for the session's best-so-far plot. Cached per recording and
+   * evaluation count.
+   */
+  private async baselineCurves(id: string): Promise<BaselineCurvesDTO> {
+    const info = this.withSession(id, (s) => {
+      const f = this.facts(s);
+      const replayResult = f.variants.map((v) => s.resultOf(v.id)).find((r) => r?.source.kind === 'replay');
+      const recording = replayResult && replayResult.source.kind === 'replay' ? replayResult.source.recording : replayRecording(s.meta.settings);
+      const evaluations = f.variants.filter((v) => v.origin !== 'baseline' && s.resultOf(v.id)).length;
+      return { recording, evaluations, taskDir: s.meta.task.dir, strategy: typeof s.meta.settings.strategy === 'string' ? s.meta.settings.strategy : '' };
+    });
+    const SEEDS = 5;
+    const evaluations = Math.min(1000, info.evaluations);
+    if (!info.recording) return Promise.resolve({ recording: null, evaluations: 0, seeds: 0, curves: [], note: 'not a replay session: baseline strategies are compared on recorded spaces only' });
+    let stamp = '';
+    try {
+      stamp = String(fs.statSync(info.recording).mtimeMs);
+    } catch {
+      return Promise.reject(new ApiFailure('not_found', `the recording this session replayed is gone: ${info.recording}`));
+    }
+    const key = `${info.recording}|${stamp}|${evaluations}|${info.taskDir}`;
+    let p = this.baselineCache.get(key);
+    if (!p) {
+      p = (async (): Promise<BaselineCurvesDTO> => {
+        const task = loadTask(info.taskDir);
+        const rec = loadSpace(info.recording!);
+        const names: StrategyName[] = (['random', 'anneal', 'genetic'] as const).filter((n) => n !== info.strategy);
+        const curves: BaselineCurvesDTO['curves'] = [];
+        for (const name of names) {
+          const perSeed: number[][] = [];
+          for (let seed = 1; seed <= SEEDS; seed++) {
+            await new Promise((r) => setImmediate(r)); // keep the event loop free between runs
+            const m = new ReplayMeasurer(task, rec, { seed });
+            const r = await simulate(makeStrategy(name, ActionSpace.fromRecording(task, m), seed), m, evaluations);
+            if (r.baselineMs === null) continue;
+            perSeed.push(r.steps.map((st) => (st.bestMs ? r.baselineMs! / st.bestMs : 1)));
+          }
+          const points: Array<{ index: number; bestSpeedup: number }> = [];
+          for (let i = 0; i < evaluations; i++) {
+            const xs = perSeed.map((v) => v[Math.min(i, v.length - 1)]).filter((x) => x !== undefined).sort((a, b) => a - b);
+            if (xs.length) points.push({ index: i + 1, bestSpeedup: xs[xs.length >> 1] });
+          }
+          curves.push({ name, points });
+        }
+        return { recording: info.recording, evaluations, seeds: SEEDS, curves, note: `REPLAY: each curve is the median best-so-far speedup of ${SEEDS} seeded runs of that strategy on the same recorded space (${path.basename(info.recording!)})` };
+      })();
+      p.catch(() => this.baselineCache.delete(key));
+      this.baselineCache.set(key, p);
+    }
+    return p;
+  }
+
   private variantDetail(s: Session, id: string): VariantDetail {
     const v = s.variant(id);
     if (!v) throw new ApiFailure('not_found', `session ${s.id} has no variant ${id}`);
@@ -730,6 +791,7 @@ export class ApiService {
       },
       'sessions.list': () => listSessions(sessionsRoot(this.env)).map((s) => this.summaryDTO(s)),
       'sessions.get': (p) => this.sessionDetail(p!.id),
+      'sessions.baselines': (p) => this.baselineCurves(p!.id),
       'variants.get': (p) => this.withSession(p!.sessionId, (s) => this.variantDetail(s, p!.variantId)),
       'variants.compare': (p) => this.compare(p!.sessionId, p!.a, p!.b),
       'export.variant': (p) =>

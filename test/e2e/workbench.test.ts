@@ -150,6 +150,8 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await page.getByTestId('nav-plots').click();
     await page.getByTestId('plots').waitFor();
     await page.locator('.recharts-line-curve').first().waitFor();
+    // The baseline strategies replayed on the same recorded H200 space, beside the run's own curve.
+    for (const name of ['random', 'anneal', 'genetic']) await page.getByText(`${name} (REPLAY, median of 5)`).first().waitFor({ timeout: 30_000 });
     await shot('plots');
   });
 

@@ -1,4 +1,6 @@
 import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, Bar, BarChart, ZAxis } from 'recharts';
+import { useEffect, useState } from 'react';
+import type { BaselineCurvesDTO } from '../../../main/api/contract.js';
 import { useApp } from '../store.js';
 import { fmtRate, roofsFor } from '../roofline.js';
 
@@ -12,8 +14,26 @@ function Panel(props: { title: string; children: React.ReactNode; note?: string 
   );
 }
 
+const BASELINE_COLOURS: Record<string, string> = { random: '#f97316', anneal: '#16a34a', genetic: '#db2777' };
+
 export function PlotsView() {
   const session = useApp((s) => s.session);
+  const api = useApp((s) => s.api);
+  const [baselines, setBaselines] = useState<BaselineCurvesDTO | null>(null);
+  const replayOf = session?.replay?.recording ?? null;
+  const sessionId = session?.summary.id ?? null;
+  const evaluated = session ? session.plots.timeline.length : 0;
+  const finished = !session?.run || ['finished', 'stopped', 'failed'].includes(session.run.phase);
+  useEffect(() => {
+    setBaselines(null);
+    if (!api || !sessionId || !replayOf || !finished) return;
+    let live = true;
+    // On a replay, the baseline strategies on the same recorded space (computed by the backend).
+    api.call('sessions.baselines', { id: sessionId }).then((b) => live && setBaselines(b), () => live && setBaselines(null));
+    return () => {
+      live = false;
+    };
+  }, [api, sessionId, replayOf, finished, evaluated]);
   if (!session) return <p className="muted">Open a session first.</p>;
   const p = session.plots;
   const params = [...new Set(p.paramEffects.map((e) => e.param))];
@@ -25,7 +45,7 @@ export function PlotsView() {
       {session.replay && <div className="replay-note">REPLAY: every point below comes from the recorded space {session.replay.recording}.</div>}
       {!timed && <div className="empty-state">No variant of this session was timed ({session.gpu ? 'all failed so far' : 'compile-only: no GPU'}): speed plots stay empty; parameter counts and failures still show.</div>}
       <div className="plot-grid">
-        <Panel title="Best-so-far speedup vs evaluations">
+        <Panel title="Best-so-far speedup vs evaluations" note={baselines?.curves.length ? baselines.note : session.replay ? (finished ? 'replaying the baseline strategies on the same recorded space…' : 'the baseline strategies are replayed on the same space once the run has finished') : undefined}>
           <ResponsiveContainer width="100%" height={240}>
             <LineChart data={p.timeline}>
               <CartesianGrid strokeDasharray="3 3" />
@@ -35,6 +55,9 @@ export function PlotsView() {
               <Legend />
               <Line type="stepAfter" dataKey="bestSpeedup" name={session.summary.strategy} stroke="#2563eb" dot={false} isAnimationActive={false} connectNulls />
               <Line dataKey="speedup" name="each variant" stroke="#94a3b8" strokeWidth={0} dot={{ r: 2 }} isAnimationActive={false} />
+              {(baselines?.curves ?? []).map((c) => (
+                <Line key={c.name} data={c.points} type="stepAfter" dataKey="bestSpeedup" name={`${c.name} (REPLAY, median of ${baselines!.seeds})`} stroke={BASELINE_COLOURS[c.name] ?? '#64748b'} strokeDasharray="5 3" dot={false} isAnimationActive={false} />
+              ))}
             </LineChart>
           </ResponsiveContainer>
         </Panel>
