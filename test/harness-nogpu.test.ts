@@ -89,6 +89,7 @@ describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(proce
     const eperm = -Number(b.eperm);
     expect(b.filter).toBe('active');
     expect(b).toMatchObject({ fork: eperm, inet: eperm, inet6: eperm, killOther: eperm, killAll: eperm, exec: eperm });
+    expect(b.forkEarlyThread).toBe(eperm); // a thread started before the filter is filtered too (TSYNC)
     expect(b).toMatchObject({ thread: 0, unix: 0, killSelf: 0 });
     expect(b.system).not.toBe(0); // system("true") cannot start a shell
   });

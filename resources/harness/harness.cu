@@ -39,6 +39,7 @@
 #include <random>
 #include <map>
 #include <thread>
+#include <atomic>
 
 typedef void (*entry_fn)(void**);
 
@@ -216,7 +217,10 @@ static std::string install_syscall_filter() {
   stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
   sock_fprog prog{(unsigned short)f.size(), f.data()};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return std::string("no_new_privs: ") + strerror(errno);
-  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) return std::string("seccomp: ") + strerror(errno);
+  // TSYNC: every thread of the process gets the filter, also the ones CUDA started during its
+  // initialisation (a host callback runs on one of those).
+  long r = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+  if (r != 0) return r > 0 ? "seccomp: thread " + std::to_string(r) + " could not be synchronised" : std::string("seccomp: ") + strerror(errno);
   return "active";
 #else
   return "not available on this platform";
@@ -232,8 +236,22 @@ static void lock_down() {
 }
 
 // Tries what the filter forbids and allows; for the test suite (no GPU needed).
+static std::atomic<int> g_selftest_step{0};
+static std::atomic<long> g_selftest_fork{0};
 static void mode_filter_selftest() {
+  // A thread that exists before the filter (as CUDA's do) must be filtered too.
+  std::thread early([] {
+    while (g_selftest_step.load() == 0) usleep(1000);
+    pid_t p = fork();
+    if (p == 0) _exit(0);
+    if (p > 0) waitpid(p, nullptr, 0);
+    g_selftest_fork = p < 0 ? -errno : 1;
+    g_selftest_step = 2;
+  });
   g_filter_state = install_syscall_filter();
+  g_selftest_step = 1;
+  while (g_selftest_step.load() != 2) usleep(1000);
+  early.join();
   auto rc = [](long r) { return r < 0 ? -errno : r; };
   pid_t p = fork();
   if (p == 0) _exit(0);
@@ -254,7 +272,8 @@ static void mode_filter_selftest() {
   jraw("\"filter\":" + jstr(g_filter_state) + ",\"fork\":" + std::to_string(fork_r) + ",\"thread\":" + std::to_string(th_r) +
        ",\"inet\":" + std::to_string(inet) + ",\"inet6\":" + std::to_string(inet6) + ",\"unix\":" + std::to_string(unix_s >= 0 ? 0 : unix_s) +
        ",\"killOther\":" + std::to_string(kill_other) + ",\"killAll\":" + std::to_string(kill_all) + ",\"killSelf\":" + std::to_string(kill_self) +
-       ",\"exec\":" + std::to_string(exec_r) + ",\"system\":" + std::to_string(sys_r) + ",\"eperm\":" + std::to_string(EPERM));
+       ",\"exec\":" + std::to_string(exec_r) + ",\"system\":" + std::to_string(sys_r) + ",\"forkEarlyThread\":" + std::to_string(g_selftest_fork.load()) +
+       ",\"eperm\":" + std::to_string(EPERM));
   write_result("ok", "");
 }
 
