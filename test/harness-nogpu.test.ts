@@ -2,7 +2,7 @@
 // write a result file (with the caller's nonce) that says why, and the sweep must record a line
 // per library before giving up on a broken CUDA context.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -96,7 +96,7 @@ describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(proce
 });
 
 describe('the harness comparison', () => {
-  it('compares large outputs on several threads with the same counts, first bad element and errors as one thread', async () => {
+  it('compares large outputs on several threads, against references kept masked in memory, with the same counts, first bad element and errors as one plain pass', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kd-harness-compare-'));
     const tc = await findToolchain();
     if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
@@ -106,7 +106,8 @@ describe('the harness comparison', () => {
     const out = join(dir, 'selftest.json');
     execFileSync(h, ['compare-selftest', plan, out], { timeout: 60_000, env: { ...process.env, KERNELDUEL_SYSCALL_FILTER: 'off' } });
     type S = { bad: number; first: number; maxabs: number | null; maxrel: number | null; num: number; den: number; fg: number | null };
-    const r = JSON.parse(readFileSync(out, 'utf8')) as { body: { serial: S; threaded: S } };
+    const r = JSON.parse(readFileSync(out, 'utf8')) as { body: { serial: S; threaded: S; maskedDiffers: boolean } };
+    expect(r.body.maskedDiffers).toBe(true); // the threaded pass compared against a masked copy
     const { serial, threaded } = r.body;
     // 4 elements off by 0.5 and one NaN, the first at 3 Mi (in the middle of a chunk).
     expect(serial.bad).toBe(5);
@@ -118,5 +119,32 @@ describe('the harness comparison', () => {
     expect(threaded.maxrel).toBe(serial.maxrel);
     expect(threaded.num).toBeCloseTo(serial.num, 9);
     expect(threaded.den / serial.den).toBeCloseTo(1, 12);
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('the reference folder out of the variant\'s reach (Landlock)', () => {
+  it('nothing beneath the hidden folder can be read, written, planted or listed; everything beside it still works', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kd-harness-hide-'));
+    const tc = await findToolchain();
+    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
+    const h = await ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: join(root, 'work') });
+    // The layout of a real work root: refs/<task>-<key>/… beside the run folders.
+    const refs = join(root, 'work', 'refs');
+    const run = join(root, 'work', 'runs', 'r1');
+    mkdirSync(join(refs, 'softmax-abc'), { recursive: true });
+    mkdirSync(run, { recursive: true });
+    const secret = join(refs, 'softmax-abc', 'ref_s0_1_y.bin');
+    writeFileSync(secret, 'reference');
+    const visible = join(root, 'work', 'visible.txt');
+    writeFileSync(visible, 'ok');
+    const plan = join(run, 'plan.txt');
+    writeFileSync(plan, 'kdplan 1\nnonce h1de\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
+    const out = join(run, 'selftest.json');
+    execFileSync(h, ['hide-selftest', plan, out], { cwd: run, timeout: 30_000, env: { ...process.env, KD_SELFTEST_HIDE: refs, KD_SELFTEST_SECRET: secret, KD_SELFTEST_VISIBLE: visible } });
+    const b = (JSON.parse(readFileSync(out, 'utf8')) as { body: Record<string, number | string> }).body;
+    expect(b.state).toMatch(/^hidden/);
+    const eacces = -Number(b.eacces);
+    expect(b).toMatchObject({ readSecret: eacces, writeSecret: eacces, plant: eacces, listHidden: eacces, readVisible: 0, readSystem: 0 });
+    expect(readFileSync(secret, 'utf8')).toBe('reference');
   });
 });

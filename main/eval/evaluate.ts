@@ -86,6 +86,8 @@ export interface ProbeInfo {
   emptyWallMs: number;
   /** 'active', or why the harness's system-call filter is not installed. */
   syscallFilter?: string;
+  /** 'hidden (…)', or why checks cannot hide the reference folder (Landlock) here. */
+  hideRefs?: string;
 }
 
 export class Evaluator {
@@ -171,9 +173,12 @@ export class Evaluator {
           { iso: { sandbox: false }, drop: 'the bubblewrap sandbox' },
           { iso: { dataBytes: null }, drop: 'the memory limit (RLIMIT_DATA)' },
           { iso: { syscallFilter: false }, drop: "the harness's system-call filter" },
-          { iso: { sandbox: false, dataBytes: null, nproc: null, syscallFilter: false }, drop: 'the sandbox, the system-call filter and the memory and process limits' },
+          { iso: { hideRefs: false }, drop: 'the Landlock rules that hide the reference outputs' },
+          { iso: { sandbox: false, dataBytes: null, nproc: null, syscallFilter: false, hideRefs: false }, drop: 'the sandbox, the system-call filter, Landlock and the memory and process limits' },
         ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
         let first: string | null = null;
+        // The probe tries Landlock on an empty folder beside its own (see the harness's lock_down).
+        mkdirSync(join(this.env.workRoot, 'probe-hidden-trial'), { recursive: true });
         for (const a of attempts) {
           const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: a.iso });
           if (r.ok && r.body) {
@@ -181,6 +186,8 @@ export class Evaluator {
             if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); measuring without it`);
             const filter = r.body.syscallFilter;
             if (filter && filter !== 'active' && a.iso.syscallFilter !== false) noteOnce(`syscall-filter:${filter}`, `the harness's system-call filter (no new processes, no network sockets, no signals to other processes) is not installed here: ${filter}`);
+            const hidden = r.body.hideRefs;
+            if (hidden && !hidden.startsWith('hidden') && a.iso.hideRefs !== false) noteOnce(`hide-refs:${hidden}`, `checks cannot hide the reference outputs from the variant here (Landlock): ${hidden}; a variant that evades the screen could read them`);
             return r.body;
           }
           first ??= `${r.failure?.reason}\n${r.stdoutTail}`;

@@ -114,6 +114,8 @@ export interface HarnessIsolation {
   readable?: string[];
   /** false: the harness does not install its system-call filter (KERNELDUEL_SYSCALL_FILTER=off). Default true. */
   syscallFilter?: boolean;
+  /** false: checks do not hide the reference folder with Landlock (KERNELDUEL_HIDE_REFS=off). Default true. */
+  hideRefs?: boolean;
 }
 
 /** Bytes of output a harness run may write before it is killed as a flood. */
@@ -141,6 +143,8 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   const iso = o.isolation ?? {};
   if (iso.syscallFilter === false) env.KERNELDUEL_SYSCALL_FILTER = 'off';
   else delete env.KERNELDUEL_SYSCALL_FILTER;
+  if (iso.hideRefs === false) env.KERNELDUEL_HIDE_REFS = 'off';
+  else delete env.KERNELDUEL_HIDE_REFS;
   let sandbox: { bwrap: string; args: string[] } | undefined;
   if (iso.sandbox !== false) {
     try {
