@@ -63,12 +63,14 @@ describe.skipIf(hasGpu)('harness without a GPU', () => {
     const lib = join(dir, 'entry.so');
     writeFileSync(join(dir, 'entry.c'), 'void kd_entry_packed(void** a) { (void)a; }\n');
     execFileSync('cc', ['-shared', '-fPIC', '-o', lib, join(dir, 'entry.c')]);
-    for (const mode of ['check', 'time']) {
+    for (const mode of ['check', 'time', 'checktime']) {
       const out = join(dir, `${mode}.json`);
       execFileSync(h, [mode, plan, out, lib]);
-      const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error: string; body: unknown };
+      const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error: string; body: unknown; stage?: string };
       expect(r).toMatchObject({ nonce: 'n0nce', status: 'runtime', body: {} });
       expect(r.error).toMatch(/cuda\w+/);
+      // check and time in one process: the result says the run ended in the check stage
+      expect(r.stage).toBe(mode === 'checktime' ? 'check' : undefined);
     }
   });
 });

@@ -6,7 +6,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import type { DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
+import type { ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
 import type { Toolchain } from '../toolchain/nvcc.js';
 import type { GpuInfo } from '../gpu/detect.js';
 import { cudaDeviceSelector, readClocks } from '../gpu/detect.js';
@@ -71,6 +71,8 @@ export interface EvaluatorOptions {
   timing?: Partial<TimingSettings>;
   checkTimeoutMs?: number;
   timeTimeoutMs?: number;
+  /** Check and time in two harness processes, as before checktime (also KERNELDUEL_SEPARATE_TIMING=1). */
+  separateTiming?: boolean;
   /** Check with fewer seeds the sizes whose outputs exceed this many bytes (default 128 MiB). */
   bigOutputBytes?: number;
   /** Screen every source before building it (untrusted code: from a model or a user); see screenVariant. Default false. */
@@ -247,34 +249,66 @@ export class Evaluator {
     const h = await this.harness();
     const probe = await this.probe(o.signal);
     const lib = build.libPath;
-    return (await this.queue().add(async () => {
-      o.onStage?.('check');
-      const check = await runHarness<{ checks: EvalResult['check'] extends infer C ? (C extends { checks: infer X } ? X : never) : never }>({
-        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: this.opts.checkTimeoutMs ?? 120_000, signal: o.signal, isolation: this.iso,
-      });
-      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], failure: check.failure, durationMs: check.durationMs };
-      if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
-      if (o.time === false) return { build, check: checkResult, source: this.source };
-      o.onStage?.('time');
-      const clocksStart = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
-      const t = await runHarness<{ l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> }>({
-        harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: cudaDeviceSelector(this.gpu!),
-        timeoutMs: this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000, signal: o.signal, isolation: this.iso,
-      });
-      const clocksEnd = (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
-      if (!t.ok || !t.body) return { build, check: checkResult, failure: t.failure, source: this.source };
-      const timing: TimingResult[] = t.body.timings.map((x) => {
+    const checkTimeoutMs = this.opts.checkTimeoutMs ?? 120_000;
+    const timeTimeoutMs = this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000;
+    type CheckBody = { checks: EvalResult['check'] extends infer C ? (C extends { checks: infer X } ? X : never) : never };
+    type TimeBody = { l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> };
+    const timingOf = (t: TimeBody, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] =>
+      t.timings.map((x) => {
         const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs);
         const samples = timer === 'wall' ? x.wallMs : x.eventMs;
         const ci = medianCI(samples);
         return {
           size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
           medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
-          converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, l2FlushBytes: t.body!.l2FlushBytes, clocksStart, clocksEnd,
+          converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
         };
       });
-      return { build, check: checkResult, timing, source: this.source };
+    const gpuSel = cudaDeviceSelector(this.gpu!);
+    const separate = o.time === false || this.opts.separateTiming || process.env.KERNELDUEL_SEPARATE_TIMING === '1';
+    let clocksEndP: Promise<ClockReading | null> | null = null;
+    const out = (await this.queue().add(async () => {
+      if (!separate) {
+        // Check and time in one harness process (one CUDA context, one reading of the references).
+        o.onStage?.('check');
+        const clocksStartP = readClocks(this.gpu!.index).catch(() => null);
+        const ct = await runHarness<Partial<CheckBody & TimeBody>>({
+          harness: h, mode: 'checktime', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel,
+          timeoutMs: checkTimeoutMs + timeTimeoutMs, checkTimeoutMs, signal: o.signal, isolation: this.iso,
+        });
+        const clocksStart = (await clocksStartP) ?? undefined;
+        clocksEndP = readClocks(this.gpu!.index).catch(() => null);
+        const checkPassed = ct.ok || ct.stage === 'time';
+        const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
+        if (!checkPassed) return { build, check: checkResult, failure: ct.failure, source: this.source };
+        o.onStage?.('time');
+        if (!ct.ok || !ct.body?.timings) return { build, check: checkResult, failure: ct.failure ?? { kind: 'runtime', reason: 'the checktime run gave no timings' }, source: this.source };
+        return { build, check: checkResult, timing: timingOf(ct.body as TimeBody, clocksStart), source: this.source };
+      }
+      o.onStage?.('check');
+      const check = await runHarness<CheckBody>({
+        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel, timeoutMs: checkTimeoutMs, signal: o.signal, isolation: this.iso,
+      });
+      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], failure: check.failure, durationMs: check.durationMs };
+      if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
+      if (o.time === false) return { build, check: checkResult, source: this.source };
+      o.onStage?.('time');
+      // Clocks read while the timing process starts (nvidia-smi is slow; the GPU is not waiting on it).
+      const clocksStartP = readClocks(this.gpu!.index).catch(() => null);
+      const t = await runHarness<TimeBody>({
+        harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel, timeoutMs: timeTimeoutMs, signal: o.signal, isolation: this.iso,
+      });
+      const clocksStart = (await clocksStartP) ?? undefined;
+      clocksEndP = readClocks(this.gpu!.index).catch(() => null);
+      if (!t.ok || !t.body) return { build, check: checkResult, failure: t.failure, source: this.source };
+      return { build, check: checkResult, timing: timingOf(t.body, clocksStart), source: this.source };
     })) as EvalResult;
+    // The clocks after the run are read outside the GPU queue (the next measurement need not wait).
+    if (clocksEndP && out.timing) {
+      const end = (await clocksEndP) ?? undefined;
+      for (const t of out.timing) t.clocksEnd = end;
+    }
+    return out;
   }
 
   /** Paired, interleaved timing of A against B in one process. ratio > 1: A is faster. */

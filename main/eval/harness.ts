@@ -79,10 +79,12 @@ function signalName(n: number): string | null {
   return null;
 }
 
-export type HarnessMode = 'probe' | 'ref' | 'check' | 'time' | 'duel';
+export type HarnessMode = 'probe' | 'ref' | 'check' | 'time' | 'checktime' | 'duel';
 
 export interface HarnessOutcome<B> {
   ok: boolean;
+  /** checktime: the stage the run ended in ('check' also when the process died without a result). */
+  stage?: 'check' | 'time';
   body?: B;
   failure?: Failure;
   durationMs: number;
@@ -92,6 +94,8 @@ export interface HarnessOutcome<B> {
 export interface HarnessRunOptions {
   harness: string;
   mode: HarnessMode;
+  /** checktime: the check stage must end within this (the harness creates <result>.time when it starts timing); the whole run within timeoutMs. */
+  checkTimeoutMs?: number;
   plan: PlanInput | null;
   libs: string[];
   workDir: string;
@@ -125,6 +129,8 @@ interface RawResult<B> {
   kdresult: number;
   nonce: string;
   status: string;
+  /** checktime: the stage the run ended in. */
+  stage?: 'check' | 'time';
   error?: string;
   body: B;
 }
@@ -162,11 +168,26 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
       throw e;
     }
   }
+  // checktime: a deadline for the check stage of its own (a hang in the check is found as soon as
+  // in a check-only run), watched through the marker file the harness creates when timing starts.
+  const stageMarker = `${resultPath}.time`;
+  const stageAbort = new AbortController();
+  let checkOverran = false;
+  let watch: NodeJS.Timeout | undefined;
+  if (o.mode === 'checktime' && o.checkTimeoutMs && o.checkTimeoutMs < o.timeoutMs) {
+    const t0 = Date.now();
+    watch = setInterval(() => {
+      if (Date.now() - t0 > o.checkTimeoutMs! && !existsSync(stageMarker)) {
+        checkOverran = true;
+        stageAbort.abort();
+      }
+    }, 100);
+  }
   const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs], {
     cwd: o.workDir,
     env,
     timeoutMs: o.timeoutMs,
-    signal: o.signal,
+    signal: o.signal ? AbortSignal.any([o.signal, stageAbort.signal]) : stageAbort.signal,
     maxOutputBytes: HARNESS_OUTPUT_CAP,
     killOnOutputCap: true,
     cpuSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
@@ -174,13 +195,18 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     nproc: iso.nproc === null ? undefined : (iso.nproc ?? defaultNprocLimit()),
     sandbox,
   });
+  if (watch) clearInterval(watch);
+  // checktime: where a run that left no result stopped (the marker exists once timing started).
+  const reached: { stage?: 'check' | 'time' } = o.mode === 'checktime' ? { stage: existsSync(stageMarker) ? 'time' : 'check' } : {};
+  rmSync(stageMarker, { force: true });
+  const what = reached.stage === 'time' ? 'time' : reached.stage === 'check' ? 'check' : o.mode;
   // Without a PID namespace, processes the run hid from the process-group kill (setsid) go now.
   if (!sandbox) killMarkedProcesses(nonce);
   const stdoutTail = tail(r.stdout + r.stderr, 4000);
   const base = { durationMs: r.durationMs, stdoutTail };
   if (r.outputFlood) {
     rmSync(resultPath, { force: true });
-    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
+    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode === 'checktime' ? 'check' : o.mode} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
   }
   let raw: RawResult<B> | null = null;
   let unreadable: string | null = null;
@@ -194,9 +220,12 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     }
     rmSync(resultPath, { force: true });
   }
+  if (checkOverran && !o.signal?.aborted) {
+    return { ok: false, ...base, stage: 'check', failure: { kind: 'timeout', reason: `check did not finish within ${(o.checkTimeoutMs! / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
+  }
   if (r.cancelled) return { ok: false, ...base, failure: { kind: 'runtime', reason: 'cancelled' } };
   if (r.timedOut) {
-    return { ok: false, ...base, failure: { kind: 'timeout', reason: `${o.mode} did not finish within ${(o.timeoutMs / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
+    return { ok: false, ...base, ...reached, failure: { kind: 'timeout', reason: `${what} did not finish within ${(o.timeoutMs / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
   }
   if (!raw || raw.kdresult !== 1 || raw.nonce !== nonce) {
     // Inside bubblewrap a child killed by a signal shows as exit code 128 + the signal's number.
@@ -208,9 +237,10 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
         : unreadable
           ? `exited with code ${r.code} and left a result that is not valid JSON (${unreadable})`
           : `exited with code ${r.code} without a result`;
-    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
+    return { ok: false, ...base, ...reached, failure: { kind: 'runtime', reason: `the ${what} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
   }
-  if (raw.status === 'ok') return { ok: true, ...base, body: raw.body };
+  const stage = raw.stage === 'check' || raw.stage === 'time' ? { stage: raw.stage } : {};
+  if (raw.status === 'ok') return { ok: true, ...base, ...stage, body: raw.body };
   const kind = raw.status === 'correctness' ? 'correctness' : 'runtime';
-  return { ok: false, ...base, body: raw.body, failure: { kind, reason: raw.error ?? raw.status, log: stdoutTail } };
+  return { ok: false, ...base, ...stage, body: raw.body, failure: { kind, reason: raw.error ?? raw.status, log: stdoutTail } };
 }

@@ -6,6 +6,7 @@
 //   kd_harness ref    <plan> <result.json> <reference.so>   writes reference outputs to refdir
 //   kd_harness check  <plan> <result.json> <variant.so>     checks every element against refdir
 //   kd_harness time   <plan> <result.json> <variant.so>     timing samples (events + wall)
+//   kd_harness checktime <plan> <result.json> <variant.so>  check, then time, in one process
 //   kd_harness duel   <plan> <result.json> <a.so> <b.so>    interleaved A/B timing
 //
 // Results are written to <result.json> (atomically: tmp + rename), never to stdout, so a variant
@@ -144,8 +145,10 @@ static std::string num_text(double v) {
   snprintf(b, sizeof b, "%.9g", v);
   return b;
 }
+static std::string g_stage;  // checktime: "check" or "time", the stage a result (or failure) comes from
 static void write_result(const std::string& status, const std::string& error) {
   std::string out = "{\"kdresult\":1,\"nonce\":" + jstr(g_plan.nonce) + ",\"status\":" + jstr(status);
+  if (!g_stage.empty()) out += ",\"stage\":" + jstr(g_stage);
   if (!error.empty()) out += ",\"error\":" + jstr(error);
   out += ",\"body\":{" + g_json + "}}\n";
   std::string tmp = g_result_path + ".tmp";
@@ -368,8 +371,8 @@ static void lock_down(const std::string& mode) {
   const char* hide = getenv("KERNELDUEL_HIDE_REFS");
   bool hide_off = hide && strcmp(hide, "off") == 0;
   if (hide_off) g_refs_state = "off (KERNELDUEL_HIDE_REFS=off)";
-  else if ((mode == "check" || mode == "time" || mode == "duel" || mode == "sweep") && !g_plan.refdir.empty()) {
-    preload_refs(mode == "check" || mode == "sweep");
+  else if ((mode == "check" || mode == "checktime" || mode == "time" || mode == "duel" || mode == "sweep") && !g_plan.refdir.empty()) {
+    preload_refs(mode == "check" || mode == "checktime" || mode == "sweep");
     std::string root = g_plan.refdir;
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     size_t slash = root.rfind('/');
@@ -1069,6 +1072,24 @@ static void mode_time(entry_fn f) {
   mode_time_body(f);
   write_result("ok", "");
 }
+// Check, then (if every element is right) time, in one process: what the sweep does for each
+// library, for one variant (one CUDA context, one reading of the references). The result says
+// which stage it ended in; a failure while timing (e.g. results that go stale) is stage "time".
+static void mode_checktime(entry_fn f) {
+  g_stage = "check";
+  mode_check_body(f);
+  if (!g_check_failure.empty()) {
+    write_result("correctness", g_check_failure);
+    return;
+  }
+  g_stage = "time";
+  // Tells the engine the check is over: its check-stage deadline no longer applies.
+  std::string marker = g_result_path + ".time";
+  if (FILE* m = fopen(marker.c_str(), "wb")) fclose(m);
+  g_json += ",";
+  mode_time_body(f);
+  write_result("ok", "");
+}
 static void mode_time_body(entry_fn f) {
   if (!g_timer) { g_timer = new Timer(); g_timer->init(); }
   Timer& t = *g_timer;
@@ -1254,6 +1275,7 @@ int main(int argc, char** argv) {
   else if (mode == "ref" && argc >= 5) mode_ref(load_entry(argv[4]));
   else if (mode == "check" && argc >= 5) mode_check(load_entry(argv[4]));
   else if (mode == "time" && argc >= 5) mode_time(load_entry(argv[4]));
+  else if (mode == "checktime" && argc >= 5) mode_checktime(load_entry(argv[4]));
   else if (mode == "duel" && argc >= 6) mode_duel(load_entry(argv[4]), load_entry(argv[5]));
   else { fprintf(stderr, "kd_harness: bad arguments\n"); return 64; }
   } catch (HarnessFailure& f) {

@@ -92,3 +92,34 @@ test('a duel of a variant against itself says same, against a much slower one sa
   assert.equal(d.duels![0].verdict, 'faster', `ratio ${d.duels![0].ratio}`);
   console.log(`# duel warp vs baseline: ${d.duels![0].ratio.toFixed(3)}× [${d.duels![0].ratioLow.toFixed(3)}, ${d.duels![0].ratioHigh.toFixed(3)}]; self ${self.duels![0].ratio.toFixed(4)}`);
 });
+
+test('check and time in one harness process agree with the two-process way, and take less wall time', async () => {
+  const one = await evaluatorFor(softmax);
+  const two = await evaluatorFor(softmax, { separateTiming: true });
+  const v = variant(fixture('softmax_warp.cu'));
+  await one.evaluate(v); // reference, probe and build out of the way
+  const a: number[] = [];
+  const b: number[] = [];
+  const wa: number[] = [];
+  const wb: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    let t0 = Date.now();
+    const ra = await one.evaluate(v);
+    wa.push(Date.now() - t0);
+    t0 = Date.now();
+    const rb = await two.evaluate(v);
+    wb.push(Date.now() - t0);
+    assert.equal(ra.failure, undefined, ra.failure?.reason);
+    assert.equal(rb.failure, undefined, rb.failure?.reason);
+    assert.equal(ra.check?.ok, true);
+    assert.ok((ra.check?.checks.length ?? 0) > 0 && ra.check!.checks.length === rb.check!.checks.length, 'the same checks');
+    a.push(ra.timing![0].medianMs);
+    b.push(rb.timing![0].medianMs);
+  }
+  const med = (x: number[]) => [...x].sort((p, q) => p - q)[1];
+  console.log(`# one process ${med(a).toFixed(4)} ms in ${med(wa)} ms wall; two processes ${med(b).toFixed(4)} ms in ${med(wb)} ms wall`);
+  assert.ok(Math.abs(med(a) - med(b)) / med(b) < 0.02, `medians ${med(a)} vs ${med(b)}`);
+  // A half-written output is still caught in one process.
+  const stale = await one.evaluate(variant(fixture('softmax_half.cu')));
+  assert.equal(stale.failure?.kind, 'correctness');
+});

@@ -1,0 +1,51 @@
+// checktime (check and time in one harness process): the check stage keeps a deadline of its own,
+// and a run that ends without a result is placed in the stage it reached. Exercised with stand-in
+// harness scripts (no GPU): the harness creates <result>.time when timing starts.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runHarness } from '../main/eval/harness.js';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-stages-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+function fake(name: string, body: string): string {
+  const f = path.join(root, `${name}.sh`);
+  fs.writeFileSync(f, `#!/bin/bash\nnonce=$(sed -n 's/^nonce //p' "$2")\n${body}\n`, { mode: 0o755 });
+  return f;
+}
+const run = (harness: string, checkTimeoutMs: number, timeoutMs = 20_000) =>
+  runHarness<{ x?: number }>({ harness, mode: 'checktime', plan: null, libs: [], workDir: fs.mkdtempSync(path.join(root, 'w-')), gpu: null, timeoutMs, checkTimeoutMs, isolation: { sandbox: false } });
+
+describe('checktime stages', () => {
+  it('a check that hangs is killed at the check deadline, not the whole run\'s, and says so', async () => {
+    const t0 = Date.now();
+    const r = await run(fake('hang-in-check', 'sleep 30'), 1000, 20_000);
+    expect(Date.now() - t0).toBeLessThan(8000);
+    expect(r.ok).toBe(false);
+    expect(r.stage).toBe('check');
+    expect(r.failure).toMatchObject({ kind: 'timeout' });
+    expect(r.failure!.reason).toMatch(/^check did not finish within 1 s/);
+  });
+
+  it('once timing has started the check deadline no longer applies; the result carries its stage', async () => {
+    const r = await run(fake('slow-timing', 'touch "$3.time"; sleep 2; printf \'{"kdresult":1,"nonce":"%s","status":"ok","stage":"time","body":{"x":1}}\' "$nonce" > "$3"'), 500);
+    expect(r.ok, r.failure?.reason).toBe(true);
+    expect(r.stage).toBe('time');
+    expect(r.body).toEqual({ x: 1 });
+  });
+
+  it('a crash while timing is placed in the time stage', async () => {
+    const r = await run(fake('crash-in-timing', 'touch "$3.time"; kill -SEGV $$'), 5000);
+    expect(r.ok).toBe(false);
+    expect(r.stage).toBe('time');
+    expect(r.failure!.reason).toMatch(/^the time process was killed by SIGSEGV/);
+  });
+
+  it('a crash before timing is placed in the check stage', async () => {
+    const r = await run(fake('exit-in-check', 'exit 0'), 5000);
+    expect(r.stage).toBe('check');
+    expect(r.failure!.reason).toMatch(/^the check process exited with code 0 without a result/);
+  });
+});
