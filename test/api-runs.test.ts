@@ -89,6 +89,20 @@ describe('runs in a worker thread', () => {
       expect(c.points[0].bestSpeedup).toBeGreaterThan(0);
     }
     expect(b.note).toMatch(/^REPLAY/);
+    // The preference model's prediction for each duel's pair, made before the duel was measured,
+    // once the model was trained; the comparison view shows it (turned around for the reverse pair).
+    const d = await h['sessions.get']({ id: sid });
+    const predicted = d.duels.filter((x) => x.prediction);
+    expect(predicted.length).toBeGreaterThan(0);
+    expect(d.duels.length).toBeGreaterThan(predicted.length); // the first duels came before any training
+    const one = predicted.at(-1)!;
+    expect(one.prediction!.pAFaster).toBeGreaterThanOrEqual(0);
+    expect(one.prediction!.pAFaster).toBeLessThanOrEqual(1);
+    const ab = await h['variants.compare']({ sessionId: sid, a: one.a, b: one.b });
+    const ba = await h['variants.compare']({ sessionId: sid, a: one.b, b: one.a });
+    expect(ab.prediction!.pAFaster).toBeCloseTo(one.prediction!.pAFaster, 12);
+    expect(ba.prediction!.pAFaster).toBeCloseTo(1 - one.prediction!.pAFaster, 12);
+    expect(ab.prediction!.model).toMatch(/^preference model v\d+ \(trained on \d+ pairs\), before the duel$/);
     // A session that is not a replay has none; an unknown session is refused.
     await expect(h['sessions.baselines']({ id: '20990101-000000-zzzzzz' })).rejects.toThrow();
   }, 60_000);

@@ -159,6 +159,9 @@ describe('events are validated', () => {
     expect(o.variants()[0]).toEqual(v);
     o.close();
     expect(SessionEventSchema.safeParse({ type: 'duel', a: 'v1', b: 'v2', result: { ratio: 1 } }).success).toBe(false);
+    const duel = { type: 'duel', a: 'v1', b: 'v2', result: { size: 0, aMs: [1], bMs: [2], ratio: 2, ratioLow: 1.9, ratioHigh: 2.1, verdict: 'faster', timer: 'events', pairs: 1 } };
+    expect(SessionEventSchema.safeParse({ ...duel, prediction: { pAFaster: 0.7, model: 'm' } }).success).toBe(true);
+    expect(SessionEventSchema.safeParse({ ...duel, prediction: { pAFaster: 1.5, model: 'm' } }).success).toBe(false);
   });
 
   it('a journal record edited into the wrong shape fails open with its line number', () => {
@@ -244,10 +247,13 @@ describe('best(), speedup and resume', () => {
     expect(r.variants().map((v) => v.id)).toEqual(['v1', 'v2', 'v3']);
     expect(r.events().filter((e) => e.type === 'duel')).toHaveLength(1);
     expect(r.status()).toEqual({ status: 'running', budgetUsed: undefined });
+    // A duel with the preference model's prediction (made before it was measured) reads back whole.
+    r.append({ type: 'duel', a: 'v1', b: 'v2', result: { size: 0, aMs: [2], bMs: [1], ratio: 0.5, ratioLow: 0.45, ratioHigh: 0.55, verdict: 'slower', timer: 'events', pairs: 1 }, prediction: { pAFaster: 0.25, model: 'preference model v3 (trained on 40 pairs)' } });
     r.append({ type: 'result', variantId: 'v3', result: timedResult(1) });
     r.close();
     const again = openSession(root, 'resume');
     expect(again.completedIds()).toEqual(new Set(['v1', 'v2', 'v3']));
+    expect(again.events().filter((e) => e.type === 'duel').map((e) => (e.type === 'duel' ? e.prediction?.pAFaster : null))).toEqual([undefined, 0.25]);
     expect(again.best()).toMatchObject({ medianMs: 1, speedup: 2 });
     expect(again.measuredAt('v3')).toMatch(/^\d{4}-\d\d-\d\dT/);
     again.close();

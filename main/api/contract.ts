@@ -232,6 +232,8 @@ export interface DuelDTO {
   ratioHigh: number;
   verdict: Verdict;
   pairs: number;
+  /** P(a faster than b) from the preference model, recorded before the duel was measured. */
+  prediction?: PairPrediction;
 }
 
 export interface PlotPoint {

@@ -622,10 +622,17 @@ export class ApiService {
       // A recorded duel between the two (either direction) is the best evidence: paired, interleaved.
       let duel = null as CompareResult['duel'];
       let ratio: CompareResult['ratio'] = null;
+      let prediction: CompareResult['prediction'] = null;
       for (const e of s.events()) {
         if (e.type !== 'duel') continue;
-        if (e.a === a && e.b === b) duel = e.result;
-        else if (e.a === b && e.b === a) duel = { ...e.result, aMs: e.result.bMs, bMs: e.result.aMs, ratio: 1 / e.result.ratio, ratioLow: 1 / e.result.ratioHigh, ratioHigh: 1 / e.result.ratioLow, verdict: e.result.verdict === 'faster' ? 'slower' : e.result.verdict === 'slower' ? 'faster' : e.result.verdict };
+        const p = e.prediction;
+        if (e.a === a && e.b === b) {
+          duel = e.result;
+          if (p) prediction = { pAFaster: p.pAFaster, model: `${p.model}, before the duel` };
+        } else if (e.a === b && e.b === a) {
+          duel = { ...e.result, aMs: e.result.bMs, bMs: e.result.aMs, ratio: 1 / e.result.ratio, ratioLow: 1 / e.result.ratioHigh, ratioHigh: 1 / e.result.ratioLow, verdict: e.result.verdict === 'faster' ? 'slower' : e.result.verdict === 'slower' ? 'faster' : e.result.verdict };
+          if (p) prediction = { pAFaster: 1 - p.pAFaster, model: `${p.model}, before the duel` };
+        }
       }
       if (duel) {
         ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: 'duel' };
@@ -639,7 +646,8 @@ export class ApiService {
         notes.push('At least one of the two was not timed (compile-only, failed or pending): no speed ratio.');
       }
       if (da.result?.source.kind === 'replay' || db.result?.source.kind === 'replay') notes.push('REPLAY: these timings come from a recorded space, not a live measurement.');
-      return { sessionId, a: da, b: db, ratio, duel, prediction: null, notes };
+      if (!prediction && duel) notes.push('The preference model made no prediction for this duel (it was not trained yet, or the strategy has none).');
+      return { sessionId, a: da, b: db, ratio, duel, prediction, notes };
     });
   }
 

@@ -69,7 +69,9 @@ export function duels(f: SessionFacts): DuelDTO[] {
   for (const e of f.events) {
     if (e.type !== 'duel') continue;
     const r = e.result as { size: number; ratio: number; ratioLow?: number; ratioHigh?: number; verdict: DuelDTO['verdict']; pairs: number };
-    out.push({ a: String(e.a), b: String(e.b), size: r.size, ratio: r.ratio, ratioLow: r.ratioLow ?? r.ratio, ratioHigh: r.ratioHigh ?? r.ratio, verdict: r.verdict, pairs: r.pairs });
+    const p = e.prediction as { pAFaster?: unknown; model?: unknown } | undefined;
+    const prediction = p && typeof p.pAFaster === 'number' && typeof p.model === 'string' ? { prediction: { pAFaster: p.pAFaster, model: p.model } } : {};
+    out.push({ a: String(e.a), b: String(e.b), size: r.size, ratio: r.ratio, ratioLow: r.ratioLow ?? r.ratio, ratioHigh: r.ratioHigh ?? r.ratio, verdict: r.verdict, pairs: r.pairs, ...prediction });
   }
   return out;
 }

@@ -259,5 +259,19 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     modelStats(): ModelStats | null {
       return model.trained ? model.stats() : null;
     },
+    predict(a: VariantRecord, b: VariantRecord) {
+      if (!model.trained) return null;
+      const feat = (v: VariantRecord): Float64Array | null => {
+        const m = byId.get(v.id);
+        if (m) return m.f;
+        const act = space.encode(v);
+        return act ? encoder.encode(act) : null;
+      };
+      const fa = feat(a);
+      const fb = feat(b);
+      if (!fa || !fb) return null;
+      const st = model.stats();
+      return { pAFaster: model.prob(fa, fb), model: `preference model v${st.version} (trained on ${st.trainedOn} pairs)` };
+    },
   };
 }

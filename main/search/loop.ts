@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Config, DuelResult, EvalResult, Failure, VariantRecord, VariantSpec } from '../common/types.js';
 import type { Measurer } from './measurer.js';
-import type { Session } from '../session/store.js';
+import type { PairPredictionRecord, Session } from '../session/store.js';
 import { isTimedSuccess } from '../session/store.js';
 import { configKey, defaultConfig } from '../task/space.js';
 
@@ -16,7 +16,7 @@ export type LoopEvent =
   | { type: 'variant'; variant: VariantRecord }
   | { type: 'stage'; variantId: string; stage: 'build' | 'check' | 'time' }
   | { type: 'result'; variantId: string; result: EvalResult; index: number; budget: number; speedup: number | null; bestSpeedup: number | null; bestMs: number | null }
-  | { type: 'duel'; a: string; b: string; result: DuelResult }
+  | { type: 'duel'; a: string; b: string; result: DuelResult; prediction?: PairPredictionRecord }
   | { type: 'model'; stats: ModelStats }
   | { type: 'done'; evaluated: number; bestId: string | null; bestMs: number | null; bestSpeedup: number | null };
 
@@ -56,6 +56,8 @@ export interface Strategy {
   opponentFor?(variant: VariantRecord, result: EvalResult): string | null;
   /** Told each duel the loop ran for it (A = the new variant, B = the opponent; ratio > 1: A faster). */
   observeDuel?(a: VariantRecord, b: VariantRecord, duel: DuelResult): void;
+  /** P(a faster than b) from the strategy's model, asked before a duel is measured (null: no trained model). */
+  predict?(a: VariantRecord, b: VariantRecord): PairPredictionRecord | null;
   /** The strategy's model quality, when it has a model. */
   modelStats?(): ModelStats | null;
 }
@@ -143,11 +145,13 @@ export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
     const oppId = strategy.opponentFor(v, result);
     const opp = oppId ? session.variant(oppId) : undefined;
     if (!opp || opp.id === v.id || !isTimedSuccess(session.resultOf(opp.id))) return;
+    const prediction = strategy.predict?.(v, opp) ?? null; // before the measurement
     const d = await evaluator.duel(v, opp, o.signal);
     if (o.signal?.aborted || !d.duels?.length) return;
     const duel = d.duels[0];
-    session.append({ type: 'duel', a: v.id, b: opp.id, result: duel });
-    o.onEvent?.({ type: 'duel', a: v.id, b: opp.id, result: duel });
+    const extra = prediction ? { prediction } : {};
+    session.append({ type: 'duel', a: v.id, b: opp.id, result: duel, ...extra });
+    o.onEvent?.({ type: 'duel', a: v.id, b: opp.id, result: duel, ...extra });
     strategy.observeDuel?.(v, opp, duel);
   };
   // Variants journaled but never measured (killed mid-way) are measured first.

@@ -90,11 +90,21 @@ const StoredVariantSchema = VariantRecordSchema.extend({
   path: ['source'],
 });
 
+/** A preference model's prediction for a duel's pair, recorded before the duel was measured. */
+export interface PairPredictionRecord {
+  pAFaster: number;
+  model: string;
+}
+
 export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('variant'), variant: StoredVariantSchema }),
   z.object({ type: z.literal('source'), hash: z.string().regex(SOURCE_HASH, 'a hex sha256 prefix'), source: z.string() }),
   z.object({ type: z.literal('result'), variantId: z.string().min(1), result: EvalResultSchema }),
-  z.object({ type: z.literal('duel'), a: z.string().min(1), b: z.string().min(1), result: DuelResultSchema }),
+  z.object({
+    type: z.literal('duel'), a: z.string().min(1), b: z.string().min(1), result: DuelResultSchema,
+    /** What the strategy's preference model predicted for the pair before the duel was measured. */
+    prediction: z.object({ pAFaster: z.number().min(0).max(1), model: z.string() }).optional(),
+  }),
   z.object({ type: z.literal('note'), level: z.enum(['info', 'warn', 'error']), message: z.string() }),
   z.object({
     type: z.literal('status'),
@@ -109,7 +119,7 @@ export type SessionStatus = 'running' | 'paused' | 'stopped' | 'finished';
 export type SessionEvent =
   | { type: 'variant'; variant: VariantRecord }
   | { type: 'result'; variantId: string; result: EvalResult }
-  | { type: 'duel'; a: string; b: string; result: DuelResult }
+  | { type: 'duel'; a: string; b: string; result: DuelResult; prediction?: PairPredictionRecord }
   | { type: 'note'; level: 'info' | 'warn' | 'error'; message: string }
   | { type: 'status'; status: SessionStatus; budgetUsed?: number };
 
@@ -233,7 +243,8 @@ function quickEvent(x: unknown): boolean {
     case 'duel': {
       const r = x.result;
       return (
-        keyCount(x) === 4 && isStr(x.a) && x.a.length > 0 && isStr(x.b) && x.b.length > 0 && isObj(r) &&
+        (keyCount(x) === 4 || (keyCount(x) === 5 && isObj(x.prediction) && isNum(x.prediction.pAFaster) && x.prediction.pAFaster >= 0 && x.prediction.pAFaster <= 1 && isStr(x.prediction.model))) &&
+        isStr(x.a) && x.a.length > 0 && isStr(x.b) && x.b.length > 0 && isObj(r) &&
         isNum(r.size) && isNumArr(r.aMs) && isNumArr(r.bMs) && isNum(r.ratio) && isStr(r.verdict) && isNum(r.pairs)
       );
     }

@@ -142,6 +142,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await verdict.waitFor();
     await expect.poll(() => verdict.innerText()).toMatch(/A is (faster|slower|same|unsure): \d+\.\d+× \[\d+\.\d+, \d+\.\d+\] 95% CI/);
     expect(await page.getByTestId('compare-table').innerText()).toContain('registers');
+    // The default pair is the best variant and the opponent it dueled: the preference model's
+    // prediction for that pair, recorded before the duel, is shown.
+    expect(await page.getByText(/^Preference model: P\(A faster\) = \d+% \(preference model v\d+ \(trained on \d+ pairs\), before the duel\)$/).count()).toBe(1);
     await page.locator('.recharts-bar-rectangle').first().waitFor();
     await shot('compare');
   });

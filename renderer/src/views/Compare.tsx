@@ -31,8 +31,13 @@ export function CompareView() {
   const [cmp, setCmp] = useState<CompareResult | null>(null);
   useEffect(() => {
     if (!session || pair.a || pair.b) return;
-    // Default pair: the best against the baseline.
-    if (session.bestId && session.baselineId && session.bestId !== session.baselineId) {
+    // Default pair: the best against the last opponent it dueled (paired timing, and the preference
+    // model's prediction when one was recorded), else against the baseline.
+    const duel = session.duels.filter((d) => d.a === session.bestId || d.b === session.bestId).at(-1);
+    if (session.bestId && duel) {
+      setCompare('a', session.bestId);
+      setCompare('b', duel.a === session.bestId ? duel.b : duel.a);
+    } else if (session.bestId && session.baselineId && session.bestId !== session.baselineId) {
       setCompare('a', session.bestId);
       setCompare('b', session.baselineId);
     }
