@@ -51,16 +51,11 @@ export function workerModuleFile(): string | null {
   return file;
 }
 
-export function startOptimisation(opts: RunOptions, so: StartOptions = {}): OptimisationHandle {
-  const file = so.workerFile ?? fileURLToPath(import.meta.url);
-  const workerData = { kind: WORKER_KIND, opts };
-  let worker: Worker;
-  if (file.endsWith('.ts') && !so.execArgv) {
-    // Running from TypeScript sources (tests, tsx): register tsx's loader inside the worker first.
-    const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
-    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(file).href)}); }).catch((e) => { throw e; });`;
-    worker = new Worker(boot, { eval: true, workerData });
-  } else worker = new Worker(file, { workerData, execArgv: so.execArgv ?? [] });
+/**
+ * The buffer between a run (worker thread or not) and whoever reads it: messages in order as an
+ * async iterable; `done` settles with the run's `finished` or `error` message (or `fail`).
+ */
+function runChannel() {
   const buffer: OptimisationMessage[] = [];
   let wake: (() => void) | null = null;
   let ended = false;
@@ -71,28 +66,6 @@ export function startOptimisation(opts: RunOptions, so: StartOptions = {}): Opti
     rejectDone = rej;
   });
   done.catch(() => undefined);
-  const push = (m: OptimisationMessage): void => {
-    buffer.push(m);
-    wake?.();
-  };
-  const end = (): void => {
-    ended = true;
-    wake?.();
-  };
-  worker.on('message', (m: OptimisationMessage) => {
-    push(m);
-    if (m.type === 'finished') resolveDone({ evaluated: m.evaluated });
-    if (m.type === 'error') rejectDone(new Error(m.message));
-  });
-  worker.on('error', (e) => {
-    push({ type: 'error', message: e.message });
-    rejectDone(e);
-    end();
-  });
-  worker.on('exit', (code) => {
-    if (code !== 0) rejectDone(new Error(`the optimisation worker exited with code ${code}`));
-    end();
-  });
   const events: AsyncIterable<OptimisationMessage> = {
     async *[Symbol.asyncIterator]() {
       for (;;) {
@@ -106,10 +79,50 @@ export function startOptimisation(opts: RunOptions, so: StartOptions = {}): Opti
       }
     },
   };
-  const send = (c: Command): void => {
-    if (!ended) worker.postMessage(c);
+  return {
+    events,
+    done,
+    get ended(): boolean {
+      return ended;
+    },
+    push(m: OptimisationMessage): void {
+      buffer.push(m);
+      if (m.type === 'finished') resolveDone({ evaluated: m.evaluated });
+      if (m.type === 'error') rejectDone(new Error(m.message));
+      wake?.();
+    },
+    fail: (e: Error): void => rejectDone(e),
+    end(): void {
+      ended = true;
+      wake?.();
+    },
   };
-  return { events, done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
+}
+
+export function startOptimisation(opts: RunOptions, so: StartOptions = {}): OptimisationHandle {
+  const file = so.workerFile ?? fileURLToPath(import.meta.url);
+  const workerData = { kind: WORKER_KIND, opts };
+  let worker: Worker;
+  if (file.endsWith('.ts') && !so.execArgv) {
+    // Running from TypeScript sources (tests, tsx): register tsx's loader inside the worker first.
+    const api = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(pathToFileURL(file).href)}); }).catch((e) => { throw e; });`;
+    worker = new Worker(boot, { eval: true, workerData });
+  } else worker = new Worker(file, { workerData, execArgv: so.execArgv ?? [] });
+  const ch = runChannel();
+  worker.on('message', (m: OptimisationMessage) => ch.push(m));
+  worker.on('error', (e) => {
+    ch.push({ type: 'error', message: e.message });
+    ch.end();
+  });
+  worker.on('exit', (code) => {
+    if (code !== 0) ch.fail(new Error(`the optimisation worker exited with code ${code}`));
+    ch.end();
+  });
+  const send = (c: Command): void => {
+    if (!ch.ended) worker.postMessage(c);
+  };
+  return { events: ch.events, done: ch.done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
 }
 
 /** The run itself, on whichever thread: prepares it, runs the loop, posts every message; obeys commands. */
@@ -180,42 +193,11 @@ async function workerMain(opts: RunOptions): Promise<void> {
 
 /** The same protocol without a worker thread (where no worker file exists: an engine inlined into one bundle file). */
 export function startOptimisationInProcess(opts: RunOptions): OptimisationHandle {
-  const buffer: OptimisationMessage[] = [];
-  let wake: (() => void) | null = null;
-  let ended = false;
+  const ch = runChannel();
   let handler: ((c: Command) => void) | null = null;
-  let resolveDone!: (v: { evaluated: number }) => void;
-  let rejectDone!: (e: Error) => void;
-  const done = new Promise<{ evaluated: number }>((res, rej) => {
-    resolveDone = res;
-    rejectDone = rej;
-  });
-  done.catch(() => undefined);
-  const post = (m: OptimisationMessage): void => {
-    buffer.push(m);
-    if (m.type === 'finished') resolveDone({ evaluated: m.evaluated });
-    if (m.type === 'error') rejectDone(new Error(m.message));
-    wake?.();
-  };
-  void driveRun(structuredClone(opts), post, (h) => (handler = h)).finally(() => {
-    ended = true;
-    wake?.();
-  });
-  const events: AsyncIterable<OptimisationMessage> = {
-    async *[Symbol.asyncIterator]() {
-      for (;;) {
-        if (buffer.length) {
-          yield buffer.shift()!;
-          continue;
-        }
-        if (ended) return;
-        await new Promise<void>((r) => (wake = r));
-        wake = null;
-      }
-    },
-  };
-  const send = (c: Command): void => void (!ended && handler?.(c));
-  return { events, done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
+  void driveRun(structuredClone(opts), ch.push, (h) => (handler = h)).finally(ch.end);
+  const send = (c: Command): void => void (!ch.ended && handler?.(c));
+  return { events: ch.events, done: ch.done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
 }
 
 if (!isMainThread && (workerData as { kind?: string } | null)?.kind === WORKER_KIND) {
