@@ -12,10 +12,9 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/eval/replay.js';
 import { resolveTask } from '../main/task/resolve.js';
-import { ActionSpace } from '../main/search/actions.js';
-import { makeStrategy, STRATEGY_NAMES, type StrategyName } from '../main/search/strategies.js';
+import type { ActionSpace } from '../main/search/actions.js';
+import { replayStrategy, STRATEGY_NAMES, type StrategyName } from '../main/search/strategies.js';
 import type { ContrastiveStrategy } from '../main/search/contrastive.js';
-import { simulate } from '../main/search/simulate.js';
 import { mulberry32 } from '../main/common/random.js';
 
 interface Args {
@@ -114,10 +113,7 @@ async function main(): Promise<void> {
       const spaceAcc: number[] = [];
       const t0 = Date.now();
       for (let seed = 1; seed <= args.seeds; seed++) {
-        const m = new ReplayMeasurer(task, rec, { seed });
-        const space = ActionSpace.fromRecording(task, m);
-        const strat = makeStrategy(name, space, seed);
-        const r = await simulate(strat, m, args.budget);
+        const { result: r, strategy: strat, space } = await replayStrategy(name, task, rec, seed, args.budget);
         targets.forEach((q, i) => reach[i].push(r.steps.find((s) => s.bestMs !== null && opt / s.bestMs >= q - 1e-12)?.index ?? null));
         checkpoints.forEach((c, i) => {
           const s = r.steps[Math.min(c, r.steps.length) - 1];

@@ -36,10 +36,8 @@ import { baselineOf, duels as duelsOf, modelNote, sessionPlots, variantRow, vari
 import { renderReport } from './report.js';
 import { measuredLimits, type MeasuredLimits } from './limits.js';
 import type { BaselineCurvesDTO } from './contract.js';
-import { loadSpace, ReplayMeasurer } from '../eval/replay.js';
-import { ActionSpace } from '../search/actions.js';
-import { makeStrategy, type StrategyName } from '../search/strategies.js';
-import { simulate } from '../search/simulate.js';
+import { loadSpace } from '../eval/replay.js';
+import { replayStrategy, type StrategyName } from '../search/strategies.js';
 
 /** Where the desktop app keeps the LLM API key: encrypted by the OS (Electron's safeStorage). */
 export interface SecretStore {
@@ -580,9 +578,8 @@ export class ApiService {
         for (const name of names) {
           const perSeed: number[][] = [];
           for (let seed = 1; seed <= SEEDS; seed++) {
-            await new Promise((r) => setImmediate(r)); // keep the event loop free between runs
-            const m = new ReplayMeasurer(task, rec, { seed });
-            const r = await simulate(makeStrategy(name, ActionSpace.fromRecording(task, m), seed), m, evaluations);
+            // Replays answer at once: yield often, this runs on the app's main thread / the server's.
+            const { result: r } = await replayStrategy(name, task, rec, seed, evaluations, { yieldEvery: 10 });
             if (r.baselineMs === null) continue;
             perSeed.push(r.steps.map((st) => (st.bestMs ? r.baselineMs! / st.bestMs : 1)));
           }

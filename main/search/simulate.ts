@@ -24,7 +24,13 @@ export interface SimResult {
   modelAt: Map<number, ModelStats | null>;
 }
 
-export async function simulate(strategy: Strategy, m: Measurer, budget: number): Promise<SimResult> {
+export interface SimulateOptions {
+  /** Give the event loop a turn every this many evaluations (a replay answers at once, so a long
+   * run would otherwise hold the thread it runs on: the app's main process, the web server). */
+  yieldEvery?: number;
+}
+
+export async function simulate(strategy: Strategy, m: Measurer, budget: number, o: SimulateOptions = {}): Promise<SimResult> {
   const variants = new Map<string, VariantRecord>();
   const results = new Map<string, EvalResult>();
   const now = new Date(0).toISOString();
@@ -39,6 +45,7 @@ export async function simulate(strategy: Strategy, m: Measurer, budget: number):
   const duels: SimResult['duels'] = [];
   const modelAt = new Map<number, ModelStats | null>();
   for (let i = 1; i <= budget; i++) {
+    if (o.yieldEvery && i % o.yieldEvery === 0) await new Promise((r) => setImmediate(r));
     const [p] = strategy.propose(1);
     if (!p) break;
     const v: VariantRecord = { id: `v${i}`, source: p.source, config: p.config, flags: p.flags, transforms: p.transforms, origin: p.origin ?? strategy.name, parents: p.parents ?? ['v0'], createdAt: now };

@@ -3,7 +3,8 @@
 import type { Strategy } from './loop.js';
 import type { Task } from '../task/manifest.js';
 import { ActionSpace, defaultFlagChoices } from './actions.js';
-import { ReplayMeasurer } from '../eval/replay.js';
+import { ReplayMeasurer, type RecordedSpace } from '../eval/replay.js';
+import { simulate, type SimResult, type SimulateOptions } from './simulate.js';
 import type { Measurer } from './measurer.js';
 import { findTransforms } from '../transforms/index.js';
 import { randomSearch } from './random.js';
@@ -61,4 +62,14 @@ export function makeStrategy(name: StrategyName, space: ActionSpace, seed: numbe
     case 'exhaustive':
       return exhaustiveSearch(space);
   }
+}
+
+/** One seeded run of a strategy on a recorded space, in memory (the strategies benchmark, the workbench's baseline curves). */
+export async function replayStrategy(
+  name: StrategyName, task: Task, rec: RecordedSpace, seed: number, budget: number, o: SimulateOptions = {},
+): Promise<{ result: SimResult; strategy: Strategy; space: ActionSpace; measurer: ReplayMeasurer }> {
+  const measurer = new ReplayMeasurer(task, rec, { seed });
+  const space = ActionSpace.fromRecording(task, measurer);
+  const strategy = makeStrategy(name, space, seed);
+  return { result: await simulate(strategy, measurer, budget, o), strategy, space, measurer };
 }
