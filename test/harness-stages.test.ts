@@ -15,8 +15,8 @@ function fake(name: string, body: string): string {
   fs.writeFileSync(f, `#!/bin/bash\nnonce=$(sed -n 's/^nonce //p' "$2")\n${body}\n`, { mode: 0o755 });
   return f;
 }
-const run = (harness: string, checkTimeoutMs: number, timeoutMs = 20_000) =>
-  runHarness<{ x?: number }>({ harness, mode: 'checktime', plan: null, libs: [], workDir: fs.mkdtempSync(path.join(root, 'w-')), gpu: null, timeoutMs, checkTimeoutMs, isolation: { sandbox: false } });
+const run = (harness: string, checkTimeoutMs: number, timeoutMs = 20_000, onTimingStarted?: () => void) =>
+  runHarness<{ x?: number }>({ harness, mode: 'checktime', plan: null, libs: [], workDir: fs.mkdtempSync(path.join(root, 'w-')), gpu: null, timeoutMs, checkTimeoutMs, onTimingStarted, isolation: { sandbox: false } });
 
 describe('checktime stages', () => {
   it('a check that hangs is killed at the check deadline, not the whole run\'s, and says so', async () => {
@@ -30,8 +30,10 @@ describe('checktime stages', () => {
   });
 
   it('once timing has started the check deadline no longer applies; the result carries its stage', async () => {
-    const r = await run(fake('slow-timing', 'touch "$3.time"; sleep 2; printf \'{"kdresult":1,"nonce":"%s","status":"ok","stage":"time","body":{"x":1}}\' "$nonce" > "$3"'), 500);
+    let started = 0;
+    const r = await run(fake('slow-timing', 'touch "$3.time"; sleep 2; printf \'{"kdresult":1,"nonce":"%s","status":"ok","stage":"time","body":{"x":1}}\' "$nonce" > "$3"'), 500, 20_000, () => started++);
     expect(r.ok, r.failure?.reason).toBe(true);
+    expect(started).toBe(1); // the engine learns when timing starts (its 'time' stage event)
     expect(r.stage).toBe('time');
     expect(r.body).toEqual({ x: 1 });
   });

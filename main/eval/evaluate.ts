@@ -271,17 +271,20 @@ export class Evaluator {
       if (!separate) {
         // Check and time in one harness process (one CUDA context, one reading of the references).
         o.onStage?.('check');
-        const clocksStartP = readClocks(this.gpu!.index).catch(() => null);
+        let clocksStartP: Promise<ClockReading | null> | null = null;
         const ct = await runHarness<Partial<CheckBody & TimeBody>>({
           harness: h, mode: 'checktime', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel,
           timeoutMs: checkTimeoutMs + timeTimeoutMs, checkTimeoutMs, signal: o.signal, isolation: this.iso,
+          onTimingStarted: () => {
+            o.onStage?.('time');
+            clocksStartP = readClocks(this.gpu!.index).catch(() => null); // as timing starts
+          },
         });
-        const clocksStart = (await clocksStartP) ?? undefined;
+        const clocksStart = (await (clocksStartP ?? Promise.resolve(null))) ?? undefined;
         clocksEndP = readClocks(this.gpu!.index).catch(() => null);
         const checkPassed = ct.ok || ct.stage === 'time';
         const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
         if (!checkPassed) return { build, check: checkResult, failure: ct.failure, source: this.source };
-        o.onStage?.('time');
         if (!ct.ok || !ct.body?.timings) return { build, check: checkResult, failure: ct.failure ?? { kind: 'runtime', reason: 'the checktime run gave no timings' }, source: this.source };
         return { build, check: checkResult, timing: timingOf(ct.body as TimeBody, clocksStart), source: this.source };
       }

@@ -96,6 +96,8 @@ export interface HarnessRunOptions {
   mode: HarnessMode;
   /** checktime: the check stage must end within this (the harness creates <result>.time when it starts timing); the whole run within timeoutMs. */
   checkTimeoutMs?: number;
+  /** checktime: called once when the harness starts timing (the check passed). */
+  onTimingStarted?: () => void;
   plan: PlanInput | null;
   libs: string[];
   workDir: string;
@@ -174,10 +176,15 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   const stageAbort = new AbortController();
   let checkOverran = false;
   let watch: NodeJS.Timeout | undefined;
-  if (o.mode === 'checktime' && o.checkTimeoutMs && o.checkTimeoutMs < o.timeoutMs) {
+  if (o.mode === 'checktime') {
     const t0 = Date.now();
+    let timing = false;
     watch = setInterval(() => {
-      if (Date.now() - t0 > o.checkTimeoutMs! && !existsSync(stageMarker)) {
+      if (timing) return;
+      if (existsSync(stageMarker)) {
+        timing = true;
+        o.onTimingStarted?.();
+      } else if (o.checkTimeoutMs && Date.now() - t0 > o.checkTimeoutMs) {
         checkOverran = true;
         stageAbort.abort();
       }

@@ -378,13 +378,10 @@ static void lock_down(const std::string& mode) {
     size_t slash = root.rfind('/');
     g_refs_state = hide_tree(slash == std::string::npos || slash == 0 ? root : root.substr(0, slash));
   } else if (mode == "probe") {
-    // Landlock with CUDA on this machine: hide an empty folder beside the probe's work folder.
+    // Landlock with CUDA on this machine: hide an empty folder beside the probe's work folder
+    // (the engine creates it: under bubblewrap only the work folder is writable).
     char cwdb[PATH_MAX];
-    if (getcwd(cwdb, sizeof cwdb)) {
-      std::string trial = std::string(cwdb) + "-hidden-trial";
-      mkdir(trial.c_str(), 0700);
-      g_refs_state = hide_tree(trial);
-    }
+    if (getcwd(cwdb, sizeof cwdb)) g_refs_state = hide_tree(std::string(cwdb) + "-hidden-trial");
   }
   if (getenv("KERNELDUEL_SYSCALL_FILTER") && strcmp(getenv("KERNELDUEL_SYSCALL_FILTER"), "off") == 0) {
     g_filter_state = "off (KERNELDUEL_SYSCALL_FILTER=off)";
