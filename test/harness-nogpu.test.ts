@@ -18,13 +18,20 @@ const hasGpu = (() => {
   }
 })();
 
-describe.skipIf(hasGpu)('harness without a GPU', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kd-harness-nogpu-'));
-  const harness = (async () => {
+/** The harness, built once for every test in this file (in a work root of its own). */
+let built: Promise<string> | null = null;
+function buildHarness(): Promise<string> {
+  built ??= (async () => {
     const tc = await findToolchain();
     if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
-    return ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: dir });
+    return ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: mkdtempSync(join(tmpdir(), 'kd-harness-build-')) });
   })();
+  return built;
+}
+
+describe.skipIf(hasGpu)('harness without a GPU', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kd-harness-nogpu-'));
+  const harness = buildHarness();
   const plan = join(dir, 'plan.txt');
   writeFileSync(plan, 'kdplan 1\nnonce n0nce\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
 
@@ -78,9 +85,7 @@ describe.skipIf(hasGpu)('harness without a GPU', () => {
 describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))('the harness system-call filter', () => {
   it('stops new processes, IP sockets and signals to others; threads, Unix sockets and signals to itself still work', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kd-harness-filter-'));
-    const tc = await findToolchain();
-    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
-    const h = await ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: dir });
+    const h = await buildHarness();
     const plan = join(dir, 'plan.txt');
     writeFileSync(plan, 'kdplan 1\nnonce f1lter\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
     const out = join(dir, 'selftest.json');
@@ -100,9 +105,7 @@ describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(proce
 describe('the harness comparison', () => {
   it('compares large outputs on several threads, against references kept masked in memory, with the same counts, first bad element and errors as one plain pass', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kd-harness-compare-'));
-    const tc = await findToolchain();
-    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
-    const h = await ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: dir });
+    const h = await buildHarness();
     const plan = join(dir, 'plan.txt');
     writeFileSync(plan, 'kdplan 1\nnonce c0mp\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
     const out = join(dir, 'selftest.json');
@@ -127,9 +130,7 @@ describe('the harness comparison', () => {
 describe.skipIf(process.platform !== 'linux')('the reference folder out of the variant\'s reach (Landlock)', () => {
   it('nothing beneath the hidden folder can be read, written, planted or listed; everything beside it still works', async () => {
     const root = mkdtempSync(join(tmpdir(), 'kd-harness-hide-'));
-    const tc = await findToolchain();
-    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
-    const h = await ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: join(root, 'work') });
+    const h = await buildHarness();
     // The layout of a real work root: refs/<task>-<key>/… beside the run folders.
     const refs = join(root, 'work', 'refs');
     const run = join(root, 'work', 'runs', 'r1');
