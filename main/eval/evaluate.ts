@@ -266,27 +266,24 @@ export class Evaluator {
       });
     const gpuSel = cudaDeviceSelector(this.gpu!);
     const separate = o.time === false || this.opts.separateTiming || process.env.KERNELDUEL_SEPARATE_TIMING === '1';
-    let clocksEndP: Promise<ClockReading | null> | null = null;
-    const out = (await this.queue().add(async () => {
+    // Clocks are read just before and just after the measuring process, never while it times.
+    const clocks = async (): Promise<ClockReading | undefined> => (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
+    return (await this.queue().add(async () => {
       if (!separate) {
         // Check and time in one harness process (one CUDA context, one reading of the references).
         o.onStage?.('check');
-        let clocksStartP: Promise<ClockReading | null> | null = null;
+        const clocksStart = await clocks();
         const ct = await runHarness<Partial<CheckBody & TimeBody>>({
           harness: h, mode: 'checktime', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel,
           timeoutMs: checkTimeoutMs + timeTimeoutMs, checkTimeoutMs, signal: o.signal, isolation: this.iso,
-          onTimingStarted: () => {
-            o.onStage?.('time');
-            clocksStartP = readClocks(this.gpu!.index).catch(() => null); // as timing starts
-          },
+          onTimingStarted: () => o.onStage?.('time'),
         });
-        const clocksStart = (await (clocksStartP ?? Promise.resolve(null))) ?? undefined;
-        clocksEndP = readClocks(this.gpu!.index).catch(() => null);
+        const clocksEnd = await clocks();
         const checkPassed = ct.ok || ct.stage === 'time';
         const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
         if (!checkPassed) return { build, check: checkResult, failure: ct.failure, source: this.source };
         if (!ct.ok || !ct.body?.timings) return { build, check: checkResult, failure: ct.failure ?? { kind: 'runtime', reason: 'the checktime run gave no timings' }, source: this.source };
-        return { build, check: checkResult, timing: timingOf(ct.body as TimeBody, clocksStart), source: this.source };
+        return { build, check: checkResult, timing: timingOf(ct.body as TimeBody, clocksStart, clocksEnd), source: this.source };
       }
       o.onStage?.('check');
       const check = await runHarness<CheckBody>({
@@ -296,22 +293,14 @@ export class Evaluator {
       if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
       if (o.time === false) return { build, check: checkResult, source: this.source };
       o.onStage?.('time');
-      // Clocks read while the timing process starts (nvidia-smi is slow; the GPU is not waiting on it).
-      const clocksStartP = readClocks(this.gpu!.index).catch(() => null);
+      const clocksStart = await clocks();
       const t = await runHarness<TimeBody>({
         harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel, timeoutMs: timeTimeoutMs, signal: o.signal, isolation: this.iso,
       });
-      const clocksStart = (await clocksStartP) ?? undefined;
-      clocksEndP = readClocks(this.gpu!.index).catch(() => null);
+      const clocksEnd = await clocks();
       if (!t.ok || !t.body) return { build, check: checkResult, failure: t.failure, source: this.source };
-      return { build, check: checkResult, timing: timingOf(t.body, clocksStart), source: this.source };
+      return { build, check: checkResult, timing: timingOf(t.body, clocksStart, clocksEnd), source: this.source };
     })) as EvalResult;
-    // The clocks after the run are read outside the GPU queue (the next measurement need not wait).
-    if (clocksEndP && out.timing) {
-      const end = (await clocksEndP) ?? undefined;
-      for (const t of out.timing) t.clocksEnd = end;
-    }
-    return out;
   }
 
   /** Paired, interleaved timing of A against B in one process. ratio > 1: A is faster. */
