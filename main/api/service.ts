@@ -560,12 +560,12 @@ export class ApiService {
     });
     const SEEDS = 5;
     const evaluations = Math.min(1000, info.evaluations);
-    if (!info.recording) return Promise.resolve({ recording: null, evaluations: 0, seeds: 0, curves: [], note: 'not a replay session: baseline strategies are compared on recorded spaces only' });
+    if (!info.recording) return { recording: null, evaluations: 0, seeds: 0, curves: [], note: 'not a replay session: baseline strategies are compared on recorded spaces only' };
     let stamp = '';
     try {
       stamp = String(fs.statSync(info.recording).mtimeMs);
     } catch {
-      return Promise.reject(new ApiFailure('not_found', `the recording this session replayed is gone: ${info.recording}`));
+      throw new ApiFailure('not_found', `the recording this session replayed is gone: ${info.recording}`);
     }
     const key = `${info.recording}|${stamp}|${evaluations}|${info.taskDir}`;
     let p = this.baselineCache.get(key);

@@ -206,14 +206,14 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   // checktime: where a run that left no result stopped (the marker exists once timing started).
   const reached: { stage?: 'check' | 'time' } = o.mode === 'checktime' ? { stage: existsSync(stageMarker) ? 'time' : 'check' } : {};
   rmSync(stageMarker, { force: true });
-  const what = reached.stage === 'time' ? 'time' : reached.stage === 'check' ? 'check' : o.mode;
+  const what = reached.stage ?? o.mode; // the stage a checktime run was in, for messages
   // Without a PID namespace, processes the run hid from the process-group kill (setsid) go now.
   if (!sandbox) killMarkedProcesses(nonce);
   const stdoutTail = tail(r.stdout + r.stderr, 4000);
   const base = { durationMs: r.durationMs, stdoutTail };
   if (r.outputFlood) {
     rmSync(resultPath, { force: true });
-    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${o.mode === 'checktime' ? 'check' : o.mode} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
+    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${what} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
   }
   let raw: RawResult<B> | null = null;
   let unreadable: string | null = null;
