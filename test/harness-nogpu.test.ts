@@ -29,6 +29,17 @@ function buildHarness(): Promise<string> {
   return built;
 }
 
+/** Runs one of the harness's self-test modes (no GPU) in a folder of its own; its parsed result. */
+async function selftest<B>(mode: string, nonce: string, o: { dir?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<{ nonce: string; body: B }> {
+  const h = await buildHarness();
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), `kd-harness-${mode}-`));
+  const plan = join(dir, 'plan.txt');
+  writeFileSync(plan, `kdplan 1\nnonce ${nonce}\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n`);
+  const out = join(dir, 'selftest.json');
+  execFileSync(h, [mode, plan, out], { cwd: dir, timeout: o.timeout ?? 30_000, env: { ...process.env, ...(o.env ?? {}) } });
+  return JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; body: B };
+}
+
 describe.skipIf(hasGpu)('harness without a GPU', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kd-harness-nogpu-'));
   const harness = buildHarness();
@@ -84,13 +95,7 @@ describe.skipIf(hasGpu)('harness without a GPU', () => {
 
 describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))('the harness system-call filter', () => {
   it('stops new processes, IP sockets and signals to others; threads, Unix sockets and signals to itself still work', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kd-harness-filter-'));
-    const h = await buildHarness();
-    const plan = join(dir, 'plan.txt');
-    writeFileSync(plan, 'kdplan 1\nnonce f1lter\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
-    const out = join(dir, 'selftest.json');
-    execFileSync(h, ['filter-selftest', plan, out], { timeout: 30_000 });
-    const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; body: Record<string, number | string> };
+    const r = await selftest<Record<string, number | string>>('filter-selftest', 'f1lter');
     expect(r.nonce).toBe('f1lter');
     const b = r.body;
     const eperm = -Number(b.eperm);
@@ -104,14 +109,8 @@ describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(proce
 
 describe('the harness comparison', () => {
   it('compares large outputs on several threads, against references kept masked in memory, with the same counts, first bad element and errors as one plain pass', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kd-harness-compare-'));
-    const h = await buildHarness();
-    const plan = join(dir, 'plan.txt');
-    writeFileSync(plan, 'kdplan 1\nnonce c0mp\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
-    const out = join(dir, 'selftest.json');
-    execFileSync(h, ['compare-selftest', plan, out], { timeout: 60_000, env: { ...process.env, KERNELDUEL_SYSCALL_FILTER: 'off' } });
     type S = { bad: number; first: number; maxabs: number | null; maxrel: number | null; num: number; den: number; fg: number | null };
-    const r = JSON.parse(readFileSync(out, 'utf8')) as { body: { serial: S; threaded: S; maskedDiffers: boolean } };
+    const r = await selftest<{ serial: S; threaded: S; maskedDiffers: boolean }>('compare-selftest', 'c0mp', { timeout: 60_000, env: { KERNELDUEL_SYSCALL_FILTER: 'off' } });
     expect(r.body.maskedDiffers).toBe(true); // the threaded pass compared against a masked copy
     const { serial, threaded } = r.body;
     // 4 elements off by 0.5 and one NaN, the first at 3 Mi (in the middle of a chunk).
@@ -130,7 +129,6 @@ describe('the harness comparison', () => {
 describe.skipIf(process.platform !== 'linux')('the reference folder out of the variant\'s reach (Landlock)', () => {
   it('nothing beneath the hidden folder can be read, written, planted or listed; everything beside it still works', async () => {
     const root = mkdtempSync(join(tmpdir(), 'kd-harness-hide-'));
-    const h = await buildHarness();
     // The layout of a real work root: refs/<task>-<key>/… beside the run folders.
     const refs = join(root, 'work', 'refs');
     const run = join(root, 'work', 'runs', 'r1');
@@ -140,11 +138,7 @@ describe.skipIf(process.platform !== 'linux')('the reference folder out of the v
     writeFileSync(secret, 'reference');
     const visible = join(root, 'work', 'visible.txt');
     writeFileSync(visible, 'ok');
-    const plan = join(run, 'plan.txt');
-    writeFileSync(plan, 'kdplan 1\nnonce h1de\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
-    const out = join(run, 'selftest.json');
-    execFileSync(h, ['hide-selftest', plan, out], { cwd: run, timeout: 30_000, env: { ...process.env, KD_SELFTEST_HIDE: refs, KD_SELFTEST_SECRET: secret, KD_SELFTEST_VISIBLE: visible } });
-    const b = (JSON.parse(readFileSync(out, 'utf8')) as { body: Record<string, number | string> }).body;
+    const { body: b } = await selftest<Record<string, number | string>>('hide-selftest', 'h1de', { dir: run, env: { KD_SELFTEST_HIDE: refs, KD_SELFTEST_SECRET: secret, KD_SELFTEST_VISIBLE: visible } });
     expect(b.state).toMatch(/^hidden/);
     const eacces = -Number(b.eacces);
     expect(b).toMatchObject({ readSecret: eacces, writeSecret: eacces, plant: eacces, listHidden: eacces, readVisible: 0, readSystem: 0 });
