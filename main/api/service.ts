@@ -579,7 +579,7 @@ export class ApiService {
           const perSeed: number[][] = [];
           for (let seed = 1; seed <= SEEDS; seed++) {
             // Replays answer at once: yield often, this runs on the app's main thread / the server's.
-            const { result: r } = await replayStrategy(name, task, rec, seed, evaluations, { yieldEvery: 10 });
+            const { result: r } = await replayStrategy(name, task, rec, seed, evaluations, { yieldEvery: 1 });
             if (r.baselineMs === null) continue;
             perSeed.push(r.steps.map((st) => (st.bestMs ? r.baselineMs! / st.bestMs : 1)));
           }
