@@ -8,8 +8,9 @@
 #                                            pack what is there into $OUT (or ./device-out)
 #
 # With two or more GPUs the work is split over the first two, each pinned with CUDA_VISIBLE_DEVICES:
-#   GPU 0: GPU test suites (foundation, hostile corpus), then live contrastive runs;
-#   GPU 1: record every configuration of the suite spaces, then live contrastive runs.
+#   GPU 0: GPU test suites (foundation, hostile corpus), then records spaces, then live runs;
+#   GPU 1: records every configuration of the suite spaces, then live contrastive runs.
+# Both take recordings (one task at a time) and live runs (one task per run) from shared lists.
 # The live runs take tasks from one shared list, one task per run. With one GPU it all runs in turn.
 # Nothing here changes clocks or settings of the GPU.
 set -uo pipefail
@@ -18,6 +19,8 @@ ROOT=$(pwd -P)
 KD="$ROOT/dist-gpu/kernelduel"
 export KERNELDUEL_RUNTIME_DIR=${KERNELDUEL_RUNTIME_DIR:-/tmp/kd}
 LIVE_TASKS=${KD_LIVE_TASKS:-softmax reduce_sum matmul layernorm axpy transpose stencil2d histogram}
+# Largest first; finished recordings are skipped by the recorder itself.
+RECORD_TASKS=${KD_RECORD_TASKS:-reduce_sum softmax matmul transpose stencil2d layernorm axpy histogram}
 OUTDIR=${OUT:-$ROOT/device-out}
 
 stamp() { date -u +%FT%TZ; }
@@ -51,10 +54,13 @@ stream_tests() {
   rc=$?; echo "$(stamp) [tests] hostile exit $rc"
 }
 
-stream_record() {
-  echo "$(stamp) [record] start"
-  nice -n 5 "$KD/bench" record-spaces --out "$S/spaces" --minutes "${KD_RECORD_MINUTES:-30}" > "$S/record.log" 2>&1
-  rc=$?; echo "$(stamp) [record] exit $rc"
+stream_record() { # $1 = stream name; tasks are claimed one at a time, so both GPUs can record
+  for t in $RECORD_TASKS; do
+    mkdir "$S/claims/record-$t" 2>/dev/null || continue
+    echo "$(stamp) [$1] record $t"
+    nice -n 5 "$KD/bench" record-spaces --tasks "$t" --out "$S/spaces" --minutes "${KD_RECORD_MINUTES:-30}" >> "$S/record.log" 2>&1
+    rc=$?; echo "$(stamp) [$1] record $t exit $rc"
+  done
 }
 
 case ${1:-} in
@@ -70,11 +76,11 @@ start)
   ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   echo "$(stamp) $ngpu GPU(s)" > "$S/session.log"
   if [ "$ngpu" -ge 2 ]; then
-    setsid bash -c "export CUDA_VISIBLE_DEVICES=0; $(declare -f stamp live_worker stream_tests); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS'; stream_tests; live_worker gpu0; echo done > '$S/done-gpu0'" >> "$S/session.log" 2>&1 < /dev/null &
-    setsid bash -c "export CUDA_VISIBLE_DEVICES=1; $(declare -f stamp live_worker stream_record); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS'; stream_record; live_worker gpu1; echo done > '$S/done-gpu1'" >> "$S/session.log" 2>&1 < /dev/null &
+    setsid bash -c "export CUDA_VISIBLE_DEVICES=0; $(declare -f stamp live_worker stream_tests stream_record); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS' RECORD_TASKS='$RECORD_TASKS'; stream_tests; stream_record gpu0; live_worker gpu0; echo done > '$S/done-gpu0'" >> "$S/session.log" 2>&1 < /dev/null &
+    setsid bash -c "export CUDA_VISIBLE_DEVICES=1; $(declare -f stamp live_worker stream_record); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS' RECORD_TASKS='$RECORD_TASKS'; stream_record gpu1; live_worker gpu1; echo done > '$S/done-gpu1'" >> "$S/session.log" 2>&1 < /dev/null &
   else
     echo done > "$S/done-gpu1"
-    setsid bash -c "$(declare -f stamp live_worker stream_tests stream_record); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS'; stream_tests; stream_record; live_worker gpu0; echo done > '$S/done-gpu0'" >> "$S/session.log" 2>&1 < /dev/null &
+    setsid bash -c "$(declare -f stamp live_worker stream_tests stream_record); S='$S' KD='$KD' ROOT='$ROOT' LIVE_TASKS='$LIVE_TASKS' RECORD_TASKS='$RECORD_TASKS'; stream_tests; stream_record gpu0; live_worker gpu0; echo done > '$S/done-gpu0'" >> "$S/session.log" 2>&1 < /dev/null &
   fi
   echo "started"
   ;;
