@@ -37,7 +37,7 @@ const first = parts[0].f;
 writeFileSync(values.out, JSON.stringify({
   ...first,
   date: parts.map((p) => p.f.date).sort().at(-1),
-  command: `${first.command.replace(/ --tasks \S+/, '')} (one run per task, spread over ${new Set(tasks.map((t) => t.gpuUuid)).size} GPU(s); merged with bench/merge-live.ts)`,
+  command: `${first.command.replace(/ --tasks \S+/, '').replace(/ \(one run per task, spread over .*$/, '')} (one run per task, spread over ${new Set(tasks.map((t) => t.gpuUuid)).size} GPU(s); merged with bench/merge-live.ts)`,
   gpu: { ...first.gpu, uuid: undefined, uuids: [...new Set(tasks.map((t) => t.gpuUuid))] },
   tasks,
 }, null, 2) + '\n');
