@@ -111,7 +111,7 @@ for (const name of names) {
       if (!r) continue;
       const e = entryOf(p.config, r);
       have.set(configKey(p.config), e);
-      appendFileSync(partial, JSON.stringify({ ...e, taskHash: task.hash }) + '\n');
+      appendFileSync(partial, JSON.stringify({ ...e, taskHash: task.hash, gpuUuid: gpu.uuid, recordedAt: new Date().toISOString() }) + '\n');
     }
     const timed = [...have.values()].filter((e) => e.medianMs !== null);
     const best = timed.reduce((m, e) => Math.min(m, e.medianMs!), Infinity);
@@ -119,13 +119,22 @@ for (const name of names) {
   }
   await building;
   if (have.size === space.length) {
+    // Which GPU measured what, when a recording was resumed (the header names the last GPU only).
+    const byGpu = new Map<string, number>();
+    for (const e of have.values()) {
+      const u = (e as SpaceEntry & { gpuUuid?: string }).gpuUuid ?? 'an earlier run (GPU not stored)';
+      byGpu.set(u, (byGpu.get(u) ?? 0) + 1);
+    }
+    const notes = byGpu.size > 1 || !byGpu.has(gpu.uuid) ? [`measured in parts: ${[...byGpu].map(([u, n]) => `${n} configurations on ${u}`).join(', ')}; all on ${gpu.name}`] : undefined;
     const rec = RecordedSpaceSchema.parse({
       format: SPACE_FORMAT, task: name, taskHash: task.hash,
       gpu: { name: gpu.name, uuid: gpu.uuid, computeCapability: gpu.computeCapability, driver: gpu.driverVersion },
-      nvcc: toolchain.version, date: new Date().toISOString(), command: `npm run bench:record -- --tasks ${name}`, measured: 'real GPU', timedSize: task.timed[0],
+      nvcc: toolchain.version, date: new Date().toISOString(), command: `npm run bench:record -- --tasks ${name}`, measured: 'real GPU', timedSize: task.timed[0], notes,
       entries: space.map((c) => {
-        const e = { ...have.get(configKey(c))! } as SpaceEntry & { taskHash?: string };
+        const e = { ...have.get(configKey(c))! } as SpaceEntry & { taskHash?: string; gpuUuid?: string; recordedAt?: string };
         delete e.taskHash;
+        delete e.gpuUuid;
+        delete e.recordedAt;
         return e;
       }),
     });

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { findToolchain } from '../main/toolchain/nvcc.js';
-import { ensureHarness } from '../main/eval/harness.js';
+import { ensureHarness, runHarness } from '../main/eval/harness.js';
+import { findBwrap, sandboxStatus } from '../main/sandbox/index.js';
 
 const hasGpu = (() => {
   try {
@@ -143,5 +144,40 @@ describe.skipIf(process.platform !== 'linux')('the reference folder out of the v
     const eacces = -Number(b.eacces);
     expect(b).toMatchObject({ readSecret: eacces, writeSecret: eacces, plant: eacces, listHidden: eacces, readVisible: 0, readSystem: 0 });
     expect(readFileSync(secret, 'utf8')).toBe('reference');
+  });
+
+  // The probe tries Landlock on a folder beside its own work folder. On the H200 (2026-11-30) that
+  // folder was not bound into the bubblewrap sandbox, so the trial said "not applied: No such file
+  // or directory" although check runs (whose refdir is bound) hid their references. A folder the
+  // run is given to read is there inside the sandbox, and Landlock hides it there too.
+  it.runIf(!!findBwrap())('inside the bubblewrap sandbox a folder bound for reading is hidden; one not bound is not even there', async () => {
+    const st = await sandboxStatus({ ...process.env, KERNELDUEL_SANDBOX: 'auto' });
+    expect(st.active, st.problem).toBe(true);
+    const h = await buildHarness();
+    const root = mkdtempSync(join(tmpdir(), 'kd-harness-hide-bwrap-'));
+    const trial = join(root, 'work', 'probe-hidden-trial');
+    mkdirSync(trial, { recursive: true });
+    const secret = join(trial, 'secret.bin');
+    writeFileSync(secret, 'reference');
+    const visible = join(root, 'work', 'visible.txt');
+    writeFileSync(visible, 'ok');
+    const saved = { ...process.env };
+    Object.assign(process.env, { KD_SELFTEST_HIDE: trial, KD_SELFTEST_SECRET: secret, KD_SELFTEST_VISIBLE: visible });
+    try {
+      const run = (readable: string[], dir: string) =>
+        runHarness<Record<string, number | string>>({ harness: h, mode: 'hide-selftest', plan: null, libs: [], workDir: join(root, 'work', dir), gpu: null, timeoutMs: 30_000, isolation: { readable } });
+      const bound = await run([trial, visible], 'probe');
+      expect(bound.ok, bound.failure?.reason).toBe(true);
+      const b = bound.body!;
+      const eacces = -Number(b.eacces);
+      expect(b.state).toMatch(/^hidden/);
+      expect(b).toMatchObject({ readSecret: eacces, listHidden: eacces, readVisible: 0 });
+      expect(Number(b.plant)).toBeLessThan(0); // EACCES (Landlock) or EROFS (bound read-only)
+      const unbound = await run([visible], 'probe2');
+      expect(unbound.ok, unbound.failure?.reason).toBe(true);
+      expect(String(unbound.body!.state)).toMatch(/not applied.*No such file/);
+    } finally {
+      for (const k of ['KD_SELFTEST_HIDE', 'KD_SELFTEST_SECRET', 'KD_SELFTEST_VISIBLE']) if (!(k in saved)) delete process.env[k];
+    }
   });
 });

@@ -51,3 +51,29 @@ describe('checktime stages', () => {
     expect(r.failure!.reason).toMatch(/^the check process exited with code 0 without a result/);
   });
 });
+
+describe('isolation switches reach the harness', () => {
+  const echo = () => fake('echo-switches', 'printf \'{"kdresult":1,"nonce":"%s","status":"ok","body":{"filter":"%s","refs":"%s"}}\' "$nonce" "${KERNELDUEL_SYSCALL_FILTER:-on}" "${KERNELDUEL_HIDE_REFS:-on}" > "$3"');
+  const go = (isolation: { syscallFilter?: boolean; hideRefs?: boolean }) =>
+    runHarness<{ filter: string; refs: string }>({ harness: echo(), mode: 'check', plan: null, libs: [], workDir: fs.mkdtempSync(path.join(root, 'sw-')), gpu: null, timeoutMs: 10_000, isolation: { sandbox: false, ...isolation } });
+
+  it('KERNELDUEL_SYSCALL_FILTER=off and KERNELDUEL_HIDE_REFS=off set by the user turn the layers off; other values are not passed on', async () => {
+    const saved = { f: process.env.KERNELDUEL_SYSCALL_FILTER, r: process.env.KERNELDUEL_HIDE_REFS };
+    try {
+      delete process.env.KERNELDUEL_SYSCALL_FILTER;
+      delete process.env.KERNELDUEL_HIDE_REFS;
+      expect((await go({})).body).toEqual({ filter: 'on', refs: 'on' });
+      expect((await go({ hideRefs: false })).body).toEqual({ filter: 'on', refs: 'off' }); // dropped by the probe
+      process.env.KERNELDUEL_SYSCALL_FILTER = 'off';
+      process.env.KERNELDUEL_HIDE_REFS = 'off';
+      expect((await go({})).body).toEqual({ filter: 'off', refs: 'off' });
+      process.env.KERNELDUEL_HIDE_REFS = 'no';
+      expect((await go({})).body).toEqual({ filter: 'off', refs: 'on' });
+    } finally {
+      for (const [k, v] of [['KERNELDUEL_SYSCALL_FILTER', saved.f], ['KERNELDUEL_HIDE_REFS', saved.r]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+});

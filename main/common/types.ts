@@ -72,6 +72,8 @@ export interface BufferCheck {
 export interface CheckResult {
   ok: boolean;
   checks: BufferCheck[];
+  /** As the harness reported it for this run: whether Landlock hid the reference outputs, and the system-call filter's state. */
+  isolation?: { refs: string; syscallFilter: string };
   failure?: Failure;
   durationMs: number;
 }

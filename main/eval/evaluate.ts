@@ -6,7 +6,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import type { ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
+import type { CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
 import type { Toolchain } from '../toolchain/nvcc.js';
 import type { GpuInfo } from '../gpu/detect.js';
 import { cudaDeviceSelector, readClocks } from '../gpu/detect.js';
@@ -179,10 +179,12 @@ export class Evaluator {
           { iso: { sandbox: false, dataBytes: null, nproc: null, syscallFilter: false, hideRefs: false }, drop: 'the sandbox, the system-call filter, Landlock and the memory and process limits' },
         ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
         let first: string | null = null;
-        // The probe tries Landlock on an empty folder beside its own (see the harness's lock_down).
-        mkdirSync(join(this.env.workRoot, 'probe-hidden-trial'), { recursive: true });
+        // The probe tries Landlock on an empty folder beside its own (see the harness's lock_down);
+        // inside the sandbox that folder must be bound like the reference folder of a check.
+        const trial = join(this.env.workRoot, 'probe-hidden-trial');
+        mkdirSync(trial, { recursive: true });
         for (const a of attempts) {
-          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: a.iso });
+          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: { ...a.iso, readable: [trial] } });
           if (r.ok && r.body) {
             this.iso = a.iso;
             if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); measuring without it`);
@@ -251,7 +253,13 @@ export class Evaluator {
     const lib = build.libPath;
     const checkTimeoutMs = this.opts.checkTimeoutMs ?? 120_000;
     const timeTimeoutMs = this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000;
-    type CheckBody = { checks: EvalResult['check'] extends infer C ? (C extends { checks: infer X } ? X : never) : never };
+    type CheckBody = Pick<CheckResult, 'checks' | 'isolation'>;
+    // A check that could not hide the references says so (once per reason), whatever the probe found.
+    const isolationOf = (b: Partial<CheckBody> | undefined): CheckResult['isolation'] => {
+      const iso = b?.isolation;
+      if (iso && !/^(hidden|off)/.test(iso.refs) && this.iso.hideRefs !== false) noteOnce(`check-refs:${iso.refs}`, `a check could not hide the reference outputs from the variant (Landlock): ${iso.refs}`);
+      return iso;
+    };
     type TimeBody = { l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> };
     const timingOf = (t: TimeBody, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] =>
       t.timings.map((x) => {
@@ -280,7 +288,7 @@ export class Evaluator {
         });
         const clocksEnd = await clocks();
         const checkPassed = ct.ok || ct.stage === 'time';
-        const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
+        const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], isolation: isolationOf(ct.body), failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
         if (!checkPassed) return { build, check: checkResult, failure: ct.failure, source: this.source };
         if (!ct.ok || !ct.body?.timings) return { build, check: checkResult, failure: ct.failure ?? { kind: 'runtime', reason: 'the checktime run gave no timings' }, source: this.source };
         return { build, check: checkResult, timing: timingOf(ct.body as TimeBody, clocksStart, clocksEnd), source: this.source };
@@ -289,7 +297,7 @@ export class Evaluator {
       const check = await runHarness<CheckBody>({
         harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel, timeoutMs: checkTimeoutMs, signal: o.signal, isolation: this.iso,
       });
-      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], failure: check.failure, durationMs: check.durationMs };
+      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], isolation: isolationOf(check.body), failure: check.failure, durationMs: check.durationMs };
       if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
       if (o.time === false) return { build, check: checkResult, source: this.source };
       o.onStage?.('time');

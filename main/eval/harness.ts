@@ -79,7 +79,8 @@ function signalName(n: number): string | null {
   return null;
 }
 
-export type HarnessMode = 'probe' | 'ref' | 'check' | 'time' | 'checktime' | 'duel';
+/** The run modes, plus the harness's self-test modes that need no GPU (for the test suite). */
+export type HarnessMode = 'probe' | 'ref' | 'check' | 'time' | 'checktime' | 'duel' | 'hide-selftest' | 'filter-selftest' | 'compare-selftest';
 
 export interface HarnessOutcome<B> {
   ok: boolean;
@@ -149,10 +150,14 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   env.CUDA_MODULE_LOADING = 'EAGER';
   env[RUN_MARKER_ENV] = nonce; // inherited by anything the run starts: killed with it (see below)
   const iso = o.isolation ?? {};
-  if (iso.syscallFilter === false) env.KERNELDUEL_SYSCALL_FILTER = 'off';
-  else delete env.KERNELDUEL_SYSCALL_FILTER;
-  if (iso.hideRefs === false) env.KERNELDUEL_HIDE_REFS = 'off';
-  else delete env.KERNELDUEL_HIDE_REFS;
+  // Off when the probe dropped the layer, or when the user turned it off (documented switches);
+  // any other value the harness would not understand is not passed on.
+  const off = (name: string, dropped: boolean): void => {
+    if (dropped || process.env[name] === 'off') env[name] = 'off';
+    else delete env[name];
+  };
+  off('KERNELDUEL_SYSCALL_FILTER', iso.syscallFilter === false);
+  off('KERNELDUEL_HIDE_REFS', iso.hideRefs === false);
   let sandbox: { bwrap: string; args: string[] } | undefined;
   if (iso.sandbox !== false) {
     try {

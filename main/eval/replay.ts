@@ -66,6 +66,8 @@ export const RecordedSpaceSchema = z.object({
   measured: z.string(),
   /** Index of the manifest size the samples are for. */
   timedSize: z.number().int().nonnegative(),
+  /** Provenance the fields above cannot carry (e.g. a recording resumed on another GPU of the same model). */
+  notes: z.array(z.string()).optional(),
   entries: z.array(SpaceEntrySchema).min(1),
 });
 

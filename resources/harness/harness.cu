@@ -920,6 +920,8 @@ static void mode_check(entry_fn f) {
 }
 static void mode_check_body(entry_fn f) {
   g_check_failure.clear();
+  // What kept the variant away from the references and the machine in this very run.
+  g_json += "\"isolation\":{\"refs\":" + jstr(g_refs_state) + ",\"syscallFilter\":" + jstr(g_filter_state) + "},";
   g_json += "\"checks\":[";
   bool firstj = true, all_ok = true;
   std::string first_fail;

@@ -24,6 +24,8 @@ interface Case {
   sideEffect?: { kind: 'file'; path: string } | { kind: 'tcp'; port: number } | { kind: 'processes' };
   /** A regular expression the failure's reason must match (the outcome must come for the stated reason). */
   detail?: string;
+  /** The layer that catches the case: the check must report it active, and with it switched off (env) the case must end as `expected` instead, or the case proves nothing about that layer. */
+  layer?: { name: string; active: string; env: Record<string, string>; expected: string };
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,7 +50,7 @@ setSandboxNotifier((m) => {
 let ev: Evaluator;
 let goodMs = 0;
 let sandboxed = false;
-const rows: Array<{ case: string; expected: string; got: string; pass: boolean; reason: string; detail: string; afterwardsGood: boolean; seconds: number }> = [];
+const rows: Array<{ case: string; expected: string; got: string; pass: boolean; reason: string; detail: string; afterwardsGood: boolean; seconds: number; isolation?: { refs: string; syscallFilter: string }; withoutLayer?: { layer: string; expected: string; got: string; detail: string } }> = [];
 let tcpConnections = 0;
 let server: net.Server | null = null;
 
@@ -140,6 +142,21 @@ for (const c of manifest.cases) {
       }
     }
     const { got, detail } = outcome(c, r, seen);
+    // The case again with the layer that should catch it switched off: it must then get through.
+    let withoutLayer: (typeof rows)[number]['withoutLayer'];
+    if (c.layer) {
+      const saved = Object.fromEntries(Object.keys(c.layer.env).map((k) => [k, process.env[k]]));
+      Object.assign(process.env, c.layer.env);
+      try {
+        const o = outcome(c, await ev.evaluate(spec(source(c.file))), null);
+        withoutLayer = { layer: c.layer.name, expected: c.layer.expected, got: o.got, detail: o.detail };
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
+    }
     // The same GPU must still measure the good variant correctly.
     const g = await ev.evaluate(spec(source('good_control.cu')));
     const gMs = g.timing?.[0]?.medianMs ?? NaN;
@@ -148,8 +165,9 @@ for (const c of manifest.cases) {
     // the sandbox; writes outside the work folder are blocked only by the sandbox.
     const contained = c.expected !== 'ok-contained' || sandboxed || c.sideEffect?.kind === 'processes' || c.sideEffect?.kind === 'tcp';
     const reasonOk = !c.detail || !r.failure || new RegExp(c.detail, 'i').test(r.failure.reason);
-    const pass = got === c.expected && reasonOk;
-    rows.push({ case: c.case, expected: c.expected, got, pass, reason: c.reason, detail, afterwardsGood, seconds: (Date.now() - t0) / 1000 });
+    const layerOk = !c.layer || (new RegExp(c.layer.active).test(r.check?.isolation?.refs ?? '') && withoutLayer?.got === c.layer.expected);
+    const pass = got === c.expected && reasonOk && layerOk;
+    rows.push({ case: c.case, expected: c.expected, got, pass, reason: c.reason, detail, afterwardsGood, seconds: (Date.now() - t0) / 1000, isolation: r.check?.isolation, withoutLayer });
     console.log(`# ${c.case}: expected ${c.expected}, got ${got} — ${detail.split('\n')[0]} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     assert.ok(afterwardsGood, `after ${c.case} the good control failed or drifted: ${g.failure?.kind} ${g.failure?.reason ?? ''} ${gMs} ms vs ${goodMs} ms`);
     if (!contained) {
@@ -158,5 +176,9 @@ for (const c of manifest.cases) {
     }
     assert.equal(got, c.expected, `${c.case}: ${detail}\n${r.failure?.log?.slice(-2000) ?? ''}`);
     assert.ok(reasonOk, `${c.case}: the outcome is right but not for the stated reason (expected /${c.detail}/): ${detail}`);
+    if (c.layer) {
+      assert.match(r.check?.isolation?.refs ?? '(not reported)', new RegExp(c.layer.active), `${c.case}: ${c.layer.name} was not active in the check`);
+      assert.equal(withoutLayer?.got, c.layer.expected, `${c.case} without ${c.layer.name}: ${withoutLayer?.detail}`);
+    }
   });
 }
