@@ -1,6 +1,7 @@
 // Merges the per-task files that `bench:live` runs wrote (one run per GPU of a multi-GPU machine,
 // each into its own folder) into one results file, in suite order. Checks that every part is a real
-// GPU measurement of the same GPU model; a task measured twice keeps the later run.
+// GPU measurement of the same GPU model; a task measured twice keeps the later run first and the
+// earlier ones under `earlierRuns`. Tasks with a recorded space (bench/spaces/<gpu>/) get `recordedSpace`.
 //   npx tsx bench/merge-live.ts --out bench/results/h200-contrastive-live.json PART.json...
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +33,19 @@ const model = parts[0].f.gpu.name;
 const odd = parts.find((p) => p.f.gpu.name !== model);
 if (odd) throw new Error(`${odd.path}: measured on ${odd.f.gpu.name}, not ${model}`);
 const byTask = new Map<string, LiveFile['tasks'][number]>();
-for (const { f } of [...parts].sort((a, b) => a.f.date.localeCompare(b.f.date))) for (const t of f.tasks) byTask.set(t.task, { ...t, gpuUuid: t.gpuUuid ?? f.gpu.uuid, date: f.date });
+// A task measured again keeps the earlier runs under `earlierRuns` (nothing measured is dropped).
+type Row = LiveFile['tasks'][number] & { session?: string; earlierRuns?: Array<Record<string, unknown>>; date?: string };
+for (const { f } of [...parts].sort((a, b) => a.f.date.localeCompare(b.f.date))) {
+  for (const t of f.tasks as Row[]) {
+    const row: Row = { ...t, gpuUuid: t.gpuUuid ?? f.gpu.uuid, date: t.date ?? f.date };
+    const prev = byTask.get(t.task) as Row | undefined;
+    if (prev && prev.session !== row.session) {
+      const { earlierRuns = [], recordedSpace: _derived, ...run } = prev;
+      row.earlierRuns = [...earlierRuns, run];
+    } else if (prev?.earlierRuns) row.earlierRuns ??= prev.earlierRuns;
+    byTask.set(t.task, row);
+  }
+}
 const order = builtinTaskNames();
 // Against the exhaustive recording of the same task's tunables (all at -O3, no transforms), where
 // there is one: how close the live run came to the best configuration of that space.

@@ -6,6 +6,9 @@
 #   scripts/device-session.sh start          start the work once (later calls do nothing)
 #   scripts/device-session.sh wait SECONDS   wait until the work is done or SECONDS pass, then
 #                                            pack what is there into $OUT (or ./device-out)
+# Read at start: KD_TESTS (GPU suites to run, default "foundation hostile"; "" for none),
+# KD_LIVE_TASKS, KD_LIVE_AGAIN=1 (run listed tasks even if results have them), KD_LIVE_BUDGET,
+# KD_RECORD_TASKS, KD_RECORD_MINUTES.
 #
 # With two or more GPUs the work is split over the first two, each pinned with CUDA_VISIBLE_DEVICES:
 #   GPU 0: GPU test suites (foundation, hostile corpus), then records spaces, then live runs;
@@ -40,14 +43,17 @@ live_worker() { # $1 = stream name
 }
 
 stream_tests() {
-  echo "$(stamp) [tests] foundation"
-  "$KD/test-gpu" foundation > "$S/res/h200-gpu-tests.log" 2>&1
-  rc=$?; echo "$(stamp) [tests] foundation exit $rc"
-  # Insurance: if checking and timing in one process is broken on this machine, the rest of the
-  # batch measures the two-process way (KERNELDUEL_SEPARATE_TIMING=1).
-  if grep -q "^not ok .*check and time in one harness process" "$S/res/h200-gpu-tests.log"; then
-    touch "$S/separate-timing"; echo "$(stamp) [tests] checktime failed: separate timing from now on"
+  if [[ " ${KD_TESTS-foundation hostile} " == *" foundation "* ]]; then
+    echo "$(stamp) [tests] foundation"
+    "$KD/test-gpu" foundation > "$S/res/h200-gpu-tests.log" 2>&1
+    rc=$?; echo "$(stamp) [tests] foundation exit $rc"
+    # Insurance: if checking and timing in one process is broken on this machine, the rest of the
+    # batch measures the two-process way (KERNELDUEL_SEPARATE_TIMING=1).
+    if grep -q "^not ok .*check and time in one harness process" "$S/res/h200-gpu-tests.log"; then
+      touch "$S/separate-timing"; echo "$(stamp) [tests] checktime failed: separate timing from now on"
+    fi
   fi
+  [[ " ${KD_TESTS-foundation hostile} " == *" hostile "* ]] || return 0
   [ -e "$S/separate-timing" ] && export KERNELDUEL_SEPARATE_TIMING=1
   echo "$(stamp) [tests] hostile"
   KERNELDUEL_RESULTS_DIR="$S/res" "$KD/test-gpu" hostile > "$S/res/h200-hostile-tests.log" 2>&1

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { loadTask } from '../main/task/manifest.js';
 import { builtinTasksDir } from '../main/common/paths.js';
 import { PreferenceModel, sigmoid } from '../main/search/preference.js';
-import { ReplayMeasurer } from '../main/eval/replay.js';
-import { ActionSpace } from '../main/search/actions.js';
+import { ReplayMeasurer, TunablesOnlyReplay } from '../main/eval/replay.js';
+import { ActionSpace, defaultFlagChoices, type Proposal } from '../main/search/actions.js';
+import { findTransforms } from '../main/transforms/index.js';
 import { contrastiveSearch } from '../main/search/contrastive.js';
 import { makeStrategy } from '../main/search/strategies.js';
 import { simulate } from '../main/search/simulate.js';
@@ -107,5 +108,46 @@ describe('contrastive strategy', () => {
     const h0 = H();
     await simulate(s, m, 60);
     expect(H()).toBeLessThan(h0);
+  });
+
+  describe('staged: tunables first, then flags and transforms', () => {
+    const liveSpace = async () => new ActionSpace(softmax, { flags: defaultFlagChoices(softmax), transforms: await findTransforms(softmax.baselineSource, { tunables: Object.keys(softmax.manifest.tunables ?? {}) }) });
+    const plain = (p: Proposal): boolean => !p.transforms?.length && (p.flags?.opt ?? 3) === 3 && !p.flags?.maxrregcount && !p.flags?.dlcm && !p.flags?.fastMath;
+
+    it('keeps flags and transforms at their defaults until the best stops improving, then varies them', async () => {
+      const space = await liveSpace();
+      expect(space.dims.some((d) => d.kind === 'transform')).toBe(true);
+      const m = new TunablesOnlyReplay(softmax, rec, { seed: 3 });
+      const s = contrastiveSearch(space, 3, { stageMin: 30, stageMax: 60, stagePatience: 15 });
+      const proposals: Proposal[] = [];
+      const recorded = { ...s, propose: (n: number) => { const p = s.propose(n); proposals.push(...p); return p; } };
+      await simulate(recorded, m, 100);
+      const firstVaried = proposals.findIndex((p) => !plain(p));
+      // The baseline is measured first: proposal k is the (k+2)-th measured variant.
+      expect(firstVaried).toBeGreaterThanOrEqual(29);
+      expect(firstVaried).toBeLessThanOrEqual(60);
+      expect(proposals.slice(firstVaried).filter((p) => !plain(p)).length).toBeGreaterThan(10);
+      // Not staged: flags and transforms vary from the first proposal on.
+      const u = contrastiveSearch(space, 3, { staged: false });
+      const early = u.propose(8);
+      expect(early.some((p) => !plain(p))).toBe(true);
+    });
+
+    it('flags and transforms that change nothing cost the staged policy fewer evaluations to 98% than the unstaged one (COUNTERFACTUAL replay, median of 5 seeds)', async () => {
+      const space = await liveSpace();
+      const evalsTo98 = async (staged: boolean): Promise<number> => {
+        const es: number[] = [];
+        for (let seed = 1; seed <= 5; seed++) {
+          const m = new TunablesOnlyReplay(softmax, rec, { seed });
+          const opt = m.optimumMs();
+          const r = await simulate(contrastiveSearch(space, seed, { staged }), m, 100);
+          es.push(r.steps.find((x) => x.bestMs !== null && opt / x.bestMs >= 0.98)?.index ?? 101);
+        }
+        return es.sort((a, b) => a - b)[2];
+      };
+      const staged = await evalsTo98(true);
+      const unstaged = await evalsTo98(false);
+      expect(staged).toBeLessThan(unstaged);
+    });
   });
 });

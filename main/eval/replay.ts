@@ -227,3 +227,17 @@ export class ReplayMeasurer implements Measurer {
     return { duels: [duelStats(this.space.timedSize, ra, ra, rb, rb)] };
   }
 }
+
+/**
+ * COUNTERFACTUAL replay, for studying search strategies only (bench/action-space.ts, tests): every
+ * variant is answered with its configuration's recording at -O3, whatever its flags and transforms,
+ * i.e. as if they changed nothing. Never a stand-in for a measurement of those variants.
+ */
+export class TunablesOnlyReplay extends ReplayMeasurer {
+  override entry(v: { config: Config; flags?: BuildFlags; transforms?: string[] }): SpaceEntry | undefined {
+    return super.entry({ config: v.config });
+  }
+  override has(v: { config: Config; flags?: BuildFlags; transforms?: string[] }): boolean {
+    return super.has({ config: v.config });
+  }
+}

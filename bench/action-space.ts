@@ -1,0 +1,75 @@
+// How much the live action space (tunables + compiler flags + unroll transforms) slows the search
+// for the best tunables, compared with the tunables alone — a COUNTERFACTUAL on the recorded H200
+// spaces: flags and transforms are assumed to change nothing (every variant is answered with its
+// configuration's recorded samples at -O3). It isolates the cost of the extra dimensions to the
+// policy; it says nothing about what flags and transforms gain on a real GPU.
+//
+// Why: live runs (bench/results/h200-contrastive-live.json) reached 99-100% of the recorded
+// optimum on matmul, axpy and reduce_sum but only 79-80% on softmax and layernorm. Compares the
+// contrastive policy staged (tunables first, the default) and not staged, and random search.
+//
+//   npx tsx bench/action-space.ts [--seeds 20] [--budget 100] [--tasks softmax,layernorm]
+//   -> bench/results/action-space-counterfactual.json
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadSpace, TunablesOnlyReplay, type RecordedSpace } from '../main/eval/replay.js';
+import { resolveTask } from '../main/task/resolve.js';
+import { ActionSpace, defaultFlagChoices } from '../main/search/actions.js';
+import { findTransforms } from '../main/transforms/index.js';
+import { makeStrategy } from '../main/search/strategies.js';
+import { simulate } from '../main/search/simulate.js';
+import type { Task } from '../main/task/manifest.js';
+
+const { values } = parseArgs({ options: { seeds: { type: 'string', default: '20' }, budget: { type: 'string', default: '100' }, tasks: { type: 'string' }, spaces: { type: 'string', default: 'bench/spaces/h200' }, out: { type: 'string', default: 'bench/results/action-space-counterfactual.json' } } });
+const seeds = Number(values.seeds);
+const budget = Number(values.budget);
+
+const quantile = (xs: number[], q: number): number => {
+  const v = [...xs].sort((a, b) => a - b);
+  const p = (v.length - 1) * q;
+  const lo = Math.floor(p);
+  return v[lo] + (v[Math.min(v.length - 1, lo + 1)] - v[lo]) * (p - lo);
+};
+
+async function run(task: Task, rec: RecordedSpace, kind: 'tunables' | 'live', strategy: 'contrastive' | 'random', staged = true) {
+  const reach: number[] = [];
+  let bestAt100 = 0;
+  for (let seed = 1; seed <= seeds; seed++) {
+    const m = new TunablesOnlyReplay(task, rec, { seed });
+    const space = kind === 'tunables'
+      ? ActionSpace.fromRecording(task, m)
+      : new ActionSpace(task, { flags: defaultFlagChoices(task), transforms: await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }) });
+    const r = await simulate(makeStrategy(strategy, space, seed, { contrastive: { staged } }), m, budget);
+    const opt = m.optimumMs();
+    const hit = r.steps.find((s) => s.bestMs !== null && opt / s.bestMs >= 0.98);
+    reach.push(hit ? hit.index : budget + 1);
+    bestAt100 += opt / (r.steps.at(-1)?.bestMs ?? Infinity) / seeds;
+  }
+  const med = quantile(reach, 0.5);
+  return { dims: kind, strategy: strategy === 'contrastive' && !staged ? 'contrastive (not staged)' : strategy, evaluationsTo98: { median: med > budget ? null : med, p25: quantile(reach, 0.25), p75: quantile(reach, 0.75), reached: reach.filter((x) => x <= budget).length }, meanOptimumOverBestAtBudget: bestAt100 };
+}
+
+const files = readdirSync(values.spaces!).filter((f) => f.endsWith('.json')).sort();
+const rows: Array<Record<string, unknown>> = [];
+for (const f of files) {
+  const name = f.replace(/\.json$/, '');
+  if (values.tasks && !values.tasks.split(',').includes(name)) continue;
+  const task = resolveTask(name);
+  const rec = loadSpace(join(values.spaces!, f));
+  const live = new ActionSpace(task, { flags: defaultFlagChoices(task), transforms: await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }) });
+  const row: Record<string, unknown> = { task: name, liveDims: live.dims.length, liveFlagAndTransformDims: live.dims.filter((d) => d.kind !== 'tunable').map((d) => `${d.name}:${d.values.length}`), runs: [] as unknown[] };
+  const runs = row.runs as unknown[];
+  runs.push(await run(task, rec, 'tunables', 'contrastive'), await run(task, rec, 'tunables', 'random'));
+  runs.push(await run(task, rec, 'live', 'contrastive'), await run(task, rec, 'live', 'contrastive', false), await run(task, rec, 'live', 'random'));
+  rows.push(row);
+  const fmt = (r: Awaited<ReturnType<typeof run>>) => `${r.strategy}/${r.dims} ${r.evaluationsTo98.median ?? `>${budget}`} (${r.evaluationsTo98.reached}/${seeds})`;
+  process.stderr.write(`${name}: ${(row.runs as Array<Awaited<ReturnType<typeof run>>>).map(fmt).join('  ')}\n`);
+}
+if (!existsSync(values.spaces!)) throw new Error(`no recordings in ${values.spaces}`);
+writeFileSync(values.out!, JSON.stringify({
+  benchmark: 'action-space-counterfactual',
+  measured: 'COUNTERFACTUAL REPLAY of real H200 recordings: flags and transforms assumed to change nothing (each variant answered with its configuration\'s -O3 recording)',
+  date: new Date().toISOString(), command: `npx tsx bench/action-space.ts --seeds ${seeds} --budget ${budget}${values.tasks ? ` --tasks ${values.tasks}` : ''}`, seeds, budget, tasks: rows,
+}, null, 2) + '\n');
+process.stderr.write(`wrote ${values.out}\n`);
