@@ -127,6 +127,9 @@ describe('contrastive strategy', () => {
       expect(firstVaried).toBeGreaterThanOrEqual(29);
       expect(firstVaried).toBeLessThanOrEqual(60);
       expect(proposals.slice(firstVaried).filter((p) => !plain(p)).length).toBeGreaterThan(10);
+      // The origin says which stage proposed a variant (the history tree shows and filters it).
+      expect(proposals.slice(0, firstVaried).every((p) => p.origin?.endsWith('(tunables)'))).toBe(true);
+      expect(proposals.slice(firstVaried).every((p) => !p.origin?.includes('tunables'))).toBe(true);
       // Not staged: flags and transforms vary from the first proposal on.
       const u = contrastiveSearch(space, 3, { staged: false });
       const early = u.propose(8);

@@ -260,7 +260,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         const s: Sample = { a, logpOld: logProb(a, q.stage1), reward: null, fromDuel: false, tunablesOnly: q.stage1 };
         samples.set(space.key(a), s);
         pendingGroup.push(s);
-        out.push(proposal(space, a, model.trained ? 'policy' : 'random'));
+        // The origin says which stage proposed it (shown in the history tree).
+        out.push(proposal(space, a, `${model.trained ? 'policy' : 'random'}${q.stage1 ? ' (tunables)' : ''}`));
       }
       return out;
     },
