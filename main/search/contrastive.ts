@@ -10,8 +10,9 @@
 // launch parameters before micro-optimising; flags and transforms join once the best has not
 // improved for `stagePatience` measured variants (after at least `stageMin`, at most `stageMax`).
 // Without it, those extra dimensions dilute the search: on the recorded softmax and layernorm
-// spaces, with flags and transforms assumed to do nothing, 98% of the optimum took >100 and 81
-// evaluations instead of 33.5 and 17 (bench/action-space.ts, a counterfactual replay).
+// spaces, with flags and transforms assumed to do nothing, 98% of the optimum took more than 100
+// evaluations (median of 20 seeds) instead of 35 and 19; staged, 36.5 and 21 (bench/action-space.ts,
+// a counterfactual replay).
 //
 // Until the model has `minPairs` decided comparisons, proposals are uniformly random. Decided
 // comparisons are duels with a faster/slower verdict and pairs of measured variants whose median
