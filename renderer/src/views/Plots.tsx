@@ -54,7 +54,7 @@ export function PlotsView() {
               <Tooltip />
               <Legend />
               <Line type="stepAfter" dataKey="bestSpeedup" name={session.summary.strategy} stroke="#2563eb" dot={false} isAnimationActive={false} connectNulls />
-              <Line dataKey="speedup" name="each variant" stroke="#94a3b8" strokeWidth={0} dot={{ r: 2 }} isAnimationActive={false} />
+              <Line dataKey="speedup" name="each variant" stroke="#64748b" strokeWidth={0} dot={{ r: 2.5, fill: '#64748b', stroke: '#64748b', strokeWidth: 1 }} activeDot={{ r: 4 }} isAnimationActive={false} />
               {(baselines?.curves ?? []).map((c) => (
                 <Line key={c.name} data={c.points} type="stepAfter" dataKey="bestSpeedup" name={`${c.name} (REPLAY, median of ${baselines!.seeds})`} stroke={BASELINE_COLOURS[c.name] ?? '#64748b'} strokeDasharray="5 3" dot={false} isAnimationActive={false} />
               ))}
