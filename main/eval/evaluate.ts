@@ -104,6 +104,10 @@ export class Evaluator {
   private probeInfo: Promise<ProbeInfo> | null = null;
   /** How harness runs are isolated here, settled by the probe (see probe()). */
   private iso: HarnessIsolation = {};
+  /** The isolation the probe settled on (every limit, less any the GPU does not work under here). */
+  get isolation(): HarnessIsolation {
+    return this.iso;
+  }
   readonly refdir: string;
 
   constructor(opts: EvaluatorOptions) {

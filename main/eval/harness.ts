@@ -138,6 +138,25 @@ interface RawResult<B> {
   body: B;
 }
 
+/**
+ * The environment of a harness process (every mode, the sweep too): the GPU it may see, eager
+ * module loading, and the harness's own layers switched off where the probe dropped them or the
+ * user turned them off (KERNELDUEL_SYSCALL_FILTER=off, KERNELDUEL_HIDE_REFS=off); any other value
+ * of those is not passed on.
+ */
+export function harnessEnv(gpu: string | null, iso: HarnessIsolation): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (gpu !== null) env.CUDA_VISIBLE_DEVICES = gpu;
+  env.CUDA_MODULE_LOADING = 'EAGER';
+  const off = (name: string, dropped: boolean): void => {
+    if (dropped || process.env[name] === 'off') env[name] = 'off';
+    else delete env[name];
+  };
+  off('KERNELDUEL_SYSCALL_FILTER', iso.syscallFilter === false);
+  off('KERNELDUEL_HIDE_REFS', iso.hideRefs === false);
+  return env;
+}
+
 export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcome<B>> {
   mkdirSync(o.workDir, { recursive: true });
   const nonce = randomBytes(12).toString('hex');
@@ -145,19 +164,9 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   const resultPath = join(o.workDir, `result-${o.mode}-${nonce}.json`);
   const placeholder: PlanInput | null = o.plan;
   writeFileSync(planPath, placeholder ? renderPlan(placeholder, nonce) : `kdplan 1\nnonce ${nonce}\n`);
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  if (o.gpu !== null) env.CUDA_VISIBLE_DEVICES = o.gpu;
-  env.CUDA_MODULE_LOADING = 'EAGER';
-  env[RUN_MARKER_ENV] = nonce; // inherited by anything the run starts: killed with it (see below)
   const iso = o.isolation ?? {};
-  // Off when the probe dropped the layer, or when the user turned it off (documented switches);
-  // any other value the harness would not understand is not passed on.
-  const off = (name: string, dropped: boolean): void => {
-    if (dropped || process.env[name] === 'off') env[name] = 'off';
-    else delete env[name];
-  };
-  off('KERNELDUEL_SYSCALL_FILTER', iso.syscallFilter === false);
-  off('KERNELDUEL_HIDE_REFS', iso.hideRefs === false);
+  const env = harnessEnv(o.gpu, iso);
+  env[RUN_MARKER_ENV] = nonce; // inherited by anything the run starts: killed with it (see below)
   let sandbox: { bwrap: string; args: string[] } | undefined;
   if (iso.sandbox !== false) {
     try {

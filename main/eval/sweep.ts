@@ -10,7 +10,7 @@ import type { BufferCheck, BuildResult, EvalResult, Failure, TimingResult, Varia
 import { cudaDeviceSelector } from '../gpu/detect.js';
 import { runProcess, tail } from '../proc/run.js';
 import type { Evaluator } from './evaluate.js';
-import { renderPlan, type TimingSettings } from './harness.js';
+import { harnessEnv, renderPlan, type TimingSettings } from './harness.js';
 import { chooseTimer, mean, medianCI } from './stats.js';
 
 /** Shorter sampling for recordings: 1% noise target, at most 0.4 s per variant. */
@@ -86,7 +86,7 @@ export async function sweep(ev: Evaluator, items: Array<{ id: string; spec: Pick
         ac.abort();
       }
     }, 250);
-    const env: NodeJS.ProcessEnv = { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu), CUDA_MODULE_LOADING: 'EAGER' };
+    const env = harnessEnv(cudaDeviceSelector(gpu), ev.isolation); // ev.reference() ran the probe: its isolation is settled
     const r = await ev.queue().add(() =>
       runProcess(h, ['sweep', planPath, outPath, listPath], { cwd: dir, env, timeoutMs: perTimeout * (remaining.length + 2), signal: ac.signal, maxOutputBytes: 256 << 10 }),
     );
