@@ -15,9 +15,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadSpace, TunablesOnlyReplay, type RecordedSpace } from '../main/eval/replay.js';
 import { resolveTask } from '../main/task/resolve.js';
-import { ActionSpace, defaultFlagChoices } from '../main/search/actions.js';
-import { findTransforms } from '../main/transforms/index.js';
-import { makeStrategy } from '../main/search/strategies.js';
+import { ActionSpace } from '../main/search/actions.js';
+import { liveActionSpace, makeStrategy } from '../main/search/strategies.js';
 import { simulate } from '../main/search/simulate.js';
 import type { Task } from '../main/task/manifest.js';
 
@@ -32,14 +31,12 @@ const quantile = (xs: number[], q: number): number => {
   return v[lo] + (v[Math.min(v.length - 1, lo + 1)] - v[lo]) * (p - lo);
 };
 
-async function run(task: Task, rec: RecordedSpace, kind: 'tunables' | 'live', strategy: 'contrastive' | 'random', staged = true) {
+async function run(task: Task, rec: RecordedSpace, live: ActionSpace, kind: 'tunables' | 'live', strategy: 'contrastive' | 'random', staged = true) {
   const reach: number[] = [];
   let bestAt100 = 0;
   for (let seed = 1; seed <= seeds; seed++) {
     const m = new TunablesOnlyReplay(task, rec, { seed });
-    const space = kind === 'tunables'
-      ? ActionSpace.fromRecording(task, m)
-      : new ActionSpace(task, { flags: defaultFlagChoices(task), transforms: await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }) });
+    const space = kind === 'tunables' ? ActionSpace.fromRecording(task, m) : live;
     const r = await simulate(makeStrategy(strategy, space, seed, { contrastive: { staged } }), m, budget);
     const opt = m.optimumMs();
     const hit = r.steps.find((s) => s.bestMs !== null && opt / s.bestMs >= 0.98);
@@ -50,6 +47,7 @@ async function run(task: Task, rec: RecordedSpace, kind: 'tunables' | 'live', st
   return { dims: kind, strategy: strategy === 'contrastive' && !staged ? 'contrastive (not staged)' : strategy, evaluationsTo98: { median: med > budget ? null : med, p25: quantile(reach, 0.25), p75: quantile(reach, 0.75), reached: reach.filter((x) => x <= budget).length }, meanOptimumOverBestAtBudget: bestAt100 };
 }
 
+if (!existsSync(values.spaces!)) throw new Error(`no recordings in ${values.spaces}`);
 const files = readdirSync(values.spaces!).filter((f) => f.endsWith('.json')).sort();
 const rows: Array<Record<string, unknown>> = [];
 for (const f of files) {
@@ -57,16 +55,15 @@ for (const f of files) {
   if (values.tasks && !values.tasks.split(',').includes(name)) continue;
   const task = resolveTask(name);
   const rec = loadSpace(join(values.spaces!, f));
-  const live = new ActionSpace(task, { flags: defaultFlagChoices(task), transforms: await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }) });
+  const live = await liveActionSpace(task);
   const row: Record<string, unknown> = { task: name, liveDims: live.dims.length, liveFlagAndTransformDims: live.dims.filter((d) => d.kind !== 'tunable').map((d) => `${d.name}:${d.values.length}`), runs: [] as unknown[] };
   const runs = row.runs as unknown[];
-  runs.push(await run(task, rec, 'tunables', 'contrastive'), await run(task, rec, 'tunables', 'random'));
-  runs.push(await run(task, rec, 'live', 'contrastive'), await run(task, rec, 'live', 'contrastive', false), await run(task, rec, 'live', 'random'));
+  runs.push(await run(task, rec, live, 'tunables', 'contrastive'), await run(task, rec, live, 'tunables', 'random'));
+  runs.push(await run(task, rec, live, 'live', 'contrastive'), await run(task, rec, live, 'live', 'contrastive', false), await run(task, rec, live, 'live', 'random'));
   rows.push(row);
   const fmt = (r: Awaited<ReturnType<typeof run>>) => `${r.strategy}/${r.dims} ${r.evaluationsTo98.median ?? `>${budget}`} (${r.evaluationsTo98.reached}/${seeds})`;
   process.stderr.write(`${name}: ${(row.runs as Array<Awaited<ReturnType<typeof run>>>).map(fmt).join('  ')}\n`);
 }
-if (!existsSync(values.spaces!)) throw new Error(`no recordings in ${values.spaces}`);
 writeFileSync(values.out!, JSON.stringify({
   benchmark: 'action-space-counterfactual',
   measured: 'COUNTERFACTUAL REPLAY of real H200 recordings: flags and transforms assumed to change nothing (each variant answered with its configuration\'s -O3 recording)',

@@ -7,10 +7,9 @@ import { loadTask } from '../main/task/manifest.js';
 import { builtinTasksDir } from '../main/common/paths.js';
 import { PreferenceModel, sigmoid } from '../main/search/preference.js';
 import { ReplayMeasurer, TunablesOnlyReplay } from '../main/eval/replay.js';
-import { ActionSpace, defaultFlagChoices, type Proposal } from '../main/search/actions.js';
-import { findTransforms } from '../main/transforms/index.js';
+import { ActionSpace, type Proposal } from '../main/search/actions.js';
 import { contrastiveSearch } from '../main/search/contrastive.js';
-import { makeStrategy } from '../main/search/strategies.js';
+import { liveActionSpace, makeStrategy } from '../main/search/strategies.js';
 import { simulate } from '../main/search/simulate.js';
 import { FeatureEncoder, staticCodeFeatures } from '../main/features/index.js';
 import { mulberry32 } from '../main/common/random.js';
@@ -111,7 +110,7 @@ describe('contrastive strategy', () => {
   });
 
   describe('staged: tunables first, then flags and transforms', () => {
-    const liveSpace = async () => new ActionSpace(softmax, { flags: defaultFlagChoices(softmax), transforms: await findTransforms(softmax.baselineSource, { tunables: Object.keys(softmax.manifest.tunables ?? {}) }) });
+    const liveSpace = () => liveActionSpace(softmax);
     const plain = (p: Proposal): boolean => !p.transforms?.length && (p.flags?.opt ?? 3) === 3 && !p.flags?.maxrregcount && !p.flags?.dlcm && !p.flags?.fastMath;
 
     it('keeps flags and transforms at their defaults until the best stops improving, then varies them', async () => {

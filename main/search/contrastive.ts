@@ -122,7 +122,6 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const n = measured.length;
     if (n >= o.stageMax || (n >= o.stageMin && n - bestAt >= o.stagePatience)) tunablesOnly = false;
   };
-  const pinned = (a: Action): boolean => a.every((v, i) => tunableDim[i] || v === 0);
   const pin = (a: Action): Action => (tunablesOnly ? a.map((v, i) => (tunableDim[i] ? v : 0)) : a);
 
   const logProb = (a: Action, stage1 = false): number => {
@@ -205,7 +204,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         const a = randomAction();
         if (!a) break;
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly && pinned(a) });
+        queue.push({ a, stage1: tunablesOnly });
       }
       return;
     }
@@ -224,7 +223,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const a = randomAction();
       if (a) {
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly && pinned(a) });
+        queue.push({ a, stage1: tunablesOnly });
       }
       return;
     }
@@ -233,7 +232,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const j = rng() < o.epsilon ? Math.floor(rng() * ranked.length) : 0;
       const [c] = ranked.splice(j, 1);
       seen.add(c.a);
-      queue.push({ a: c.a, stage1: tunablesOnly && pinned(c.a) });
+      queue.push({ a: c.a, stage1: tunablesOnly });
     }
   };
 

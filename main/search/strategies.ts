@@ -45,6 +45,11 @@ export interface SpaceChoice {
 /** The action space for a task on a backend: a replay's recording decides its own dimensions. */
 export async function actionSpaceFor(task: Task, m: Measurer, c: SpaceChoice = {}): Promise<ActionSpace> {
   if (m instanceof ReplayMeasurer) return ActionSpace.fromRecording(task, m);
+  return liveActionSpace(task, c);
+}
+
+/** The action space of a live run: the tunables, the compiler flags and the baseline's transform sites. */
+export async function liveActionSpace(task: Task, c: SpaceChoice = {}): Promise<ActionSpace> {
   const transforms = c.transforms === false ? undefined : await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }).catch(() => undefined);
   return new ActionSpace(task, { flags: c.flags === false ? false : defaultFlagChoices(task), transforms });
 }
