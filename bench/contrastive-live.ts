@@ -14,6 +14,7 @@ import { Evaluator, gpuQueue } from '../main/eval/evaluate.js';
 import { builtinTaskNames } from '../main/task/resolve.js';
 import { sizeLayout } from '../main/task/manifest.js';
 import { KERNELDUEL_VERSION } from '../main/common/version.js';
+import { gpuSlug } from '../main/gpu/detect.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string' }, budget: { type: 'string', default: '100' }, out: { type: 'string', default: 'bench/results' }, seed: { type: 'string', default: '1' } } });
 const budget = Number(values.budget);
@@ -25,7 +26,7 @@ const log = (s: string): void => void process.stderr.write(`${((Date.now() - sta
 
 interface Ceilings { copyTBs: number; sgemmTflops: number }
 function ceilingsFor(gpuName: string): Ceilings | null {
-  const slug = gpuName.toLowerCase().includes('h200') ? 'h200' : gpuName.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  const slug = gpuSlug(gpuName);
   const p = [join(outDir, `${slug}-foundation.json`), resolve('bench', 'results', `${slug}-foundation.json`)].find((x) => existsSync(x));
   if (!p) return null;
   const f = JSON.parse(readFileSync(p, 'utf8')) as { ceilings: { copy: { bandwidthTBs: number }; sgemmFp32NoTf32: { tflops: number } } };

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { detectGpus } from '../main/gpu/detect.js';
+import { detectGpus, gpuSlug } from '../main/gpu/detect.js';
 import { findToolchain } from '../main/toolchain/nvcc.js';
 import { Evaluator } from '../main/eval/evaluate.js';
 import { loadTask, sizeLayout } from '../main/task/manifest.js';
@@ -122,7 +122,7 @@ const result = {
 };
 const outDir = resolve(values.out!);
 mkdirSync(outDir, { recursive: true });
-const slug = theGpu.name.toLowerCase().includes('h200') ? 'h200' : theGpu.name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+const slug = gpuSlug(theGpu.name);
 writeFileSync(join(outDir, `${slug}-foundation.json`), JSON.stringify(result, null, 2) + '\n');
 if (complete) console.log(['task        baseline ms   best ms   speedup  achieved', ...tasks.map((t) => `${t.task.padEnd(11)} ${t.baseline.medianMs.toFixed(4).padStart(11)} ${t.bestAfterRandomSearch.medianMs.toFixed(4).padStart(9)} ${t.speedup.toFixed(2).padStart(8)}×  ${t.achieved.bandwidthTBs?.toFixed(2)} TB/s (${((t.achieved.fractionOfCopyBandwidth ?? 0) * 100).toFixed(0)}% of copy) ${t.achieved.tflops?.toFixed(2)} TFLOP/s  spread ${(t.noise.repeatSpread * 100).toFixed(2)}%`)].join('\n'));
 }

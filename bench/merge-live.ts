@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { builtinTaskNames } from '../main/task/resolve.js';
 import { RecordedSpaceSchema } from '../main/eval/replay.js';
+import { gpuSlug } from '../main/gpu/detect.js';
 
 interface LiveFile {
   benchmark: string;
@@ -49,7 +50,7 @@ for (const { f } of [...parts].sort((a, b) => a.f.date.localeCompare(b.f.date)))
 const order = builtinTaskNames();
 // Against the exhaustive recording of the same task's tunables (all at -O3, no transforms), where
 // there is one: how close the live run came to the best configuration of that space.
-const slug = model.toLowerCase().includes('h200') ? 'h200' : model.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+const slug = gpuSlug(model);
 const tasks = [...byTask.values()].sort((a, b) => order.indexOf(a.task) - order.indexOf(b.task)).map((t) => {
   const rec = join('bench', 'spaces', slug, `${t.task}.json`);
   if (!existsSync(rec) || typeof t.bestMs !== 'number') return t;

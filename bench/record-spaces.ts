@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
-import { detectGpus } from '../main/gpu/detect.js';
+import { detectGpus, gpuSlug } from '../main/gpu/detect.js';
 import { findToolchain } from '../main/toolchain/nvcc.js';
 import { Evaluator } from '../main/eval/evaluate.js';
 import { setBuildConcurrency } from '../main/build/compile.js';
@@ -32,7 +32,7 @@ if (!gpu || !toolchain.nvcc || !toolchain.version) {
   process.stderr.write(`record-spaces needs an NVIDIA GPU and nvcc: ${[...det.problems, ...toolchain.problems].join(' ')}\n`);
   process.exit(2);
 }
-const slug = gpu.name.toLowerCase().includes('h200') ? 'h200' : gpu.name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+const slug = gpuSlug(gpu.name);
 const outDir = resolve(values.out ?? join('bench', 'spaces', slug));
 mkdirSync(outDir, { recursive: true });
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-record-'));

@@ -42,6 +42,12 @@ export interface DetectGpusOptions {
   visibleDevices?: string;
 }
 
+/** A GPU model's short name in results files: bench/results/<slug>-*.json, bench/spaces/<slug>/. */
+export function gpuSlug(name: string): string {
+  const n = name.toLowerCase();
+  return n.includes('h200') ? 'h200' : n.replace(/[^a-z0-9]+/g, '-');
+}
+
 /**
  * The value of CUDA_VISIBLE_DEVICES that selects exactly this GPU for a child process: its UUID
  * when known (nvidia-smi numbers GPUs in PCI order, CUDA by default fastest first, so an index can
