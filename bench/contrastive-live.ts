@@ -4,6 +4,7 @@
 // evaluations per minute, and the GPU's busy fraction: the share of wall time during which a
 // measurement process (check, time or duel) held the GPU queue.
 //   npm run bench:live -- [--tasks softmax,axpy] [--budget 100] [--out bench/results]
+//   -> <out>/<gpu>-contrastive-live.json (h200-contrastive-live.json on an H200)
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,6 +16,7 @@ import { builtinTaskNames } from '../main/task/resolve.js';
 import { sizeLayout } from '../main/task/manifest.js';
 import { KERNELDUEL_VERSION } from '../main/common/version.js';
 import { gpuSlug } from '../main/gpu/detect.js';
+import { invokedAs } from '../main/common/provenance.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string' }, budget: { type: 'string', default: '100' }, out: { type: 'string', default: 'bench/results' }, seed: { type: 'string', default: '1' } } });
 const budget = Number(values.budget);
@@ -87,9 +89,9 @@ for (const name of values.tasks ? values.tasks.split(',') : builtinTaskNames()) 
   log(`${name}: ${JSON.stringify(row)}`);
   rows.push(row);
   run.session.close();
-  writeFileSync(join(outDir, 'h200-contrastive-live.json'), JSON.stringify({
+  writeFileSync(join(outDir, `${gpuSlug(gpu.name)}-contrastive-live.json`), JSON.stringify({
     benchmark: 'contrastive-live', measured: 'real GPU measurements (not simulated, not replayed)', date: new Date().toISOString(),
-    command: `npm run bench:live -- --budget ${budget}${values.tasks ? ` --tasks ${values.tasks}` : ''}`, kernelduelVersion: KERNELDUEL_VERSION, gpu: gpuInfo, tasks: rows,
+    command: invokedAs(`npm run bench:live -- --budget ${budget}${values.tasks ? ` --tasks ${values.tasks}` : ''}`), kernelduelVersion: KERNELDUEL_VERSION, gpu: gpuInfo, tasks: rows,
     gpuBusyDefinition: 'share of wall time (sampled every 20 ms) during which a check, time or duel process held the GPU queue',
   }, null, 2) + '\n');
 }

@@ -18,6 +18,7 @@ import { runLoop } from '../main/search/loop.js';
 import { randomSearch } from '../main/search/random.js';
 import { KERNELDUEL_VERSION } from '../main/common/version.js';
 import type { EvalResult, TimingResult } from '../main/common/types.js';
+import { invokedAs } from '../main/common/provenance.js';
 
 const { values } = parseArgs({ options: { out: { type: 'string', default: 'bench/results' }, budget: { type: 'string', default: '50' }, tasks: { type: 'string', default: 'softmax,reduce_sum,matmul' } } });
 const here = dirname(fileURLToPath(import.meta.url));
@@ -112,7 +113,7 @@ const result = {
   complete,
   measured: 'real GPU measurements (not simulated, not replayed)',
   date: new Date().toISOString(),
-  command: `npm run bench:foundation -- --budget ${budget} --tasks ${values.tasks}`,
+  command: invokedAs(`npm run bench:foundation -- --budget ${budget} --tasks ${values.tasks}`),
   kernelduelVersion: KERNELDUEL_VERSION,
   gpu: { name: theGpu.name, uuid: theGpu.uuid, computeCapability: theGpu.computeCapability, memoryMiB: theGpu.memoryTotalMiB, driver: theGpu.driverVersion, maxSmClockMHz: theGpu.maxSmClockMHz, maxMemClockMHz: theGpu.maxMemClockMHz },
   nvcc: toolchain.version,

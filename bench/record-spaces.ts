@@ -19,6 +19,7 @@ import { builtinTaskNames, resolveTask } from '../main/task/resolve.js';
 import { configKey, enumerateSpace } from '../main/task/space.js';
 import { RecordedSpaceSchema, SPACE_FORMAT, type SpaceEntry } from '../main/eval/replay.js';
 import type { EvalResult } from '../main/common/types.js';
+import { invokedAs } from '../main/common/provenance.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string' }, out: { type: 'string' }, minutes: { type: 'string', default: '1000' }, chunk: { type: 'string', default: '64' } } });
 const started = Date.now();
@@ -129,7 +130,7 @@ for (const name of names) {
     const rec = RecordedSpaceSchema.parse({
       format: SPACE_FORMAT, task: name, taskHash: task.hash,
       gpu: { name: gpu.name, uuid: gpu.uuid, computeCapability: gpu.computeCapability, driver: gpu.driverVersion },
-      nvcc: toolchain.version, date: new Date().toISOString(), command: `npm run bench:record -- --tasks ${name}`, measured: 'real GPU', timedSize: task.timed[0], notes,
+      nvcc: toolchain.version, date: new Date().toISOString(), command: invokedAs(`npm run bench:record -- --tasks ${name}`), measured: 'real GPU', timedSize: task.timed[0], notes,
       entries: space.map((c) => {
         const e = { ...have.get(configKey(c))! } as SpaceEntry & { taskHash?: string; gpuUuid?: string; recordedAt?: string };
         delete e.taskHash;

@@ -397,7 +397,15 @@ kd_runtime "$KD_ROOT"
 export KERNELDUEL_RESOURCES="$KD_ROOT/resources"
 # A bundled bubblewrap (bin/bwrap, if the bundle has one) is used only where the server has none.
 export PATH="\${PATH:-/usr/bin:/bin}:$KD_ROOT/bin"
+# Results files name the bundle that measured them (main/common/provenance.ts).
+export KERNELDUEL_BUNDLE=${JSON.stringify(bundleId())}
 ${body}`;
+}
+
+/** Version and commit of this bundle, as results files name it. */
+function bundleId() {
+  const c = gitCommit();
+  return `${pkg.version}${c ? ` of commit ${c}${gitDirty() ? ' (with uncommitted changes)' : ''}` : ''}`;
 }
 
 const LAUNCH_CLI = launcher(`exec "$KD_NODE" --enable-source-maps "$KD_ROOT/lib/kernelduel.mjs" "$@"
@@ -437,6 +445,7 @@ if [ \${#files[@]} -eq 0 ]; then
   exit 1
 fi
 [ "$conc" = 1 ] || opts=(--test-concurrency=1 "\${opts[@]}")
+export KERNELDUEL_INVOKED="./test-gpu $*"
 exec "$KD_NODE" --enable-source-maps --test "\${opts[@]}" "\${files[@]}"
 `);
 
@@ -456,6 +465,7 @@ if [ $# -eq 0 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
   list >&2
   exit 2
 fi
+export KERNELDUEL_INVOKED="./bench $*"
 name=\${1%.mjs}
 name=\${name%.ts}
 shift
@@ -501,6 +511,8 @@ Environment set by the launchers
   KERNELDUEL_TEST_DATA   <bundle>/test-data (test-gpu, bench: a mirror of the repo's test/ data)
   KERNELDUEL_BENCH_DATA  <bundle>/bench-data (bench: the repo's bench/ data, without sources and results)
   KERNELDUEL_CLI         <bundle>/lib/kernelduel.mjs (test-gpu, bench)
+  KERNELDUEL_BUNDLE      this bundle's version and commit, KERNELDUEL_INVOKED the launcher's command
+                         line (test-gpu, bench): results files name them in their "command" field
 
 Contents
   GPU tests:   ${tests.length ? tests.join(', ') : '(none)'}
@@ -508,6 +520,11 @@ Contents
 
 Built ${new Date().toISOString()} by scripts/bundle-gpu.mjs${gitCommit() ? ` from commit ${gitCommit()}` : ''}.
 `;
+}
+
+function gitDirty() {
+  const r = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' });
+  return r.status === 0 && r.stdout.trim() !== '';
 }
 
 function gitCommit() {

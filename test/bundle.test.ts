@@ -144,6 +144,18 @@ describe('GPU-server bundle', () => {
     expect(r.stderr).toMatch(/usage: bench NAME/);
   });
 
+  test('the test-gpu launcher tells the tests how it was started and which bundle it is (for results files)', async (ctx) => {
+    if (skipReason) return ctx.skip(skipReason);
+    const probe = join(tmp, 'env-probe.test.mjs');
+    writeFileSync(probe, "import { test } from 'node:test';\ntest('env', () => { console.log('INVOKED=' + process.env.KERNELDUEL_INVOKED); console.log('BUNDLE=' + process.env.KERNELDUEL_BUNDLE); });\n");
+    const r = await run(join(bundle, 'test-gpu'), ['--test-reporter=tap', probe], envFor(plainPath, join(tmp, 'rt-main')));
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    expect(r.stdout).toContain(`INVOKED=./test-gpu --test-reporter=tap ${probe}`);
+    const version = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+    const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repo, encoding: 'utf8' }).stdout.trim();
+    expect(r.stdout).toMatch(new RegExp(`BUNDLE=${version.replace(/\./g, '\\.')}${commit ? ` of commit ${commit}` : ''}`));
+  });
+
   test('a damaged runtime is refused with a clear message', async (ctx) => {
     if (skipReason) return ctx.skip(skipReason);
     writeFileSync(join(bundle, 'runtime', 'node.sha256'), `${'0'.repeat(64)}  node\n`);

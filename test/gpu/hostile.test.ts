@@ -15,6 +15,8 @@ import { evaluatorFor } from './helpers.js';
 import type { Evaluator } from '../../main/eval/evaluate.js';
 import type { EvalResult } from '../../main/common/types.js';
 import { sandboxStatus, setSandboxNotifier } from '../../main/sandbox/index.js';
+import { gpuSlug } from '../../main/gpu/detect.js';
+import { invokedAs } from '../../main/common/provenance.js';
 
 interface Case {
   case: string;
@@ -76,10 +78,9 @@ after(() => {
   const outDir = process.env.KERNELDUEL_RESULTS_DIR ?? path.join(here, '..', '..', 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   const gpu = ev?.gpu?.name ?? 'gpu';
-  const slug = gpu.replace(/^NVIDIA\s+/i, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').split('-').slice(0, 2).join('-') || 'gpu';
-  const file = path.join(outDir, `${slug}-hostile.json`);
+  const file = path.join(outDir, `${gpuSlug(gpu)}-hostile.json`);
   fs.writeFileSync(file, JSON.stringify({
-    gpu, uuid: ev?.gpu?.uuid, date: new Date().toISOString(), host: os.hostname(), command: 'npm run test:gpu -- test/gpu/hostile.test.ts (tsx --test)',
+    gpu, uuid: ev?.gpu?.uuid, date: new Date().toISOString(), host: os.hostname(), command: invokedAs('npm run test:gpu -- test/gpu/hostile.test.ts (tsx --test)'),
     sandbox: sandboxed, notes, goodControlMs: goodMs, passed: rows.filter((r) => r.pass).length, total: rows.length, cases: rows,
   }, null, 2) + '\n');
   console.log(`# wrote ${file}`);
