@@ -84,7 +84,7 @@ for (const name of values.tasks ? values.tasks.split(',') : builtinTaskNames()) 
     fractionOfSgemm: bestS && lay.flops && c && name === 'matmul' ? lay.flops / bestS / 1e12 / c.sgemmTflops : null,
     evaluationsPerMinute: (budget + 1) / (wallS / 60), wallSeconds: wallS, gpuBusyFraction: samples ? busy / samples : null,
     duels, failures, preferenceHeldOutAccuracy: lastAcc,
-    policy: 'contrastive, staged (tunables first, then flags and transforms)',
+    policy: 'staged' in run.strategy && run.strategy.staged ? 'contrastive, staged (tunables first, then flags and transforms)' : 'contrastive, not staged',
   };
   log(`${name}: ${JSON.stringify(row)}`);
   rows.push(row);

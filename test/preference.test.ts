@@ -130,7 +130,9 @@ describe('contrastive strategy', () => {
       expect(proposals.slice(0, firstVaried).every((p) => p.origin?.endsWith('(tunables)'))).toBe(true);
       expect(proposals.slice(firstVaried).every((p) => !p.origin?.includes('tunables'))).toBe(true);
       // Not staged: flags and transforms vary from the first proposal on.
+      expect(s.staged).toBe(true);
       const u = contrastiveSearch(space, 3, { staged: false });
+      expect(u.staged, 'results files label the policy from this').toBe(false);
       const early = u.propose(8);
       expect(early.some((p) => !plain(p))).toBe(true);
     });

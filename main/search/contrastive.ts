@@ -84,6 +84,8 @@ export interface ContrastiveStrategy extends Strategy {
   readonly encoder: FeatureEncoder;
   /** Current per-dimension probabilities of the policy. */
   policy(): number[][];
+  /** Whether this run searches the tunables first (the space has tunables and other dimensions, and `staged` was not turned off). */
+  readonly staged: boolean;
 }
 
 function softmax(l: Float64Array): Float64Array {
@@ -115,7 +117,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   let bestAt = 0; // measured.length when the best last improved
   // Stage 1 searches only these dimensions; the others stay at their first value (default flags, no transform).
   const tunableDim = space.dims.map((d) => d.kind === 'tunable');
-  let tunablesOnly = o.staged && tunableDim.some((t) => t) && tunableDim.some((t) => !t);
+  const staged = o.staged && tunableDim.some((t) => t) && tunableDim.some((t) => !t);
+  let tunablesOnly = staged;
   const active = (i: number, stage1: boolean): boolean => !stage1 || tunableDim[i];
   const maybeLeaveStage1 = (): void => {
     if (!tunablesOnly) return;
@@ -249,6 +252,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     name: 'contrastive',
     model,
     encoder,
+    staged,
     policy: () => logits.map((l) => [...softmax(l)]),
     propose(n) {
       const out: Proposal[] = [];
