@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { archForComputeCapability, computeCapabilityOfArch } from '../main/gpu/arch.js';
-import { applyVisibleDevices, cudaDeviceSelector, detectGpus, parseNvidiaSmiCsv, readClocks } from '../main/gpu/detect.js';
+import { applyVisibleDevices, cudaDeviceSelector, detectGpus, gpuSlug, parseNvidiaSmiCsv, readClocks } from '../main/gpu/detect.js';
 
 let dir: string;
 
@@ -61,6 +61,18 @@ describe('archForComputeCapability / computeCapabilityOfArch', () => {
     expect(computeCapabilityOfArch('compute_86')).toBe('8.6');
     expect(computeCapabilityOfArch('sm_90a')).toBe('9.0');
     expect(() => computeCapabilityOfArch('gfx90a')).toThrow(/architecture/);
+  });
+});
+
+describe('gpuSlug', () => {
+  it('names results files after the GPU model, as the roofline matches them', () => {
+    expect(gpuSlug('NVIDIA H200')).toBe('h200'); // bench/results/h200-*.json, bench/spaces/h200/
+    expect(gpuSlug('REPLAY NVIDIA H200')).toBe('h200');
+    // Another model gets its own files, not the H200's ceilings or spaces.
+    expect(gpuSlug('NVIDIA H200 NVL')).toBe('h200-nvl');
+    expect(gpuSlug('NVIDIA A100-SXM4-80GB')).toBe('a100-sxm4-80gb');
+    expect(gpuSlug('NVIDIA GeForce RTX 4090')).toBe('geforce-rtx-4090');
+    expect(gpuSlug('  ')).toBe('gpu');
   });
 });
 

@@ -3,6 +3,9 @@
 // `npm run bench:foundation` on that GPU). Matched by the GPU's name; never guessed.
 import fs from 'node:fs';
 import path from 'node:path';
+import { normaliseGpuName } from '../gpu/detect.js';
+
+export { normaliseGpuName };
 
 export interface MeasuredLimits {
   /** Device-to-device copy bandwidth, GB/s (the memory roof). */
@@ -13,17 +16,6 @@ export interface MeasuredLimits {
   limitsSource: string | null;
   /** Why there are no limits, when there are none. */
   note?: string;
-}
-
-/** GPU names compared without case, spacing, vendor prefix or a REPLAY label. */
-export function normaliseGpuName(name: string): string {
-  return name
-    .replace(/\(?\bREPLAY\b\)?:?/gi, '')
-    .replace(/^\s*NVIDIA\s+/i, '')
-    .trim()
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, ' ')
-    .trim();
 }
 
 const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) && x > 0 ? x : null);

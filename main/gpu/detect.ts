@@ -42,10 +42,24 @@ export interface DetectGpusOptions {
   visibleDevices?: string;
 }
 
-/** A GPU model's short name in results files: bench/results/<slug>-*.json, bench/spaces/<slug>/. */
+/** GPU names compared without case, spacing, vendor prefix or a REPLAY label ("NVIDIA H200" -> "h200"). */
+export function normaliseGpuName(name: string): string {
+  return name
+    .replace(/\(?\bREPLAY\b\)?:?/gi, '')
+    .replace(/^\s*NVIDIA\s+/i, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
+}
+
+/**
+ * A GPU model's short name in results files (bench/results/<slug>-*.json, bench/spaces/<slug>/):
+ * its normalised name with dashes, so "NVIDIA H200" -> "h200" and a different model, such as
+ * "NVIDIA H200 NVL" -> "h200-nvl", gets files of its own (the roofline matches the same way).
+ */
 export function gpuSlug(name: string): string {
-  const n = name.toLowerCase();
-  return n.includes('h200') ? 'h200' : n.replace(/[^a-z0-9]+/g, '-');
+  return normaliseGpuName(name).replace(/ /g, '-') || 'gpu';
 }
 
 /**
