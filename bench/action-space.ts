@@ -20,17 +20,11 @@ import { ActionSpace } from '../main/search/actions.js';
 import { liveActionSpace, makeStrategy } from '../main/search/strategies.js';
 import { simulate } from '../main/search/simulate.js';
 import type { Task } from '../main/task/manifest.js';
+import { quantile } from '../main/eval/stats.js';
 
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '20' }, budget: { type: 'string', default: '100' }, tasks: { type: 'string' }, spaces: { type: 'string', default: 'bench/spaces/h200' }, out: { type: 'string', default: 'bench/results/action-space-counterfactual.json' } } });
 const seeds = Number(values.seeds);
 const budget = Number(values.budget);
-
-const quantile = (xs: number[], q: number): number => {
-  const v = [...xs].sort((a, b) => a - b);
-  const p = (v.length - 1) * q;
-  const lo = Math.floor(p);
-  return v[lo] + (v[Math.min(v.length - 1, lo + 1)] - v[lo]) * (p - lo);
-};
 
 async function run(task: Task, rec: RecordedSpace, live: ActionSpace, kind: 'tunables' | 'live', strategy: 'contrastive' | 'random', staged = true) {
   const reach: number[] = [];

@@ -16,6 +16,7 @@ import type { ActionSpace } from '../main/search/actions.js';
 import { replayStrategy, STRATEGY_NAMES, type StrategyName } from '../main/search/strategies.js';
 import type { ContrastiveStrategy } from '../main/search/contrastive.js';
 import { mulberry32 } from '../main/common/random.js';
+import { quantile } from '../main/eval/stats.js';
 
 interface Args {
   spaces: string;
@@ -43,14 +44,6 @@ function parseArgs(argv: string[]): Args {
   if (!(a.seeds >= 1) || !(a.budget >= 1)) throw new Error('--seeds and --budget must be positive');
   return a;
 }
-
-const quantile = (xs: number[], q: number): number => {
-  const v = [...xs].sort((x, y) => x - y);
-  if (!v.length) return NaN;
-  const p = (v.length - 1) * q;
-  const lo = Math.floor(p);
-  return v[lo] + (v[Math.min(v.length - 1, lo + 1)] - v[lo]) * (p - lo);
-};
 
 interface Reach {
   /** Median evaluations over the seeds that reached it (null if fewer than half did). */

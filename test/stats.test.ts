@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../main/common/random.js';
-import { chooseTimer, duelStats, mean, median, medianCI, verdictOf } from '../main/eval/stats.js';
+import { chooseTimer, duelStats, mean, median, medianCI, quantile, verdictOf } from '../main/eval/stats.js';
 
 const rng = mulberry32;
 /** n samples around `center` with uniform relative noise of ±`rel`. */
@@ -17,6 +17,15 @@ describe('median, mean and medianCI', () => {
     expect(median([4, 1, 3, 2])).toBe(2.5);
     expect(median([])).toBeNaN();
     expect(mean([1, 2, 3, 6])).toBe(3);
+  });
+  it('quantile interpolates between order statistics (the benchmarks\' medians and quartiles)', () => {
+    const xs = [10, 1, 4, 7];
+    expect(quantile(xs, 0.5)).toBe(median(xs));
+    expect(quantile(xs, 0)).toBe(1);
+    expect(quantile(xs, 1)).toBe(10);
+    expect(quantile(xs, 0.25)).toBeCloseTo(3.25, 12); // 1 + 0.75 * (4 - 1)
+    expect(xs).toEqual([10, 1, 4, 7]);
+    expect(quantile([], 0.5)).toBeNaN();
   });
   it('gives the order-statistic 95% interval of the median', () => {
     const xs = Array.from({ length: 100 }, (_, i) => 100 - i); // 1..100, reversed

@@ -9,6 +9,15 @@ export function median(xs: readonly number[]): number {
   return n % 2 ? v[(n - 1) / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/** The q-quantile (0..1) with linear interpolation between order statistics; NaN for no samples. */
+export function quantile(xs: readonly number[], q: number): number {
+  const v = [...xs].sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  const p = (v.length - 1) * q;
+  const lo = Math.floor(p);
+  return v[lo] + (v[Math.min(v.length - 1, lo + 1)] - v[lo]) * (p - lo);
+}
+
 export function mean(xs: readonly number[]): number {
   return xs.reduce((a, b) => a + b, 0) / xs.length;
 }
