@@ -9,6 +9,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { bwrapArgs, findBwrap, resetSandboxProbe, sandboxStatus, setSandboxNotifier, SandboxError } from '../main/sandbox/index.js';
 import { runProcess } from '../main/proc/run.js';
 import { runHarness } from '../main/eval/harness.js';
+import { Evaluator } from '../main/eval/evaluate.js';
+import { resolveTask } from '../main/task/resolve.js';
+import { findToolchain } from '../main/toolchain/nvcc.js';
 
 const bwrap = findBwrap();
 let status: Awaited<ReturnType<typeof sandboxStatus>> | null = null;
@@ -180,6 +183,26 @@ describe('without bubblewrap', () => {
     const s = await sandboxStatus({ ...process.env, KERNELDUEL_SANDBOX: 'off', KERNELDUEL_BWRAP: '/nonexistent' });
     expect(s).toMatchObject({ mode: 'off', active: false });
     expect(notes).toEqual([]);
+  });
+});
+
+describe('what a check reports of its isolation', () => {
+  it('a check (or sweep line) that could not hide the references says so once per reason; hidden or off says nothing', async () => {
+    const notes: string[] = [];
+    setSandboxNotifier((m) => notes.push(m));
+    const tc = await findToolchain();
+    if (!tc.nvcc) throw new Error(`this test needs nvcc: ${tc.problems.join(' ')}`);
+    const ev = new Evaluator({ task: resolveTask('axpy'), toolchain: tc, gpu: null, workRoot: fs.mkdtempSync(path.join(root, 'iso-')) });
+    const hidden = { refs: 'hidden (28 rules, Landlock ABI 7)', syscallFilter: 'active' };
+    expect(ev.checkIsolation(hidden)).toEqual(hidden);
+    expect(ev.checkIsolation({ refs: 'off (KERNELDUEL_HIDE_REFS=off)', syscallFilter: 'active' })?.refs).toMatch(/^off/);
+    expect(ev.checkIsolation(undefined)).toBeUndefined();
+    expect(notes).toEqual([]);
+    const failed = { refs: 'not hidden: landlock_create_ruleset: ENOSYS (test reason)', syscallFilter: 'active' };
+    expect(ev.checkIsolation(failed)).toEqual(failed); // passed through to the result
+    ev.checkIsolation(failed);
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/could not hide the reference outputs.*ENOSYS \(test reason\)/);
   });
 });
 

@@ -110,6 +110,15 @@ export class Evaluator {
   }
   readonly refdir: string;
 
+  /**
+   * The isolation a check run (or a sweep line) reported, passed through; one that could not hide
+   * the references says so once per reason, whatever the probe found.
+   */
+  checkIsolation(iso: CheckResult['isolation']): CheckResult['isolation'] {
+    if (iso && !/^(hidden|off)/.test(iso.refs) && this.iso.hideRefs !== false) noteOnce(`check-refs:${iso.refs}`, `a check could not hide the reference outputs from the variant (Landlock): ${iso.refs}`);
+    return iso;
+  }
+
   constructor(opts: EvaluatorOptions) {
     if (!opts.toolchain.nvcc || !opts.toolchain.version) {
       throw new Error(`cannot build variants: ${opts.toolchain.problems.join(' ') || 'nvcc not found'}`);
@@ -258,12 +267,6 @@ export class Evaluator {
     const checkTimeoutMs = this.opts.checkTimeoutMs ?? 120_000;
     const timeTimeoutMs = this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000;
     type CheckBody = Pick<CheckResult, 'checks' | 'isolation'>;
-    // A check that could not hide the references says so (once per reason), whatever the probe found.
-    const isolationOf = (b: Partial<CheckBody> | undefined): CheckResult['isolation'] => {
-      const iso = b?.isolation;
-      if (iso && !/^(hidden|off)/.test(iso.refs) && this.iso.hideRefs !== false) noteOnce(`check-refs:${iso.refs}`, `a check could not hide the reference outputs from the variant (Landlock): ${iso.refs}`);
-      return iso;
-    };
     type TimeBody = { l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> };
     const timingOf = (t: TimeBody, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] =>
       t.timings.map((x) => {
@@ -292,7 +295,7 @@ export class Evaluator {
         });
         const clocksEnd = await clocks();
         const checkPassed = ct.ok || ct.stage === 'time';
-        const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], isolation: isolationOf(ct.body), failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
+        const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], isolation: this.checkIsolation(ct.body?.isolation), failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
         if (!checkPassed) return { build, check: checkResult, failure: ct.failure, source: this.source };
         if (!ct.ok || !ct.body?.timings) return { build, check: checkResult, failure: ct.failure ?? { kind: 'runtime', reason: 'the checktime run gave no timings' }, source: this.source };
         return { build, check: checkResult, timing: timingOf(ct.body as TimeBody, clocksStart, clocksEnd), source: this.source };
@@ -301,7 +304,7 @@ export class Evaluator {
       const check = await runHarness<CheckBody>({
         harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel, timeoutMs: checkTimeoutMs, signal: o.signal, isolation: this.iso,
       });
-      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], isolation: isolationOf(check.body), failure: check.failure, durationMs: check.durationMs };
+      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], isolation: this.checkIsolation(check.body?.isolation), failure: check.failure, durationMs: check.durationMs };
       if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
       if (o.time === false) return { build, check: checkResult, source: this.source };
       o.onStage?.('time');

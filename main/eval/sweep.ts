@@ -121,7 +121,7 @@ export async function sweep(ev: Evaluator, items: Array<{ id: string; spec: Pick
 }
 
 function toResult(l: SweepLine, build: BuildResult, source: EvalResult['source'], ev: Evaluator): EvalResult {
-  const check = { ok: l.status === 'ok', checks: l.checks ?? [], isolation: l.isolation, durationMs: 0, failure: undefined as Failure | undefined };
+  const check = { ok: l.status === 'ok', checks: l.checks ?? [], isolation: ev.checkIsolation(l.isolation), durationMs: 0, failure: undefined as Failure | undefined };
   if (l.status !== 'ok') {
     const failure: Failure = { kind: l.status === 'correctness' ? 'correctness' : 'runtime', reason: l.error ?? l.status };
     check.failure = failure;
