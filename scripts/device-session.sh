@@ -14,7 +14,7 @@
 #   GPU 0: GPU test suites (foundation, hostile corpus), then records spaces, then live runs;
 #   GPU 1: records every configuration of the suite spaces, then live contrastive runs.
 # Both take recordings (one task at a time) and live runs (one task per run) from shared lists.
-# The live runs take tasks from one shared list, one task per run. With one GPU it all runs in turn.
+# With one GPU it all runs in turn.
 # Nothing here changes clocks or settings of the GPU.
 set -uo pipefail
 S=${KD_SESSION_DIR:-/tmp/kd-session}
