@@ -103,7 +103,7 @@ describe('runs in a worker thread', () => {
     expect(ab.prediction!.pAFaster).toBeCloseTo(one.prediction!.pAFaster, 12);
     expect(ba.prediction!.pAFaster).toBeCloseTo(1 - one.prediction!.pAFaster, 12);
     expect(ab.prediction!.model).toMatch(/^preference model v\d+ \(trained on \d+ pairs\), before the duel$/);
-    // A session that is not a replay has none; an unknown session is refused.
+    // An unknown session is refused.
     await expect(h['sessions.baselines']({ id: '20990101-000000-zzzzzz' })).rejects.toThrow();
   }, 60_000);
 });
