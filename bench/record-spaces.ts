@@ -14,7 +14,7 @@ import { findToolchain } from '../main/toolchain/nvcc.js';
 import { Evaluator } from '../main/eval/evaluate.js';
 import { setBuildConcurrency } from '../main/build/compile.js';
 import { availableParallelism } from 'node:os';
-import { sweep } from '../main/eval/sweep.js';
+import { sweep, SWEEP_TIMING } from '../main/eval/sweep.js';
 import { builtinTaskNames, resolveTask } from '../main/task/resolve.js';
 import { configKey, enumerateSpace } from '../main/task/space.js';
 import { RecordedSpaceSchema, SPACE_FORMAT, type SpaceEntry } from '../main/eval/replay.js';
@@ -94,7 +94,7 @@ for (const name of names) {
   }
   const todo = space.filter((c) => !have.has(configKey(c)));
   log(`${name}: ${space.length} configurations, ${have.size} already recorded, ${todo.length} to go`);
-  const ev = new Evaluator({ task, toolchain, gpu, workRoot, bigOutputBytes: 64 << 20 });
+  const ev = new Evaluator({ task, toolchain, gpu, workRoot, bigOutputBytes: 64 << 20, timing: SWEEP_TIMING, checkTimeoutMs: 30_000, timeTimeoutMs: 30_000 });
   const chunk = Number(values.chunk);
   const chunks: Array<Array<{ id: string; config: Record<string, number> }>> = [];
   for (let i = 0; i < todo.length; i += chunk) chunks.push(todo.slice(i, i + chunk).map((config, j) => ({ id: `c${i + j}`, config })));
@@ -106,7 +106,7 @@ for (const name of names) {
     const part = chunks[k];
     await building; // this chunk's libraries are built (cached by content): the sweep finds them
     building = buildAll(chunks[k + 1]);
-    const res = await sweep(ev, part.map((p) => ({ id: p.id, spec: specOf(p.config) })), { perVariantTimeoutMs: 30_000 });
+    const res = await sweep(ev, part.map((p) => ({ id: p.id, spec: specOf(p.config) })));
     for (const p of part) {
       const r = res.get(p.id);
       if (!r) continue;

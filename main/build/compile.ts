@@ -37,8 +37,10 @@ export function nvccFlags(flags: BuildFlags, config: Config, arch: string): stri
 }
 
 // --no-undefined: a variant that calls something nobody defines fails here (a `compile` failure
-// naming the symbol), not later when the harness loads it.
-const LIB_FLAGS = ['-shared', '-Xcompiler', '-fPIC', '-Xcompiler', '-fvisibility=hidden', '-cudart', 'shared', '-Xlinker', '--no-undefined'];
+// naming the symbol), not later when the harness loads it. --default-stream per-thread: the entry
+// point's work on "stream 0" goes to the per-thread default stream, which the harness can capture
+// as a CUDA graph (the legacy default stream cannot be captured).
+const LIB_FLAGS = ['-shared', '-Xcompiler', '-fPIC', '-Xcompiler', '-fvisibility=hidden', '-cudart', 'shared', '--default-stream', 'per-thread', '-Xlinker', '--no-undefined'];
 
 export function buildKey(task: Task, v: Pick<VariantSpec, 'source' | 'config' | 'flags'>, env: BuildEnv): string {
   return createHash('sha256')

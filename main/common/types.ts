@@ -72,8 +72,8 @@ export interface BufferCheck {
 export interface CheckResult {
   ok: boolean;
   checks: BufferCheck[];
-  /** As the harness reported it for this run: whether Landlock hid the reference outputs, and the system-call filter's state. */
-  isolation?: { refs: string; syscallFilter: string };
+  /** As the harness reported it for this run: where the references and the measurement were (processes that run no variant code), the capture process's system-call filter and sandbox. */
+  isolation?: { refs: string; syscallFilter: string; measurement?: string; sandbox?: string };
   failure?: Failure;
   durationMs: number;
 }
@@ -111,6 +111,8 @@ export interface TimingResult {
   relNoise: number;
   converged: boolean;
   warmupCalls: number;
+  /** Timed calls whose outputs were verified against the reference (chosen at random, and the last). */
+  verifiedCalls?: number;
   l2FlushBytes: number;
   clocksStart?: ClockReading;
   clocksEnd?: ClockReading;

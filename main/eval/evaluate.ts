@@ -1,9 +1,11 @@
-// The evaluation pipeline for one task on one GPU: build (parallel, cached) -> check against the
-// reference (every element, several sizes and seeds) -> time (L2 flushed, whole-device sync,
-// until the median is tight). Without a GPU it builds only and says so. GPU work is serialised
-// per GPU through one queue per device, so two sessions never time on the same GPU at once.
-import { createHash, randomInt } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+// The evaluation pipeline for one task on one GPU: build (parallel, cached) -> capture the GPU work
+// the variant's entry point asks for (its host code runs only there, sandboxed) -> check it against
+// the reference (every element, several sizes and seeds) and time it (L2 flushed, fresh inputs per
+// call, random calls verified, until the median is tight) in the judge, which never runs variant
+// code (docs/ISOLATION.md). Without a GPU it builds only and says so. GPU work is serialised per
+// GPU through one queue per device, so two sessions never time on the same GPU at once.
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import type { CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
@@ -14,7 +16,8 @@ import { withGpuLock } from '../gpu/lock.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
 import { workRoot as defaultWorkRoot } from '../common/paths.js';
-import { DEFAULT_TIMING, ensureHarness, runHarness, type HarnessIsolation, type PlanInput, type TimingSettings } from './harness.js';
+import { DEFAULT_TIMING, ensureHarness, failureKind, harnessEnv, renderPlan, runHarness, type HarnessIsolation, type PlanInput, type TimingSettings } from './harness.js';
+import { Judge, JudgeError, type JudgeAnswer } from './judge.js';
 import { screenSource } from '../llm/screen.js';
 import { noteOnce, sandboxMode } from '../sandbox/index.js';
 import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
@@ -71,12 +74,14 @@ export interface EvaluatorOptions {
   timing?: Partial<TimingSettings>;
   checkTimeoutMs?: number;
   timeTimeoutMs?: number;
-  /** Check and time in two harness processes, as before checktime (also KERNELDUEL_SEPARATE_TIMING=1). */
-  separateTiming?: boolean;
+  /** Limit of the capture process (the only one that runs a variant's host code); default 60 s. */
+  captureTimeoutMs?: number;
   /** Check with fewer seeds the sizes whose outputs exceed this many bytes (default 128 MiB). */
   bigOutputBytes?: number;
   /** Screen every source before building it (untrusted code: from a model or a user); see screenVariant. Default false. */
   screen?: boolean;
+  /** Timed calls verified against the reference at random, besides the last (default 3). */
+  verifySamples?: number;
 }
 
 export interface ProbeInfo {
@@ -86,10 +91,47 @@ export interface ProbeInfo {
   l2Bytes: number;
   globalMemBytes: number;
   emptyWallMs: number;
-  /** 'active', or why the harness's system-call filter is not installed. */
+  /** 'active', or why the harness's system-call filter is not installed (in the capture process). */
   syscallFilter?: string;
-  /** 'hidden (…)', or why checks cannot hide the reference folder (Landlock) here. */
-  hideRefs?: string;
+  /** 'ok', or the driver functions the harness lacks. */
+  driverApi?: string;
+  /** 'ok', or why stream capture does not work here. */
+  capture?: string;
+}
+
+/** What the capture process (the only one that runs a variant's host code) reports. */
+interface CaptureBody {
+  syscallFilter?: string;
+  sizes?: Array<{ size: number; ops: number; kernels: number; scratchBytes: number }>;
+  modules?: string[];
+}
+type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
+type TimeBody = { l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
+type DuelBody = { duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
+
+/**
+ * Folders whose libraries may supply device code a variant's work uses (cuBLAS and the like):
+ * the CUDA toolkit's and the system's library folders, never KernelDuel's work folder.
+ */
+export function deviceCodeRoots(tc: Pick<Toolchain, 'cudaHome' | 'libDir'>): string[] {
+  const roots = new Set<string>();
+  const add = (p: string | null | undefined): void => {
+    if (!p) return;
+    try {
+      roots.add(realpathSync(p));
+    } catch {
+      /* absent */
+    }
+  };
+  add(tc.cudaHome);
+  add(tc.libDir);
+  for (const p of ['/usr/lib', '/usr/lib64', '/lib', '/lib64', '/usr/local/lib', '/usr/local/cuda', '/opt/nvidia']) add(p);
+  try {
+    for (const d of readdirSync('/usr/local')) if (d.startsWith('cuda')) add(join('/usr/local', d));
+  } catch {
+    /* no /usr/local */
+  }
+  return [...roots];
 }
 
 export class Evaluator {
@@ -100,24 +142,17 @@ export class Evaluator {
   readonly timing: TimingSettings;
   private readonly opts: EvaluatorOptions;
   private harnessPath: Promise<string> | null = null;
-  private refReady: Promise<void> | null = null;
+  private judgeReady: Promise<Judge> | null = null;
+  private judgeInst: Judge | null = null;
   private probeInfo: Promise<ProbeInfo> | null = null;
-  /** How harness runs are isolated here, settled by the probe (see probe()). */
+  /** How capture runs are isolated here, settled by the probe (see probe()). */
   private iso: HarnessIsolation = {};
   /** The isolation the probe settled on (every limit, less any the GPU does not work under here). */
   get isolation(): HarnessIsolation {
     return this.iso;
   }
-  readonly refdir: string;
-
-  /**
-   * The isolation a check run (or a sweep line) reported, passed through; one that could not hide
-   * the references says so once per reason, whatever the probe found.
-   */
-  checkIsolation(iso: CheckResult['isolation']): CheckResult['isolation'] {
-    if (iso && !/^(hidden|off)/.test(iso.refs) && this.iso.hideRefs !== false) noteOnce(`check-refs:${iso.refs}`, `a check could not hide the reference outputs from the variant (Landlock): ${iso.refs}`);
-    return iso;
-  }
+  /** The judge's folder (plan file, its work). */
+  readonly judgeDir: string;
 
   constructor(opts: EvaluatorOptions) {
     if (!opts.toolchain.nvcc || !opts.toolchain.version) {
@@ -130,8 +165,8 @@ export class Evaluator {
     this.env = { nvcc: opts.toolchain.nvcc, nvccVersion: opts.toolchain.version, arch, libDir: opts.toolchain.libDir, workRoot: opts.workRoot ?? defaultWorkRoot() };
     this.seeds = opts.seeds ?? [randomInt(1, 2 ** 31), randomInt(1, 2 ** 31), randomInt(1, 2 ** 31)];
     this.timing = { ...DEFAULT_TIMING, ...(opts.timing ?? {}) };
-    const key = createHash('sha256').update(this.task.hash).update(JSON.stringify(this.seeds)).update(arch).digest('hex').slice(0, 16);
-    this.refdir = join(this.env.workRoot, 'refs', `${this.task.manifest.name}-${key}`);
+    const key = createHash('sha256').update(this.task.hash).update(JSON.stringify(this.seeds)).update(arch).update(randomBytes(4)).digest('hex').slice(0, 16);
+    this.judgeDir = join(this.env.workRoot, 'judges', `${this.task.manifest.name}-${key}`);
   }
 
   get compileOnly(): boolean {
@@ -170,17 +205,17 @@ export class Evaluator {
       seeds: this.seeds,
       sizeSeeds: this.sizeSeeds(),
       timed: this.task.timed,
-      refdir: this.refdir,
       timing: this.timing,
+      verifySamples: this.opts.verifySamples,
     };
   }
 
-  /** Device facts from the harness itself (L2 size, launch+sync overhead). */
+  /** Device facts from the harness itself (L2 size, launch+sync overhead), in the capture process's isolation. */
   probe(signal?: AbortSignal): Promise<ProbeInfo> {
     if (!this.gpu) return Promise.reject(new Error('no GPU: cannot probe'));
-    // The probe also settles the isolation: it runs with every limit first; should the GPU not
-    // work inside the sandbox or under the memory limit on this machine, the limit that breaks it
-    // is dropped (said once) rather than every measurement failing.
+    // The probe also settles the capture process's isolation: it runs with every limit first;
+    // should the GPU not work inside the sandbox or under the memory limit on this machine, the
+    // limit that breaks it is dropped (said once) rather than every measurement failing.
     this.probeInfo ??= this.harness().then((h) =>
       this.queue().add(async () => {
         const attempts: Array<{ iso: HarnessIsolation; drop: string }> = [
@@ -188,23 +223,18 @@ export class Evaluator {
           { iso: { sandbox: false }, drop: 'the bubblewrap sandbox' },
           { iso: { dataBytes: null }, drop: 'the memory limit (RLIMIT_DATA)' },
           { iso: { syscallFilter: false }, drop: "the harness's system-call filter" },
-          { iso: { hideRefs: false }, drop: 'the Landlock rules that hide the reference outputs' },
-          { iso: { sandbox: false, dataBytes: null, nproc: null, syscallFilter: false, hideRefs: false }, drop: 'the sandbox, the system-call filter, Landlock and the memory and process limits' },
+          { iso: { sandbox: false, dataBytes: null, nproc: null, syscallFilter: false }, drop: 'the sandbox, the system-call filter and the memory and process limits' },
         ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
         let first: string | null = null;
-        // The probe tries Landlock on an empty folder beside its own (see the harness's lock_down);
-        // inside the sandbox that folder must be bound like the reference folder of a check.
-        const trial = join(this.env.workRoot, 'probe-hidden-trial');
-        mkdirSync(trial, { recursive: true });
         for (const a of attempts) {
-          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: { ...a.iso, readable: [trial] } });
+          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: a.iso });
           if (r.ok && r.body) {
             this.iso = a.iso;
-            if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); measuring without it`);
+            if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); variants' host code runs without it (the measurements do not depend on it: docs/ISOLATION.md)`);
             const filter = r.body.syscallFilter;
             if (filter && filter !== 'active' && a.iso.syscallFilter !== false) noteOnce(`syscall-filter:${filter}`, `the harness's system-call filter (no new processes, no network sockets, no signals to other processes) is not installed here: ${filter}`);
-            const hidden = r.body.hideRefs;
-            if (hidden && !hidden.startsWith('hidden') && a.iso.hideRefs !== false) noteOnce(`hide-refs:${hidden}`, `checks cannot hide the reference outputs from the variant here (Landlock): ${hidden}; a variant that evades the screen could read them`);
+            if (r.body.driverApi && r.body.driverApi !== 'ok') throw new Error(`the CUDA driver here lacks what the harness needs (${r.body.driverApi}): KernelDuel needs a driver for CUDA 12.4 or newer`);
+            if (r.body.capture && r.body.capture !== 'ok') throw new Error(`CUDA stream capture does not work here (${r.body.capture}): KernelDuel captures each variant's GPU work to time it without running its host code`);
             return r.body;
           }
           first ??= `${r.failure?.reason}\n${r.stdoutTail}`;
@@ -216,33 +246,60 @@ export class Evaluator {
     return this.probeInfo;
   }
 
-  /** Builds and runs the trusted reference once per evaluator, writing its outputs for checks. */
-  reference(signal?: AbortSignal): Promise<void> {
-    this.refReady ??= (async () => {
-      if (existsSync(join(this.refdir, 'done')) ) return;
+  /** Builds the trusted reference and starts the judge (once per evaluator). */
+  reference(signal?: AbortSignal): Promise<Judge> {
+    this.judgeReady ??= (async () => {
       await this.probe(signal);
-      const b = await buildVariant(this.task, { source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, this.env, signal);
+      const b = await this.build({ source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, signal);
       if (!b.ok || !b.libPath) throw new Error(`the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${b.failure?.reason}\n${b.failure?.log ?? ''}`);
       const h = await this.harness();
-      mkdirSync(this.refdir, { recursive: true });
-      const r = await this.queue().add(() =>
-        runHarness({ harness: h, mode: 'ref', plan: this.plan(), libs: [b.libPath!], workDir: this.refdir, gpu: cudaDeviceSelector(this.gpu!), timeoutMs: this.opts.checkTimeoutMs ?? 300_000, signal, isolation: this.iso }),
-      );
-      if (!r || !r.ok) throw new Error(`the reference of task ${this.task.manifest.name} failed to run: ${r?.failure?.reason}\n${r?.stdoutTail ?? ''}`);
-      writeFileSync(join(this.refdir, 'done'), new Date().toISOString());
+      mkdirSync(this.judgeDir, { recursive: true });
+      const planPath = join(this.judgeDir, 'plan.txt');
+      writeFileSync(planPath, renderPlan(this.plan(), 'judge'));
+      const env = harnessEnv(cudaDeviceSelector(this.gpu!), {});
+      env.KERNELDUEL_DEVICE_CODE_ROOTS = deviceCodeRoots(this.opts.toolchain).join(':');
+      env.KERNELDUEL_WORK_ROOT = this.env.workRoot;
+      this.judgeInst = new Judge({ harness: h, planPath, referenceLib: b.libPath, env, cwd: this.judgeDir });
+      return this.judgeInst;
     })();
-    this.refReady.catch(() => {
-      this.refReady = null;
+    this.judgeReady.catch(() => {
+      this.judgeReady = null;
     });
-    return this.refReady;
+    return this.judgeReady;
+  }
+
+  /** Stops the judge (frees its GPU memory); the next measurement starts a new one. */
+  close(): void {
+    this.judgeInst?.close();
   }
 
   build(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal) {
     return buildVariant(this.task, spec, this.env, signal);
   }
 
-  private workDir(libPath: string): string {
-    return join(libPath, '..', 'runs');
+  /** Runs the variant's host code once per size in the sandboxed capture process; the work description's path, or why not. */
+  private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number }> {
+    const h = await this.harness();
+    const dir = join(lib, '..', 'runs');
+    mkdirSync(dir, { recursive: true });
+    const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
+    // The judge loads the variant's device code from this file after the capture: it must be the
+    // file that was built (without the sandbox, the variant's host code could rewrite it).
+    const digest = (): string => createHash('sha256').update(readFileSync(lib)).digest('hex');
+    const before = digest();
+    const r = await runHarness<CaptureBody>({
+      harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
+      timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.iso,
+    });
+    if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
+    if (digest() !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
+    if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
+    return { desc, body: r.body, durationMs: r.durationMs };
+  }
+
+  /** The isolation a check ran under: the judge's account plus the capture process's filter state. */
+  private isolationOf(judged: CheckBody['isolation'], cap: CaptureBody | undefined): CheckResult['isolation'] {
+    return { refs: judged?.refs ?? 'judge', measurement: judged?.measurement, syscallFilter: cap?.syscallFilter ?? 'unknown', sandbox: this.iso.sandbox === false ? 'off' : 'auto' };
   }
 
   /** Build, check and time one variant. Failures come back in the result, never as exceptions. */
@@ -255,88 +312,88 @@ export class Evaluator {
     const build = await this.build(spec, o.signal);
     if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
     if (!this.gpu) return { build, source: this.source, compileOnly: true };
+    let judge: Judge;
+    let probe: ProbeInfo;
     try {
-      await this.probe(o.signal);
-      await this.reference(o.signal);
+      probe = await this.probe(o.signal);
+      judge = await this.reference(o.signal);
     } catch (e) {
       return { build, source: this.source, failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
     }
-    const h = await this.harness();
-    const probe = await this.probe(o.signal);
     const lib = build.libPath;
     const checkTimeoutMs = this.opts.checkTimeoutMs ?? 120_000;
     const timeTimeoutMs = this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000;
-    type CheckBody = Pick<CheckResult, 'checks' | 'isolation'>;
-    type TimeBody = { l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; eventMs: number[]; wallMs: number[] }> };
-    const timingOf = (t: TimeBody, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] =>
-      t.timings.map((x) => {
-        const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs);
-        const samples = timer === 'wall' ? x.wallMs : x.eventMs;
-        const ci = medianCI(samples);
-        return {
-          size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
-          medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
-          converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
-        };
-      });
-    const gpuSel = cudaDeviceSelector(this.gpu!);
-    const separate = o.time === false || this.opts.separateTiming || process.env.KERNELDUEL_SEPARATE_TIMING === '1';
-    // Clocks are read just before and just after the measuring process, never while it times.
+    const time = o.time !== false;
+    // Clocks are read just before and just after the measurement, never while it times.
     const clocks = async (): Promise<ClockReading | undefined> => (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
     return (await this.queue().add(async () => {
-      if (!separate) {
-        // Check and time in one harness process (one CUDA context, one reading of the references).
-        o.onStage?.('check');
-        const clocksStart = await clocks();
-        const ct = await runHarness<Partial<CheckBody & TimeBody>>({
-          harness: h, mode: 'checktime', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel,
-          timeoutMs: checkTimeoutMs + timeTimeoutMs, checkTimeoutMs, signal: o.signal, isolation: this.iso,
-          onTimingStarted: () => o.onStage?.('time'),
-        });
-        const clocksEnd = await clocks();
-        const checkPassed = ct.ok || ct.stage === 'time';
-        const checkResult = { ok: checkPassed, checks: ct.body?.checks ?? [], isolation: this.checkIsolation(ct.body?.isolation), failure: checkPassed ? undefined : ct.failure, durationMs: ct.durationMs };
-        if (!checkPassed) return { build, check: checkResult, failure: ct.failure, source: this.source };
-        if (!ct.ok || !ct.body?.timings) return { build, check: checkResult, failure: ct.failure ?? { kind: 'runtime', reason: 'the checktime run gave no timings' }, source: this.source };
-        return { build, check: checkResult, timing: timingOf(ct.body as TimeBody, clocksStart, clocksEnd), source: this.source };
-      }
       o.onStage?.('check');
-      const check = await runHarness<CheckBody>({
-        harness: h, mode: 'check', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel, timeoutMs: checkTimeoutMs, signal: o.signal, isolation: this.iso,
-      });
-      const checkResult = { ok: check.ok, checks: check.body?.checks ?? [], isolation: this.checkIsolation(check.body?.isolation), failure: check.failure, durationMs: check.durationMs };
-      if (!check.ok) return { build, check: checkResult, failure: check.failure, source: this.source };
-      if (o.time === false) return { build, check: checkResult, source: this.source };
-      o.onStage?.('time');
-      const clocksStart = await clocks();
-      const t = await runHarness<TimeBody>({
-        harness: h, mode: 'time', plan: this.plan(), libs: [lib], workDir: this.workDir(lib), gpu: gpuSel, timeoutMs: timeTimeoutMs, signal: o.signal, isolation: this.iso,
-      });
-      const clocksEnd = await clocks();
-      if (!t.ok || !t.body) return { build, check: checkResult, failure: t.failure, source: this.source };
-      return { build, check: checkResult, timing: timingOf(t.body, clocksStart, clocksEnd), source: this.source };
+      const cap = await this.capture(lib, o.signal);
+      if (cap.failure) {
+        const check = { ok: false, checks: [], isolation: this.isolationOf(undefined, cap.body), failure: cap.failure, durationMs: cap.durationMs };
+        return { build, check, failure: cap.failure, source: this.source };
+      }
+      const clocksStart = time ? await clocks() : undefined;
+      const t0 = Date.now();
+      let ans: JudgeAnswer<Partial<CheckBody & TimeBody>>;
+      try {
+        ans = await judge.call<Partial<CheckBody & TimeBody>>(['eval', lib, cap.desc!, time ? '1' : '0', String(checkTimeoutMs), String(timeTimeoutMs)], checkTimeoutMs + timeTimeoutMs + 60_000, (ev) => {
+          if (ev === 'time') o.onStage?.('time');
+        });
+      } catch (e) {
+        const failure: Failure = { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message };
+        return { build, check: { ok: false, checks: [], failure, durationMs: Date.now() - t0 }, failure, source: this.source };
+      }
+      const clocksEnd = time ? await clocks() : undefined;
+      const failure: Failure | undefined = ans.status === 'ok' ? undefined : { kind: failureKind(ans.status), reason: ans.error ?? ans.status };
+      const checkPassed = ans.status === 'ok' || ans.stage === 'time';
+      const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), failure: checkPassed ? undefined : failure, durationMs: Date.now() - t0 };
+      if (failure) return { build, check: checkResult, failure, source: this.source };
+      if (!time) return { build, check: checkResult, source: this.source };
+      if (!ans.body.timings) return { build, check: checkResult, failure: { kind: 'runtime', reason: 'the judge gave no timings' }, source: this.source };
+      return { build, check: checkResult, timing: this.timingOf(ans.body as TimeBody, probe, clocksStart, clocksEnd), source: this.source };
     })) as EvalResult;
   }
 
-  /** Paired, interleaved timing of A against B in one process. ratio > 1: A is faster. */
-  async duel(a: Pick<VariantSpec, 'source' | 'config' | 'flags'>, b: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }> {
-    if (!this.gpu) return { failure: { kind: 'runtime', reason: 'no GPU: a duel needs a GPU' } };
-    const [ba, bb] = await Promise.all([this.build(a, signal), this.build(b, signal)]);
-    if (!ba.ok || !bb.ok) return { failure: ba.failure ?? bb.failure };
-    const h = await this.harness();
-    const probe = await this.probe(signal);
-    const r = await this.queue().add(() =>
-      runHarness<{ duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> }>({
-        harness: h, mode: 'duel', plan: this.plan(), libs: [ba.libPath!, bb.libPath!], workDir: join(this.env.workRoot, 'duels'), gpu: cudaDeviceSelector(this.gpu!),
-        timeoutMs: this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000, signal, isolation: this.iso,
-      }),
-    );
-    if (!r || !r.ok || !r.body) return { failure: r?.failure ?? { kind: 'runtime', reason: 'duel failed' } };
-    return { duels: r.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs)) };
+  private timingOf(t: TimeBody, probe: ProbeInfo, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] {
+    return t.timings.map((x) => {
+      const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs);
+      const samples = timer === 'wall' ? x.wallMs : x.eventMs;
+      const ci = medianCI(samples);
+      return {
+        size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
+        medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
+        converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, verifiedCalls: x.verified, l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
+      };
+    });
   }
 
-  /** Reference files written (for tests and clean-up). */
-  referenceFiles(): string[] {
-    return existsSync(this.refdir) ? readdirSync(this.refdir) : [];
+  /** Paired, interleaved timing of A against B, each in an executor of its own. ratio > 1: A is faster. */
+  async duel(a: Pick<VariantSpec, 'source' | 'config' | 'flags'>, b: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }> {
+    const [ba, bb] = await Promise.all([this.build(a, signal), this.build(b, signal)]);
+    if (!ba.ok || !bb.ok) return { failure: ba.failure ?? bb.failure };
+    if (!this.gpu) return { failure: { kind: 'runtime', reason: 'no GPU: both variants built, but timing a duel needs a GPU' } };
+    let judge: Judge;
+    let probe: ProbeInfo;
+    try {
+      probe = await this.probe(signal);
+      judge = await this.reference(signal);
+    } catch (e) {
+      return { failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+    }
+    const timeoutMs = this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000;
+    return (await this.queue().add(async () => {
+      const ca = await this.capture(ba.libPath!, signal);
+      if (ca.failure) return { failure: { ...ca.failure, reason: `A: ${ca.failure.reason}` } };
+      const cb = await this.capture(bb.libPath!, signal);
+      if (cb.failure) return { failure: { ...cb.failure, reason: `B: ${cb.failure.reason}` } };
+      try {
+        const ans = await judge.call<DuelBody>(['duel', ba.libPath!, ca.desc!, bb.libPath!, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
+        if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
+        return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs)) };
+      } catch (e) {
+        return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+      }
+    })) as { duels?: DuelResult[]; failure?: Failure };
   }
 }

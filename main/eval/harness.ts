@@ -1,8 +1,9 @@
-// Runs the generic measurement harness (resources/harness/harness.cu): builds it once per
-// architecture and nvcc, writes plan files, runs one mode in a child process with limits and
-// turns its result file (or its death) into a typed outcome.
+// Runs the generic measurement harness (resources/harness/): builds it once per architecture and
+// nvcc, writes plan files, runs one of its one-shot modes (probe, capture, self-tests) in a child
+// process with limits and turns its result file (or its death) into a typed outcome. The judge,
+// the long-lived process that checks and times, is main/eval/judge.ts.
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import type { Failure } from '../common/types.js';
@@ -32,16 +33,18 @@ export interface PlanInput {
   /** Fewer seeds for some sizes (large outputs), by size index. */
   sizeSeeds?: Record<number, number[]>;
   timed: number[];
-  refdir: string;
   timing: TimingSettings;
+  /** Timed calls verified against the reference at random (besides the last); default 3. */
+  verifySamples?: number;
 }
 
 export function renderPlan(p: PlanInput, nonce: string): string {
-  const lines = ['kdplan 1', `nonce ${nonce}`, `refdir ${p.refdir}`, `seeds ${p.seeds.join(' ')}`];
+  const lines = ['kdplan 1', `nonce ${nonce}`, `seeds ${p.seeds.join(' ')}`];
   for (const [dt, t] of Object.entries(p.task.tolerance)) lines.push(`tol ${dt} ${t.rtol} ${t.atol}`);
   const t = p.timing;
   lines.push(`timing ${t.warmupMs} ${t.minSamples} ${t.maxSamples} ${t.targetRelNoise} ${t.minMs} ${t.maxMs} ${t.flushBytes}`);
   for (const i of p.timed) lines.push(`timed ${i}`);
+  if (p.verifySamples !== undefined) lines.push(`verify ${p.verifySamples}`);
   for (const si of p.sizes) {
     const lay = sizeLayout(p.task, si);
     lines.push(`size ${si}`);
@@ -55,16 +58,24 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   return lines.join('\n') + '\n';
 }
 
+/** The harness's sources: harness.cu (one CUDA translation unit with the kd_*.h headers) and kd_interpose.cpp. */
+export function harnessSources(): string[] {
+  const dir = join(resourcesDir(), 'harness');
+  return readdirSync(dir).filter((f) => /\.(cu|h|cpp)$/.test(f)).sort().map((f) => join(dir, f));
+}
+
 export async function ensureHarness(env: BuildEnv): Promise<string> {
   const srcPath = join(resourcesDir(), 'harness', 'harness.cu');
-  const src = readFileSync(srcPath, 'utf8');
-  const key = createHash('sha256').update(src).update(env.nvccVersion).update(env.arch).digest('hex').slice(0, 16);
+  const hash = createHash('sha256').update(env.nvccVersion).update(env.arch);
+  for (const f of harnessSources()) hash.update(f.slice(f.lastIndexOf('/') + 1)).update(readFileSync(f));
+  const key = hash.digest('hex').slice(0, 16);
   const dir = join(env.workRoot, 'harness', key);
   const bin = join(dir, 'kd_harness');
   if (existsSync(bin)) return bin;
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `kd_harness.${process.pid}.tmp`);
-  const args = [`-arch=${env.arch}`, '-O2', '-std=c++17', '-cudart', 'shared', '-o', tmp, srcPath, '-ldl'];
+  // -export-dynamic: the CUDA runtime calls a captured variant makes resolve to kd_interpose.cpp's wrappers.
+  const args = [`-arch=${env.arch}`, '-O2', '-std=c++17', '-cudart', 'shared', '-Xlinker', '-export-dynamic', '-o', tmp, srcPath, join(resourcesDir(), 'harness', 'kd_interpose.cpp'), '-ldl'];
   if (env.libDir) args.push('-Xlinker', `-rpath=${env.libDir}`);
   const r = await runProcess(env.nvcc, args, { cwd: dir, timeoutMs: 300_000 });
   if (r.code !== 0 || !existsSync(tmp)) {
@@ -79,13 +90,11 @@ function signalName(n: number): string | null {
   return null;
 }
 
-/** The run modes, plus the harness's self-test modes that need no GPU (for the test suite). */
-export type HarnessMode = 'probe' | 'ref' | 'check' | 'time' | 'checktime' | 'duel' | 'hide-selftest' | 'filter-selftest' | 'compare-selftest';
+/** The one-shot modes, plus the harness's self-test modes that need no GPU (for the test suite). */
+export type HarnessMode = 'probe' | 'capture' | 'filter-selftest' | 'fatbin-selftest' | 'workdesc-selftest';
 
 export interface HarnessOutcome<B> {
   ok: boolean;
-  /** checktime: the stage the run ended in ('check' also when the process died without a result). */
-  stage?: 'check' | 'time';
   body?: B;
   failure?: Failure;
   durationMs: number;
@@ -95,11 +104,8 @@ export interface HarnessOutcome<B> {
 export interface HarnessRunOptions {
   harness: string;
   mode: HarnessMode;
-  /** checktime: the check stage must end within this (the harness creates <result>.time when it starts timing); the whole run within timeoutMs. */
-  checkTimeoutMs?: number;
-  /** checktime: called once when the harness starts timing (the check passed). */
-  onTimingStarted?: () => void;
   plan: PlanInput | null;
+  /** Arguments after <plan> <result>: the variant's library and the work description for capture. */
   libs: string[];
   workDir: string;
   /** CUDA_VISIBLE_DEVICES for the run (see cudaDeviceSelector), or null to leave it as it is. */
@@ -117,12 +123,10 @@ export interface HarnessIsolation {
   dataBytes?: number | null;
   /** RLIMIT_NPROC; null: none. Default defaultNprocLimit(). */
   nproc?: number | null;
-  /** Extra folders the run may read (the refdir of a check). */
+  /** Extra folders the run may read. */
   readable?: string[];
   /** false: the harness does not install its system-call filter (KERNELDUEL_SYSCALL_FILTER=off). Default true. */
   syscallFilter?: boolean;
-  /** false: checks do not hide the reference folder with Landlock (KERNELDUEL_HIDE_REFS=off). Default true. */
-  hideRefs?: boolean;
 }
 
 /** Bytes of output a harness run may write before it is killed as a flood. */
@@ -132,17 +136,14 @@ interface RawResult<B> {
   kdresult: number;
   nonce: string;
   status: string;
-  /** checktime: the stage the run ended in. */
-  stage?: 'check' | 'time';
   error?: string;
   body: B;
 }
 
 /**
- * The environment of a harness process (every mode, the sweep too): the GPU it may see, eager
- * module loading, and the harness's own layers switched off where the probe dropped them or the
- * user turned them off (KERNELDUEL_SYSCALL_FILTER=off, KERNELDUEL_HIDE_REFS=off); any other value
- * of those is not passed on.
+ * The environment of a harness process (every mode, the judge too): the GPU it may see, eager
+ * module loading, and the harness's system-call filter switched off where the probe dropped it or
+ * the user turned it off (KERNELDUEL_SYSCALL_FILTER=off); any other value is not passed on.
  */
 export function harnessEnv(gpu: string | null, iso: HarnessIsolation): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -153,7 +154,6 @@ export function harnessEnv(gpu: string | null, iso: HarnessIsolation): NodeJS.Pr
     else delete env[name];
   };
   off('KERNELDUEL_SYSCALL_FILTER', iso.syscallFilter === false);
-  off('KERNELDUEL_HIDE_REFS', iso.hideRefs === false);
   return env;
 }
 
@@ -172,10 +172,8 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     try {
       const st = await sandboxStatus();
       if (st.active && st.bwrap) {
-        const readable = [o.harness, ...o.libs, ...(iso.readable ?? [])];
-        if (o.plan && o.mode !== 'ref') readable.push(o.plan.refdir);
+        const readable = [o.harness, ...o.libs.filter((l) => !l.startsWith(o.workDir)), ...(iso.readable ?? [])];
         const writable = [o.workDir];
-        if (o.plan && o.mode === 'ref') writable.push(o.plan.refdir);
         sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable, cwd: o.workDir }) };
         env.CUDA_CACHE_DISABLE = '1'; // the JIT cache in $HOME is read-only in the sandbox
       }
@@ -184,31 +182,11 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
       throw e;
     }
   }
-  // checktime: a deadline for the check stage of its own (a hang in the check is found as soon as
-  // in a check-only run), watched through the marker file the harness creates when timing starts.
-  const stageMarker = `${resultPath}.time`;
-  const stageAbort = new AbortController();
-  let checkOverran = false;
-  let watch: NodeJS.Timeout | undefined;
-  if (o.mode === 'checktime') {
-    const t0 = Date.now();
-    let timing = false;
-    watch = setInterval(() => {
-      if (timing) return;
-      if (existsSync(stageMarker)) {
-        timing = true;
-        o.onTimingStarted?.();
-      } else if (o.checkTimeoutMs && Date.now() - t0 > o.checkTimeoutMs) {
-        checkOverran = true;
-        stageAbort.abort();
-      }
-    }, 100);
-  }
   const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs], {
     cwd: o.workDir,
     env,
     timeoutMs: o.timeoutMs,
-    signal: o.signal ? AbortSignal.any([o.signal, stageAbort.signal]) : stageAbort.signal,
+    signal: o.signal,
     maxOutputBytes: HARNESS_OUTPUT_CAP,
     killOnOutputCap: true,
     cpuSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
@@ -216,11 +194,7 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     nproc: iso.nproc === null ? undefined : (iso.nproc ?? defaultNprocLimit()),
     sandbox,
   });
-  if (watch) clearInterval(watch);
-  // checktime: where a run that left no result stopped (the marker exists once timing started).
-  const reached: { stage?: 'check' | 'time' } = o.mode === 'checktime' ? { stage: existsSync(stageMarker) ? 'time' : 'check' } : {};
-  rmSync(stageMarker, { force: true });
-  const what = reached.stage ?? o.mode; // the stage a checktime run was in, for messages
+  const what = o.mode;
   // Without a PID namespace, processes the run hid from the process-group kill (setsid) go now.
   if (!sandbox) killMarkedProcesses(nonce);
   const stdoutTail = tail(r.stdout + r.stderr, 4000);
@@ -241,12 +215,9 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     }
     rmSync(resultPath, { force: true });
   }
-  if (checkOverran && !o.signal?.aborted) {
-    return { ok: false, ...base, stage: 'check', failure: { kind: 'timeout', reason: `check did not finish within ${(o.checkTimeoutMs! / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
-  }
   if (r.cancelled) return { ok: false, ...base, failure: { kind: 'runtime', reason: 'cancelled' } };
   if (r.timedOut) {
-    return { ok: false, ...base, ...reached, failure: { kind: 'timeout', reason: `${what} did not finish within ${(o.timeoutMs / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
+    return { ok: false, ...base, failure: { kind: 'timeout', reason: `${what} did not finish within ${(o.timeoutMs / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
   }
   if (!raw || raw.kdresult !== 1 || raw.nonce !== nonce) {
     // Inside bubblewrap a child killed by a signal shows as exit code 128 + the signal's number.
@@ -258,10 +229,13 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
         : unreadable
           ? `exited with code ${r.code} and left a result that is not valid JSON (${unreadable})`
           : `exited with code ${r.code} without a result`;
-    return { ok: false, ...base, ...reached, failure: { kind: 'runtime', reason: `the ${what} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
+    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${what} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
   }
-  const stage = raw.stage === 'check' || raw.stage === 'time' ? { stage: raw.stage } : {};
-  if (raw.status === 'ok') return { ok: true, ...base, ...stage, body: raw.body };
-  const kind = raw.status === 'correctness' ? 'correctness' : 'runtime';
-  return { ok: false, ...base, ...stage, body: raw.body, failure: { kind, reason: raw.error ?? raw.status, log: stdoutTail } };
+  if (raw.status === 'ok') return { ok: true, ...base, body: raw.body };
+  return { ok: false, ...base, body: raw.body, failure: { kind: failureKind(raw.status), reason: raw.error ?? raw.status, log: stdoutTail } };
+}
+
+/** A harness status word in the failure vocabulary (unknown words count as runtime). */
+export function failureKind(status: string): Failure['kind'] {
+  return status === 'correctness' || status === 'constraints' || status === 'timeout' ? status : 'runtime';
 }

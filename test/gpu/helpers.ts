@@ -20,6 +20,17 @@ export function fixture(name: string): string {
   return readFileSync(p, 'utf8');
 }
 
+/** A variant of the benchmarks (bench/variants; `$KERNELDUEL_BENCH_DATA/variants` in the GPU bundle). */
+export function benchVariant(name: string): string {
+  const candidates = [
+    process.env.KERNELDUEL_BENCH_DATA ? join(process.env.KERNELDUEL_BENCH_DATA, 'variants', name) : '',
+    join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'variants', name),
+  ].filter(Boolean);
+  const p = candidates.find((c) => existsSync(c));
+  if (!p) throw new Error(`benchmark variant ${name} not found (looked in ${candidates.join(', ')})`);
+  return readFileSync(p, 'utf8');
+}
+
 export async function gpuOrThrow(): Promise<GpuInfo> {
   const det = await detectGpus();
   const g = det.gpus.find((x) => x.arch);
