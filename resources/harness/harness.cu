@@ -8,7 +8,7 @@
 //                      (sandboxed) and writes the GPU work it asks for (kd_capture.h)
 //   kd_harness judge   <plan> <reference.so>                         long-lived, commands on stdin:
 //                      checks, times and duels variants; never runs variant code (kd_judge.h)
-//   kd_harness exec    <plan> <work>                                 started by the judge: runs one
+//   kd_harness exec    <plan>                                        started by the judge: runs one
 //                      variant's rebuilt GPU work, no variant host code (kd_exec.h)
 //   kd_harness filter-selftest|fatbin-selftest|workdesc-selftest ... tests without a GPU
 //
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   std::string mode = argv[1];
   Plan plan = read_plan(argv[2]);
   if (mode == "judge" && argc >= 4) return mode_judge(argv[2], argv[3]);
-  if (mode == "exec" && argc >= 4) return mode_exec(plan, argv[3]);
+  if (mode == "exec") return mode_exec(plan);
   if (argc < 4) {
     fprintf(stderr, "kd_harness: %s needs <plan> <result.json>\n", mode.c_str());
     return 64;

@@ -88,7 +88,13 @@ static int module_of(CodeSearch& cs, const std::string& name, WorkDesc& w) {
     bool found = false;
     for (const std::string& p : cs.library_paths)
       if (find_in(cs, p, name, w, idx)) { found = true; break; }
-    if (!found) fail("constraints", "the entry point launched kernel " + name + ", whose device code is neither in the variant's library nor in a library it loaded");
+    if (!found) {
+      size_t parts = 0, loaded = 0;
+      for (auto& im : cs.images) parts += im.second.parts.size();
+      for (auto& l : cs.loaded) loaded += l.second != nullptr;
+      fail("constraints", "the entry point launched kernel " + name + ", whose device code is neither in the variant's library nor in a library it loaded (searched " +
+                              std::to_string(cs.images.size()) + " files, " + std::to_string(parts) + " fat binaries, " + std::to_string(loaded) + " of them loadable here)");
+    }
   }
   cs.by_name[name] = idx;
   return idx;

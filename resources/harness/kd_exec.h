@@ -49,8 +49,6 @@ struct Executor {
 };
 
 static std::string exec_load(Executor& x, const std::string& desc_path) {
-  need_driver();
-  CK(cudaFree(0));
   std::vector<unsigned char> text, blob;
   std::string why;
   if (!read_file(desc_path, text, 64u << 20, &why)) fail("runtime", "cannot read the work description: " + why);
@@ -373,23 +371,31 @@ static std::string exec_sample(Executor& x, unsigned long long seed, bool timed,
   return b;
 }
 
-// The executor's command loop on stdin/stdout (pipes from the judge).
-static int mode_exec(const Plan& plan, const std::string& desc) {
+// The executor's command loop on stdin/stdout (pipes from the judge). It starts CUDA before it is
+// given a variant ("up"), so the judge can keep one started ahead of need: `load <description>`
+// then brings in the variant's device code ("ready").
+static int mode_exec(const Plan& plan) {
   Executor x;
   x.plan = plan;
   std::string line;
   auto reply = [](const std::string& s) { fputs(s.c_str(), stdout); fputc('\n', stdout); fflush(stdout); };
   try {
-    reply("ready " + exec_load(x, desc));
+    need_driver();
+    CK(cudaFree(0));
   } catch (HarnessFailure& f) {
     reply("fail " + f.status + " " + f.error);
     return 0;
   }
+  reply("up");
+  bool loaded = false;
   while (read_line(stdin, line)) {
     std::vector<std::string> a = split(line, ' ');
     try {
-      if (a[0] == "alloc" && a.size() == 2) reply("ok" + exec_alloc(x, atoi(a[1].c_str())));
-      else if (a[0] == "sample" && a.size() == 4) reply("ok" + exec_sample(x, strtoull(a[1].c_str(), nullptr, 10), a[2] == "1", atoi(a[3].c_str())));
+      if (a[0] == "load" && a.size() >= 2 && !loaded) {
+        reply("ready " + exec_load(x, line.substr(5)));
+        loaded = true;
+      } else if (a[0] == "alloc" && a.size() == 2 && loaded) reply("ok" + exec_alloc(x, atoi(a[1].c_str())));
+      else if (a[0] == "sample" && a.size() == 4 && loaded) reply("ok" + exec_sample(x, strtoull(a[1].c_str(), nullptr, 10), a[2] == "1", atoi(a[3].c_str())));
       else if (a[0] == "quit") return 0;
       else reply("fail runtime bad command " + line.substr(0, 60));
     } catch (HarnessFailure& f) {

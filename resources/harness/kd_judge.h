@@ -33,6 +33,7 @@ static std::string g_self_exe, g_plan_path;
 
 struct JExec {
   pid_t pid = -1;
+  bool up = false;  // CUDA is up in it (it said so)
   int to = -1, from = -1;
   std::string buf;
   std::vector<void*> mapped;  // per argument: the executor's buffer, opened through IPC (null for scalars)
@@ -101,15 +102,16 @@ static std::string jexec_call(JExec& e, const std::string& cmd, double deadline,
   jexec_kill(e);
   fail("runtime", e.who + "the executor answered " + line.substr(0, 120));
 }
-static void jexec_start(JExec& e, const std::string& desc, double deadline) {
+// Starts an executor process (CUDA comes up in it before it is given a variant).
+static void jexec_spawn(JExec& e) {
   int to[2], from[2];
   if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) fail("runtime", "pipe: " + std::string(strerror(errno)));
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, to[0], 0);
   posix_spawn_file_actions_adddup2(&fa, from[1], 1);
-  std::string a0 = g_self_exe, a1 = "exec", a2 = g_plan_path, a3 = desc;
-  char* argv[] = {(char*)a0.c_str(), (char*)a1.c_str(), (char*)a2.c_str(), (char*)a3.c_str(), nullptr};
+  std::string a0 = g_self_exe, a1 = "exec", a2 = g_plan_path;
+  char* argv[] = {(char*)a0.c_str(), (char*)a1.c_str(), (char*)a2.c_str(), nullptr};
   int r = posix_spawn(&e.pid, g_self_exe.c_str(), &fa, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
   close(to[0]);
@@ -122,16 +124,35 @@ static void jexec_start(JExec& e, const std::string& desc, double deadline) {
   }
   e.to = to[1];
   e.from = from[0];
-  std::string line = jexec_read(e, deadline, "loading the variant's device code");
-  if (line.rfind("ready", 0) == 0) return;
-  if (line.rfind("fail ", 0) == 0) {
-    std::string rest = line.substr(5);
-    size_t sp = rest.find(' ');
-    jexec_kill(e);
-    fail(rest.substr(0, sp), e.who + (sp == std::string::npos ? "" : rest.substr(sp + 1)));
+  e.buf.clear();
+  e.up = false;
+}
+// An executor for a variant: the one started ahead of need if it is alive, else a new one.
+static void jexec_start(JExec& e, JExec& spare, const std::string& desc, double deadline) {
+  std::string who = e.who;
+  if (spare.pid > 0) {
+    e = spare;
+    spare = JExec();
+  } else {
+    jexec_spawn(e);
   }
-  jexec_kill(e);
-  fail("runtime", e.who + "the executor answered " + line.substr(0, 120));
+  e.who = who;
+  try {
+    if (!e.up) {
+      std::string line = jexec_read(e, deadline, "starting CUDA in an executor");
+      if (line.rfind("fail ", 0) == 0) fail("runtime", e.who + "an executor could not start CUDA: " + line.substr(5));
+      e.up = true;
+    }
+  } catch (HarnessFailure& f) {
+    // The executor started ahead of need died: one more try with a new one.
+    if (e.pid > 0 || f.status == "timeout") throw;
+    jexec_spawn(e);
+    e.who = who;
+    std::string line = jexec_read(e, deadline, "starting CUDA in an executor");
+    if (line.rfind("fail ", 0) == 0) fail("runtime", e.who + "an executor could not start CUDA: " + line.substr(5));
+    e.up = true;
+  }
+  jexec_call(e, "load " + desc, deadline, "loading the variant's device code");
 }
 // Fresh buffers in the executor for a size, mapped here.
 static void jexec_alloc(JExec& e, const Size& s, double deadline) {
@@ -161,6 +182,7 @@ static std::pair<double, double> jexec_sample(JExec& e, unsigned long long seed,
 // ---------------------------------------------------------------------------------------------
 struct Judge {
   Plan plan;
+  JExec spare;  // an executor started ahead of need (CUDA up, no variant yet)
   ref_entry_fn ref = nullptr;
   std::map<int, Bufs> jbufs;  // per size: the reference's buffers
   std::map<std::pair<int, unsigned long long>, std::vector<void*>> refs;  // cached reference outputs
@@ -323,7 +345,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
   try {
     check_code_sources(J, lib, desc);
     double deadline = now_ms() + check_ms;
-    jexec_start(ex, desc, deadline);
+    jexec_start(ex, J.spare, desc, deadline);
     int call_no = 0;
     for (const Size& s : J.plan.sizes) {
       for (unsigned long long seed : seeds_of(J.plan, s)) {
@@ -422,8 +444,8 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     check_code_sources(J, libA, descA);
     check_code_sources(J, libB, descB);
     double deadline = now_ms() + time_ms;
-    jexec_start(a, descA, deadline);
-    jexec_start(b, descB, deadline);
+    jexec_start(a, J.spare, descA, deadline);
+    jexec_start(b, J.spare, descB, deadline);
     std::string duels = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
@@ -555,6 +577,14 @@ static int mode_judge(const std::string& plan_path, const std::string& ref_lib) 
       v.status = "runtime";
       v.error = "bad command: " + line.substr(0, 80);
       emit(id, v);
+    }
+    // The next variant's executor starts CUDA while the engine captures that variant.
+    if (J.spare.pid <= 0) {
+      try {
+        jexec_spawn(J.spare);
+      } catch (HarnessFailure&) {
+        J.spare = JExec();
+      }
     }
     // A broken context here (the reference failed) ends the judge; the engine starts a new one.
     if (cudaGetLastError() == cudaErrorIllegalAddress) return 3;
