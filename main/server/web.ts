@@ -91,6 +91,11 @@ export function staticFile(root: string, urlPath: string): string | null {
   }
 }
 
+/** What to do when the port is taken: `--port 0` picks a free one (through npm: `npm start -- --port 0`). */
+export function portInUseMessage(port: number, host: string): string {
+  return `port ${port} on ${host} is in use (another KernelDuel, or another program): start with --port 0 to pick a free port (\`npm start -- --port 0\`, \`kernelduel serve --port 0\`), or --port N for a port of your choice`;
+}
+
 export function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const host = o.host ?? '127.0.0.1';
   const token = o.token ?? newToken();
@@ -169,7 +174,7 @@ export function startWebServer(o: WebServerOptions): Promise<WebServer> {
 
   return new Promise((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      reject(e.code === 'EADDRINUSE' ? new Error(`port ${o.port} on ${host} is in use: choose another with --port (0 picks a free one)`) : e);
+      reject(e.code === 'EADDRINUSE' ? new Error(portInUseMessage(o.port ?? 0, host)) : e);
     });
     server.listen(o.port ?? 0, host, () => {
       const addr = server.address();
