@@ -328,13 +328,14 @@ program
   .description('serve the workbench to a browser (for a GPU in a headless server): the UI and its API, behind a random access token')
   .option('--host <addr>', 'address to bind (default 127.0.0.1; anything else exposes the engine to that network, token-protected)', '127.0.0.1')
   .option('--port <n>', 'port (0 picks a free one)', (v) => Number(v), 5317)
+  .option('--allow-host <name>', 'a host name browsers may use besides this machine\'s names and addresses (repeatable; e.g. a DNS alias)', (v: string, prev: string[]) => [...prev, v], [] as string[])
   .option('--static <dir>', 'built renderer folder (default: out/renderer of this checkout)')
   .option('--open', 'open the URL in the default browser')
   .option('--json', 'print {url, host, port} as one JSON line')
-  .action(async (o: { host: string; port: number; static?: string; open?: boolean; json?: boolean }) => {
+  .action(async (o: { host: string; port: number; allowHost: string[]; static?: string; open?: boolean; json?: boolean }) => {
     if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new UsageError('--port must be an integer 0..65535');
     const { startWebServer, defaultStaticDir, openInBrowser } = await import('../server/web.js');
-    const srv = await startWebServer({ host: o.host, port: o.port, staticDir: o.static ? resolve(o.static) : defaultStaticDir() });
+    const srv = await startWebServer({ host: o.host, port: o.port, allowHosts: o.allowHost, staticDir: o.static ? resolve(o.static) : defaultStaticDir() });
     if (o.json) process.stdout.write(JSON.stringify({ url: srv.url, host: srv.host, port: srv.port }) + '\n');
     else {
       process.stdout.write(`KernelDuel workbench: ${srv.url}\n`);
