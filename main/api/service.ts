@@ -26,6 +26,7 @@ import type { RunOptions } from '../search/run.js';
 import { isRunStrategyName, isLlmStrategyName, RUN_STRATEGY_NAMES } from '../search/strategies.js';
 import { startOptimisation, startOptimisationInProcess, workerModuleFile, type OptimisationHandle } from '../search/worker.js';
 import { listSessions, openSessionReadOnly, sessionsRoot, type Session, type SessionSummary } from '../session/store.js';
+import { replayRecordingOf as replayRecording } from '../session/run-settings.js';
 import { LlmProvider, parseLlmSettings, type LlmSettings } from '../llm/provider.js';
 import { buildPrompt } from '../llm/prompt.js';
 import { LlmStrategy, llmInfoOf, type CompletionSource } from '../search/llm.js';
@@ -90,12 +91,6 @@ export function isInside(dir: string, p: string): boolean {
   };
   const rel = path.relative(real(dir), real(p));
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
-
-/** The recording a session replays, from its settings (`backend: {kind: 'replay', recording}`). */
-function replayRecording(settings: Record<string, unknown>): string | null {
-  const b = settings.backend as { kind?: unknown; recording?: unknown } | undefined;
-  return b && b.kind === 'replay' && typeof b.recording === 'string' ? b.recording : null;
 }
 
 function folderTaskId(dir: string): string {

@@ -8,16 +8,17 @@ import cliProgress from 'cli-progress';
 import { describeEnvironment } from '../host/info.js';
 import { findToolchain } from '../toolchain/nvcc.js';
 import { detectGpus, type GpuInfo } from '../gpu/detect.js';
-import { resolveTask, builtinTaskNames } from '../task/resolve.js';
+import { resolveTask, resolveTaskDir, builtinTaskNames } from '../task/resolve.js';
 import { TaskError, type Task } from '../task/manifest.js';
 import { Evaluator } from '../eval/evaluate.js';
 import type { Config, EvalResult, VariantSpec } from '../common/types.js';
 import { defaultConfig, enumerateSpace } from '../task/space.js';
-import { createSession, listSessions, newSessionId, openSession, sessionsRoot } from '../session/store.js';
+import { createSession, listSessions, newSessionId, openSession, readSessionMeta, sessionsRoot } from '../session/store.js';
 import { exportVariant } from '../export/cu.js';
 import { runLoop, type LoopEvent } from '../search/loop.js';
 import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../search/strategies.js';
-import { prepareRun } from '../search/run.js';
+import { prepareRun, type RunOptions } from '../search/run.js';
+import { ResumeConflict, resumeRunOptions } from '../search/resume.js';
 import { KERNELDUEL_VERSION } from '../common/version.js';
 import { describeResult, fmtMs } from './format.js';
 import { writeDataset } from '../llm/dataset.js';
@@ -37,8 +38,8 @@ interface LlmFlags {
   llmTimeoutMs?: number;
 }
 
-/** The provider settings the --llm-* flags give (validated), or undefined when none was given. */
-function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
+/** The provider settings fields the --llm-* flags give, by settings name (only those given). */
+function llmFlagFields(o: LlmFlags): Record<string, unknown> {
   const x: Record<string, unknown> = {};
   if (o.llmBaseUrl !== undefined) x.baseURL = o.llmBaseUrl;
   if (o.llmModel !== undefined) x.model = o.llmModel;
@@ -46,6 +47,12 @@ function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
   if (o.llmTemperature !== undefined) x.temperature = o.llmTemperature;
   if (o.llmMaxTokens !== undefined) x.maxTokens = o.llmMaxTokens;
   if (o.llmTimeoutMs !== undefined) x.requestTimeoutMs = o.llmTimeoutMs;
+  return x;
+}
+
+/** The provider settings the --llm-* flags give (validated), or undefined when none was given. */
+function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
+  const x = llmFlagFields(o);
   if (!Object.keys(x).length) return undefined;
   try {
     return parseLlmSettings(x);
@@ -71,6 +78,58 @@ function parseConfig(s: string | undefined): Config {
     c[k.trim()] = Number(v);
   }
   return c;
+}
+
+interface OptimizeFlags extends LlmFlags {
+  strategy: string;
+  budget: number;
+  seed: number;
+  replay?: string;
+  tunablesOnly?: boolean;
+  resume?: string;
+  gpu?: number;
+  arch?: string;
+  maxMs?: number;
+  json?: boolean;
+}
+
+/**
+ * The run options of `optimize`: a new session's from the flags (defaults for those not given), or
+ * a resumed session's own (resumeRunOptions), refusing flags given that differ from them.
+ */
+function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given: (option: string) => boolean): RunOptions {
+  if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
+  if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
+  if (o.resume) {
+    const root = sessionsRoot();
+    const meta = readSessionMeta(root, o.resume);
+    const pick = <K extends keyof OptimizeFlags>(k: K): OptimizeFlags[K] | undefined => (given(k) ? o[k] : undefined);
+    try {
+      const r = resumeRunOptions(meta, {
+        ...(taskArg !== undefined ? { taskDir: resolveTaskDir(taskArg) } : {}),
+        strategy: pick('strategy'), budget: pick('budget'), seed: pick('seed'), replay: o.replay !== undefined ? resolve(o.replay) : undefined,
+        tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), llm: llmFlagFields(o),
+      });
+      return { task: meta.task.dir, resume: meta.id, sessionsRoot: root, ...r };
+    } catch (e) {
+      if (e instanceof ResumeConflict) throw new UsageError(e.message);
+      throw e;
+    }
+  }
+  if (taskArg === undefined) throw new UsageError('optimize needs a task (a built-in name or a task folder), or --resume <session>');
+  const llm = llmSettingsFromFlags(o);
+  if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
+  // A new session on a task whose restrictions exclude every configuration fails before it starts.
+  if (!o.replay) {
+    const t = resolveTask(taskArg);
+    if (Object.keys(t.manifest.tunables ?? {}).length) enumerateSpace(t);
+  }
+  return {
+    task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed,
+    backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
+    flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
+    ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
+  };
 }
 
 async function pickGpu(index: number | undefined, log: (s: string) => void): Promise<GpuInfo | null> {
@@ -180,13 +239,13 @@ program
 program
   .command('optimize')
   .description('search for faster variants of a task and keep every measurement in a session')
-  .argument('<task>', 'task folder or built-in task name')
+  .argument('[task]', 'task folder or built-in task name (with --resume: the session\'s)')
   .addOption(new Option('--strategy <name>', 'search strategy (llm, mixed: a language model writes new code)').choices([...RUN_STRATEGY_NAMES]).default('random'))
   .option('--budget <n>', 'variants to measure besides the baseline', (v) => Number(v), 50)
   .option('--seed <n>', 'random seed of the strategy', (v) => Number(v), 1)
   .option('--replay <space.json>', 'answer measurements from a recorded space (no GPU; every result is labelled REPLAY)')
   .option('--tunables-only', 'vary only the tunables (no compiler flags, no source transforms)')
-  .option('--resume <session>', 'continue a session that was stopped or killed')
+  .option('--resume <session>', 'continue a session that was stopped or killed, with its own strategy, budget, seed, backend and flags')
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
@@ -197,17 +256,9 @@ program
   .option('--llm-max-tokens <n>', `answer token limit (default ${LLM_DEFAULTS.maxTokens})`, (v) => Number(v))
   .option('--llm-timeout-ms <ms>', `whole-request timeout (default ${LLM_DEFAULTS.requestTimeoutMs})`, (v) => Number(v))
   .option('--json', 'machine-readable output (one JSON event per line)')
-  .action(async (taskArg: string, o: { strategy: string; budget: number; seed: number; replay?: string; tunablesOnly?: boolean; resume?: string; gpu?: number; arch?: string; maxMs?: number; json?: boolean } & LlmFlags) => {
-    if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
-    if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
+  .action(async (taskArg: string | undefined, o: OptimizeFlags, cmd: Command) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
-    const llm = llmSettingsFromFlags(o);
-    if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
-    // A new session on a task whose restrictions exclude every configuration fails before it starts.
-    if (!o.resume && !o.replay) {
-      const t = resolveTask(taskArg);
-      if (Object.keys(t.manifest.tunables ?? {}).length) enumerateSpace(t);
-    }
+    const runOptions = optimizeRunOptions(taskArg, o, (name) => cmd.getOptionValueSource(name) === 'cli');
     const ac = new AbortController();
     // The model's answer as it is written (not with --json): each answer under its id.
     let streaming: string | null = null;
@@ -230,28 +281,24 @@ program
     };
     let run;
     try {
-      run = await prepareRun({
-        task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed, resume: o.resume,
-        backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
-        flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
-        ...(llm ? { llm } : isLlmStrategyName(o.strategy) && !o.resume ? { llm: {} } : {}),
-      }, { onLlm, signal: ac.signal });
+      run = await prepareRun(runOptions, { onLlm, signal: ac.signal });
     } catch (e) {
       if (e instanceof TaskError) throw e;
       throw new UsageError((e as Error).message);
     }
-    if (isLlmStrategyName(o.strategy)) {
+    const { strategy: strategyName, budget } = runOptions;
+    if (isLlmStrategyName(strategyName)) {
       const d = run.session.meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
       if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
     }
     const { session, task, measurer, strategy } = run;
-    const replay = !!o.replay;
+    const replay = runOptions.backend.kind === 'replay';
     for (const w of run.warnings) log(`warning: ${w}`);
-    if (!replay && measurer.compileOnly) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${o.arch ?? 'sm_90'}) but not checked or timed`);
+    if (!replay && measurer.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${(measurer as Evaluator).env.arch}) but not checked or timed`);
     const bar = !o.json && process.stderr.isTTY ? new cliProgress.SingleBar({ format: ' {bar} {value}/{total} | ETA {eta_formatted} | best {best}', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
-    if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${task.manifest.name}, ${o.strategy}, budget ${o.budget}, ${run.label}`);
+    if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${runOptions.resume ? 'resumed, ' : ''}${task.manifest.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${run.label}`);
     if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
-    bar?.start(o.budget, 0, { best: '-' });
+    bar?.start(budget, 0, { best: '-' });
     const stop = (): void => {
       log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
       ac.abort();
@@ -285,7 +332,7 @@ program
       }
     };
     try {
-      await runLoop({ session, evaluator: measurer, strategy, budget: o.budget, signal: ac.signal, onEvent });
+      await runLoop({ session, evaluator: measurer, strategy, budget, signal: ac.signal, onEvent });
     } finally {
       bar?.stop();
       process.removeListener('SIGINT', stop);

@@ -11,6 +11,7 @@ import type { Measurer } from './measurer.js';
 import type { PairPredictionRecord, Session } from '../session/store.js';
 import { isTimedSuccess } from '../session/store.js';
 import { configKey, defaultConfig } from '../task/space.js';
+import { readPolicyState, writePolicyState } from '../session/policy-state.js';
 
 export type LoopEvent =
   | { type: 'variant'; variant: VariantRecord }
@@ -60,6 +61,10 @@ export interface Strategy {
   predict?(a: VariantRecord, b: VariantRecord): PairPredictionRecord | null;
   /** The strategy's model quality, when it has a model. */
   modelStats?(): ModelStats | null;
+  /** What the journal cannot rebuild (plain JSON), kept beside the session so a resume continues it. */
+  saveState?(): unknown;
+  /** Takes back saveState()'s value after the journal was replayed; a reason when it cannot (then it starts afresh). */
+  restoreState?(state: unknown): string | null;
 }
 
 export interface LoopOptions {
@@ -131,6 +136,15 @@ export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
     const b = session.variant(ev.b);
     if (a && b) strategy.observeDuel?.(a, b, ev.result);
   }
+  // What the journal cannot rebuild: the strategy's own state when this session was last measured.
+  const saved = strategy.restoreState ? readPolicyState(session.dir) : null;
+  if (saved && saved.strategy === strategy.name) {
+    const why = strategy.restoreState!(saved.state);
+    if (why) session.append({ type: 'note', level: 'warn', message: `the ${strategy.name} policy starts afresh: its saved state does not fit (${why})` });
+  }
+  const saveState = (): void => {
+    if (strategy.saveState) writePolicyState(session.dir, { strategy: strategy.name, results: evaluated, state: strategy.saveState() });
+  };
   let modelVersion = -1;
   const modelEvent = (): void => {
     const stats = strategy.modelStats?.();
@@ -220,6 +234,7 @@ export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
     await duelFor(v, result);
     modelEvent();
     await fill();
+    saveState(); // after the next proposals were drawn: the state they left
   }
   const best = session.best();
   session.append({ type: 'status', status: o.signal?.aborted ? 'stopped' : 'finished', budgetUsed: evaluated });

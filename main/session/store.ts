@@ -326,6 +326,11 @@ export function computeBest(variants: VariantRecord[], resultOf: (id: string) =>
 
 // ---------------------------------------------------------------------------------------------- Session
 
+/** A session's session.json (validated), without reading its journal: `readSessionMeta(root, id)`. */
+export function readSessionMeta(root: string, id: string): SessionMeta {
+  return readMeta(path.join(root, id));
+}
+
 function readMeta(dir: string): SessionMeta {
   const file = path.join(dir, SESSION_FILE);
   let text: string;
