@@ -4,14 +4,14 @@
 // the command line that differ are refused with a message. Unlike test/kill-resume.test.ts (the
 // same flags on every run), the CLI here is given the id alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resumeRunOptions, ResumeConflict } from '../main/search/resume.js';
 import { prepareRun } from '../main/search/run.js';
 import { runLoop } from '../main/search/loop.js';
-import { openSession, readSessionMeta, type SessionMeta } from '../main/session/store.js';
+import { openSession, openSessionReadOnly, readSessionMeta, type SessionMeta } from '../main/session/store.js';
 import { readPolicyState } from '../main/session/policy-state.js';
 import type { ContrastiveState } from '../main/search/contrastive.js';
 import { builtinTasksDir } from '../main/common/paths.js';
@@ -140,4 +140,42 @@ describe('kernelduel optimize --resume <id> alone', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(fs.readFileSync(path.join(home, 'sessions', id, 'journal.jsonl')).equals(before)).toBe(true);
   });
+
+  it('sessions lists the strategy, the REPLAY label, the results against the budget and the status', async () => {
+    const r = await cli('sessions');
+    expect(r.code, r.stderr).toBe(0);
+    const line = r.stdout.split('\n').find((l) => l.startsWith(id));
+    expect(line).toMatch(new RegExp(`^${id}  softmax  contrastive  REPLAY  41 results \\(budget 40\\)  finished  best .*× \\[REPLAY\\]$`));
+  });
 });
+
+describe('kernelduel sessions after a kill', () => {
+  it('shows the killed session as interrupted, with the results its journal holds (not a stale summary)', async () => {
+    const h = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-killed-'));
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: h, KERNELDUEL_NVIDIA_SMI: '/nonexistent' };
+      delete env.KERNELDUEL_NO_GPU;
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'main', 'cli', 'index.ts'), 'optimize', 'axpy', '--budget', '50', '--tunables-only'], { cwd: REPO, env, stdio: 'ignore' });
+      const sessions = path.join(h, 'sessions');
+      const measured = (): number => {
+        const ids = fs.existsSync(sessions) ? fs.readdirSync(sessions) : [];
+        if (!ids.length || !fs.existsSync(path.join(sessions, ids[0], 'journal.jsonl'))) return 0;
+        const s = openSessionReadOnly(sessions, ids[0]);
+        return s.events().filter((e) => e.type === 'result').length;
+      };
+      const t0 = Date.now();
+      while (measured() < 3 && Date.now() - t0 < 100_000) await new Promise((res) => setTimeout(res, 200));
+      child.kill('SIGKILL');
+      await new Promise((res) => child.on('exit', res));
+      const n = measured();
+      expect(n).toBeGreaterThanOrEqual(3);
+      const r = await new Promise<{ stdout: string }>((resolve) => execFile(process.execPath, ['--import', 'tsx', path.join(REPO, 'main', 'cli', 'index.ts'), 'sessions', '--json'], { cwd: REPO, env }, (_e, stdout) => resolve({ stdout })));
+      const [s] = JSON.parse(r.stdout) as Array<{ results: number; status: string }>;
+      expect(s.status).toBe('interrupted');
+      expect(s.results).toBe(n);
+    } finally {
+      fs.rmSync(h, { recursive: true, force: true });
+    }
+  }, 150_000);
+});
+

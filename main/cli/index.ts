@@ -20,7 +20,7 @@ import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../sea
 import { prepareRun, type RunOptions } from '../search/run.js';
 import { ResumeConflict, resumeRunOptions } from '../search/resume.js';
 import { KERNELDUEL_VERSION } from '../common/version.js';
-import { describeResult, fmtMs } from './format.js';
+import { describeResult, describeSession, fmtMs } from './format.js';
 import { writeDataset } from '../llm/dataset.js';
 import { DEFAULT_API_KEY_ENV, LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../llm/provider.js';
 import type { LlmStreamEvent } from '../search/run.js';
@@ -347,12 +347,12 @@ program
 
 program
   .command('sessions')
-  .description('list sessions')
+  .description('list sessions (in $KERNELDUEL_HOME/sessions, default ~/.kernelduel/sessions): task, strategy, where measured, results, status, best')
   .option('--json', 'machine-readable output')
   .action((o: { json?: boolean }) => {
     const list = listSessions(sessionsRoot());
     out(!!o.json, list, () =>
-      list.length ? list.map((s) => `${s.id}  ${s.meta?.task.name ?? '?'}  ${s.results} results  ${s.status ?? ''}${s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}` : ''}${s.error ? `  ERROR ${s.error}` : ''}`).join('\n') : `no sessions in ${sessionsRoot()}`,
+      list.length ? list.map(describeSession).join('\n') : `no sessions in ${sessionsRoot()}`,
     );
   });
 

@@ -12,6 +12,7 @@ import type { PairPredictionRecord, Session } from '../session/store.js';
 import { isTimedSuccess } from '../session/store.js';
 import { configKey, defaultConfig } from '../task/space.js';
 import { readPolicyState, writePolicyState } from '../session/policy-state.js';
+import { markRunning } from '../session/running.js';
 
 export type LoopEvent =
   | { type: 'variant'; variant: VariantRecord }
@@ -114,6 +115,16 @@ export async function ensureBaseline(o: LoopOptions): Promise<string> {
 }
 
 export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
+  // Marked as running while this runs: a kill leaves the mark, and listings show `interrupted`.
+  const unmark = markRunning(o.session.dir);
+  try {
+    return await loop(o);
+  } finally {
+    unmark();
+  }
+}
+
+async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
   const { session, evaluator, strategy } = o;
   const baselineExisted = session.variants().some((v) => v.origin === 'baseline' && session.resultOf(v.id));
   const baselineId = await ensureBaseline(o);
