@@ -11,7 +11,7 @@ import { detectGpus, type GpuInfo } from '../gpu/detect.js';
 import { resolveTask, resolveTaskDir, builtinTaskNames } from '../task/resolve.js';
 import { TaskError, type Task } from '../task/manifest.js';
 import { Evaluator } from '../eval/evaluate.js';
-import type { Config, EvalResult, VariantSpec } from '../common/types.js';
+import type { BuildResult, Config, EvalResult, VariantSpec } from '../common/types.js';
 import { defaultConfig, enumerateSpace } from '../task/space.js';
 import { createSession, listSessions, newSessionId, openSession, readSessionMeta, sessionsRoot } from '../session/store.js';
 import { exportVariant } from '../export/cu.js';
@@ -21,6 +21,8 @@ import { prepareRun, type RunOptions } from '../search/run.js';
 import { ResumeConflict, resumeRunOptions } from '../search/resume.js';
 import { KERNELDUEL_VERSION } from '../common/version.js';
 import { describeResult, describeSession, fmtMs } from './format.js';
+import { describePlan, planEval, type EvalPlan } from './eval-plan.js';
+import { ConfigError } from '../task/config.js';
 import { writeDataset } from '../llm/dataset.js';
 import { DEFAULT_API_KEY_ENV, LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../llm/provider.js';
 import type { LlmStreamEvent } from '../search/run.js';
@@ -201,39 +203,64 @@ program
   .argument('<task>', 'task folder or built-in task name')
   .argument('[variant]', 'a .cu file with the entry point (default: the task\'s baseline kernel)')
   .option('--duel <other>', 'also time the variant against another .cu, interleaved in one process')
-  .option('--config <k=v,...>', 'tunable values (#defines)')
+  .option('--config <k=v,...>', 'tunable values (#defines; a variant file\'s own #defines are kept for the others)')
+  .option('--allow-off-list', 'let --config values outside a tunable\'s list in task.yaml through (said in the output)')
   .option('--fast-math', 'build with --use_fast_math')
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture (default: the GPU\'s; sm_90 when compile-only)')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
   .option('--json', 'machine-readable output')
-  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
+  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
     const task = resolveTask(taskArg);
     const log = (s: string): void => void process.stderr.write(s + '\n');
-    const ev = await makeEvaluator(task, o, log);
-    const readSrc = (p: string): string => {
+    const readSrc = (p: string): { path: string; source: string } => {
       try {
-        return readFileSync(resolve(p), 'utf8');
+        return { path: p, source: readFileSync(resolve(p), 'utf8') };
       } catch (e) {
         throw new UsageError(`cannot read ${p}: ${(e as NodeJS.ErrnoException).code ?? e}`);
       }
     };
-    const spec: VariantSpec = { source: variantArg ? readSrc(variantArg) : task.baselineSource, config: { ...defaultConfig(task), ...parseConfig(o.config) }, flags: { opt: 3, fastMath: o.fastMath }, origin: variantArg ? 'user' : 'baseline' };
-    if (!o.json) log(`${task.manifest.name}: ${variantArg ?? 'baseline'} on ${ev.gpu ? `GPU ${ev.gpu.index} ${ev.gpu.name}` : 'no GPU (compile-only)'}`);
+    const choices = { config: parseConfig(o.config), allowOffList: o.allowOffList, fastMath: o.fastMath };
+    let plan: EvalPlan;
+    let otherPlan: EvalPlan | undefined;
+    try {
+      plan = planEval(task, variantArg ? readSrc(variantArg) : null, choices);
+      if (o.duel) otherPlan = planEval(task, readSrc(o.duel), choices);
+    } catch (e) {
+      if (e instanceof ConfigError) throw new UsageError(e.message);
+      throw e;
+    }
+    const ev = await makeEvaluator(task, o, log);
+    const spec = plan.spec;
+    if (!o.json) {
+      log(`${task.manifest.name}: ${variantArg ?? 'baseline'} on ${ev.gpu ? `GPU ${ev.gpu.index} ${ev.gpu.name}` : 'no GPU (compile-only)'}`);
+      for (const l of describePlan(plan)) log(`  ${l}`);
+    }
     const result = await ev.evaluate(spec, { onStage: (s) => !o.json && log(`  ${s}…`) });
     let duel: Awaited<ReturnType<Evaluator['duel']>> | undefined;
-    if (o.duel && !result.failure && ev.gpu) {
-      const other: VariantSpec = { source: readSrc(o.duel), config: spec.config, flags: spec.flags, origin: 'user' };
-      const otherRes = await ev.evaluate(other, { time: false });
-      duel = otherRes.failure ? { failure: otherRes.failure } : await ev.duel(spec, other);
+    let otherBuild: BuildResult | undefined;
+    if (otherPlan && !result.failure) {
+      const other: VariantSpec = { ...otherPlan.spec, origin: 'user' };
+      if (!o.json) for (const l of describePlan(otherPlan)) log(`  ${o.duel}: ${l}`);
+      if (ev.gpu) {
+        const otherRes = await ev.evaluate(other, { time: false });
+        duel = otherRes.failure ? { failure: otherRes.failure } : await ev.duel(spec, other);
+      } else {
+        // Without a GPU both are built (a broken one fails now), and the duel is said to need a GPU.
+        otherBuild = await ev.build(other);
+        if (!otherBuild.ok) duel = { failure: otherBuild.failure ?? { kind: 'compile', reason: `${o.duel} does not build` } };
+      }
     }
-    out(!!o.json, { task: task.manifest.name, result, duel }, () => {
+    const duelNote = otherPlan && !ev.gpu && otherBuild?.ok ? `duel: ${o.duel} builds too; timing the duel needs a GPU (compile-only here)` : undefined;
+    const variant = { file: plan.file, config: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.value])), configFrom: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.from])), flags: spec.flags, transforms: plan.transforms, notes: plan.notes };
+    out(!!o.json, { task: task.manifest.name, variant, result, duel, ...(otherBuild ? { duelBuild: otherBuild } : {}), ...(duelNote ? { duelNote } : {}) }, () => {
       const lines = [describeResult(task, result)];
       if (duel?.failure) lines.push(`duel: the other variant failed: [${duel.failure.kind}] ${duel.failure.reason}`);
+      if (duelNote) lines.push(duelNote);
       for (const d of duel?.duels ?? []) lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
       return lines.join('\n');
     });
-    if (result.failure) process.exitCode = 2;
+    if (result.failure || duel?.failure) process.exitCode = 2;
   });
 
 program

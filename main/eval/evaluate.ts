@@ -6,7 +6,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import type { CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
+import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
 import type { Toolchain } from '../toolchain/nvcc.js';
 import type { GpuInfo } from '../gpu/detect.js';
 import { cudaDeviceSelector, readClocks } from '../gpu/detect.js';
@@ -221,8 +221,8 @@ export class Evaluator {
     this.refReady ??= (async () => {
       if (existsSync(join(this.refdir, 'done')) ) return;
       await this.probe(signal);
-      const b = await buildVariant(this.task, { source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, this.env, signal);
-      if (!b.ok || !b.libPath) throw new Error(`the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${b.failure?.reason}\n${b.failure?.log ?? ''}`);
+      const b = await this.buildReference(signal);
+      if (b.failure) throw new Error(`${b.failure.reason}\n${b.failure.log ?? ''}`);
       const h = await this.harness();
       mkdirSync(this.refdir, { recursive: true });
       const r = await this.queue().add(() =>
@@ -235,6 +235,14 @@ export class Evaluator {
       this.refReady = null;
     });
     return this.refReady;
+  }
+
+  /** Builds the trusted reference (cached like any build); a failure names the reference file. */
+  async buildReference(signal?: AbortSignal): Promise<BuildResult> {
+    const b = await buildVariant(this.task, { source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, this.env, signal);
+    if (b.ok && b.libPath) return b;
+    const why = b.failure?.reason ?? 'no library was written';
+    return { ...b, ok: false, failure: { kind: b.failure?.kind ?? 'compile', reason: `the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${why}`, log: b.failure?.log } };
   }
 
   build(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal) {
@@ -254,7 +262,11 @@ export class Evaluator {
     o.onStage?.('build');
     const build = await this.build(spec, o.signal);
     if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
-    if (!this.gpu) return { build, source: this.source, compileOnly: true };
+    if (!this.gpu) {
+      // Compile-only still builds the reference: a broken one must not pass for lack of a GPU.
+      const ref = await this.buildReference(o.signal);
+      return ref.failure ? { build, failure: ref.failure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true };
+    }
     try {
       await this.probe(o.signal);
       await this.reference(o.signal);
