@@ -3,13 +3,12 @@
 // available to the app through the API contract.
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import cliProgress from 'cli-progress';
+import { join, resolve } from 'node:path';
 import { describeEnvironment } from '../host/info.js';
 import { findToolchain } from '../toolchain/nvcc.js';
 import { detectGpus, type GpuInfo } from '../gpu/detect.js';
-import { resolveTask, resolveTaskDir, builtinTaskNames } from '../task/resolve.js';
-import { TaskError, type Task } from '../task/manifest.js';
+import { chooseTaskDir, resolveTask, resolveTaskDir, builtinTaskNames } from '../task/resolve.js';
+import { loadTask, TaskError, type Task } from '../task/manifest.js';
 import { Evaluator } from '../eval/evaluate.js';
 import type { BuildResult, Config, EvalResult, VariantSpec } from '../common/types.js';
 import { defaultConfig, enumerateSpace } from '../task/space.js';
@@ -20,8 +19,10 @@ import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../sea
 import { prepareRun, type RunOptions } from '../search/run.js';
 import { ResumeConflict, resumeRunOptions } from '../search/resume.js';
 import { KERNELDUEL_VERSION } from '../common/version.js';
+import { builtinTasksDir } from '../common/paths.js';
 import { describeResult, describeSession, fmtMs } from './format.js';
 import { describePlan, planEval, type EvalPlan } from './eval-plan.js';
+import { OptimizeProgress } from './progress.js';
 import { ConfigError } from '../task/config.js';
 import { writeDataset } from '../llm/dataset.js';
 import { DEFAULT_API_KEY_ENV, LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../llm/provider.js';
@@ -82,6 +83,13 @@ function parseConfig(s: string | undefined): Config {
   return c;
 }
 
+/** The folder a task argument names (a note when a folder here shadows a built-in task's name). */
+function taskDirOf(arg: string, log: (s: string) => void): string {
+  const c = chooseTaskDir(arg);
+  if (c.note) log(`note: ${c.note}`);
+  return c.dir;
+}
+
 interface OptimizeFlags extends LlmFlags {
   strategy: string;
   budget: number;
@@ -119,6 +127,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     }
   }
   if (taskArg === undefined) throw new UsageError('optimize needs a task (a built-in name or a task folder), or --resume <session>');
+  taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
   const llm = llmSettingsFromFlags(o);
   if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
   // A new session on a task whose restrictions exclude every configuration fails before it starts.
@@ -182,7 +191,7 @@ program
   .action((o: { json?: boolean }) => {
     const tasks = builtinTaskNames().map((n) => {
       try {
-        const t = resolveTask(n);
+        const t = loadTask(join(builtinTasksDir(), n));
         let space: number | string = 0;
         try {
           space = enumerateSpace(t).length;
@@ -211,8 +220,8 @@ program
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
   .option('--json', 'machine-readable output')
   .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
-    const task = resolveTask(taskArg);
     const log = (s: string): void => void process.stderr.write(s + '\n');
+    const task = loadTask(taskDirOf(taskArg, log));
     const readSrc = (p: string): { path: string; source: string } => {
       try {
         return { path: p, source: readFileSync(resolve(p), 'utf8') };
@@ -322,54 +331,42 @@ program
     const replay = runOptions.backend.kind === 'replay';
     for (const w of run.warnings) log(`warning: ${w}`);
     if (!replay && measurer.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${(measurer as Evaluator).env.arch}) but not checked or timed`);
-    const bar = !o.json && process.stderr.isTTY ? new cliProgress.SingleBar({ format: ' {bar} {value}/{total} | ETA {eta_formatted} | best {best}', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
     if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${runOptions.resume ? 'resumed, ' : ''}${task.manifest.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${run.label}`);
     if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
-    bar?.start(budget, 0, { best: '-' });
+    const tag = replay ? ' [REPLAY]' : '';
+    const progress = o.json ? null : new OptimizeProgress({ budget, tty: !!process.stderr.isTTY, tag, write: log });
     const stop = (): void => {
       log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
       ac.abort();
       process.once('SIGINT', () => process.exit(130));
     };
     process.once('SIGINT', stop);
-    const started = Date.now();
-    const tag = replay ? ' [REPLAY]' : '';
     const onEvent = (e: LoopEvent): void => {
       if (o.json) {
         const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
         process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
         return;
       }
-      if (e.type === 'model' && !bar) {
-        log(`  model: ${e.stats.trainedOn} decided comparisons, held-out accuracy ${e.stats.heldOutAccuracy === null ? '-' : `${(e.stats.heldOutAccuracy * 100).toFixed(1)}% (${e.stats.heldOutPairs} pairs)`}`);
-      }
-      if (e.type === 'duel' && !bar) log(`  duel ${e.a} vs ${e.b}: ${e.result.verdict} ${e.result.ratio.toFixed(3)}× [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]${tag}`);
       if (e.type === 'result' && streaming) {
         process.stderr.write('\n');
         streaming = null;
       }
-      if (e.type === 'result') {
-        const best = e.bestSpeedup ? `${e.bestSpeedup.toFixed(2)}× (${fmtMs(e.bestMs)})${tag}` : '-';
-        if (bar) bar.update(e.index, { best });
-        else {
-          const eta = e.index > 0 ? ((Date.now() - started) / e.index) * (e.budget - e.index) / 1000 : NaN;
-          const what = e.result.failure ? `${e.result.failure.kind}: ${e.result.failure.reason.slice(0, 100)}` : e.result.compileOnly ? 'built (compile-only)' : `${fmtMs(e.result.timing?.[0]?.medianMs ?? null)}${e.speedup ? ` ${e.speedup.toFixed(2)}×` : ''}`;
-          log(`[${e.index}/${e.budget}]${tag} ${e.variantId} ${what} | best ${best}${Number.isFinite(eta) ? ` | ETA ${eta.toFixed(0)} s` : ''}`);
-        }
-      }
+      progress?.event(e);
     };
     try {
       await runLoop({ session, evaluator: measurer, strategy, budget, signal: ac.signal, onEvent });
     } finally {
-      bar?.stop();
+      progress?.stop();
       process.removeListener('SIGINT', stop);
+      session.close();
     }
     const best = session.best();
     if (!o.json) {
-      log(best ? `best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}` : 'no variant was timed (compile-only or all failed)');
-      log(`export it with: kernelduel export ${session.meta.id} --best -o ${task.manifest.name}-best.cu`);
+      if (best) {
+        log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
+        log(`export it with: kernelduel export ${session.meta.id} --best -o ${task.manifest.name}-best.cu`);
+      } else log(`no variant was timed (${measurer.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${session.meta.id} --variant <id> -o ${task.manifest.name}-variant.cu`);
     }
-    session.close();
   });
 
 program
@@ -445,7 +442,7 @@ program
 function isUserError(e: unknown): e is Error {
   if (!(e instanceof Error) || process.env.KERNELDUEL_DEBUG === '1') return false;
   if (e instanceof TaskError || e instanceof UsageError) return true;
-  if (['JournalError', 'SandboxError', 'TaskError'].includes(e.name)) return true;
+  if (['JournalError', 'SandboxError', 'TaskError', 'BaselineError'].includes(e.name)) return true;
   // Plain Errors are thrown deliberately by the engine with a message for the user; the built-in
   // subclasses (TypeError, RangeError, ...) are bugs.
   return Object.getPrototypeOf(e) === Error.prototype;

@@ -124,10 +124,28 @@ export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
   }
 }
 
+/** The baseline does not build or check: nothing can be compared with it, so the run stops at once. */
+export class BaselineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BaselineError';
+  }
+}
+
 async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
   const { session, evaluator, strategy } = o;
   const baselineExisted = session.variants().some((v) => v.origin === 'baseline' && session.resultOf(v.id));
   const baselineId = await ensureBaseline(o);
+  const failed = session.resultOf(baselineId)?.failure;
+  if (failed && !o.signal?.aborted) {
+    const used = session.variants().filter((v) => v.origin !== 'baseline' && session.resultOf(v.id)).length;
+    session.append({ type: 'status', status: 'stopped', budgetUsed: used });
+    const t = evaluator.task;
+    throw new BaselineError(
+      `the baseline of task ${t.manifest.name} (${t.baselinePath}) fails [${failed.kind}]: ${failed.reason.split('\n')[0]}\n` +
+        `nothing can be compared with it, so session ${session.meta.id} stops here; fix the task (\`kernelduel eval ${t.dir}\` shows the whole message), then start a new session`,
+    );
+  }
   const baseMs = medianOf(session.resultOf(baselineId));
   // Resume: count what this session already measured, and tell the strategy about it.
   const seen = new Set<string>();
