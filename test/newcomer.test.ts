@@ -13,6 +13,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
+import { kernelduelHome, workRoot } from '../main/common/paths.js';
+import { sessionsRoot } from '../main/session/store.js';
+import { gpuLockPath } from '../main/gpu/lock.js';
+
 const REPO = path.resolve(import.meta.dirname, '..');
 const README = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
 
@@ -126,6 +130,35 @@ describe('a newcomer following the README on a fresh clone', () => {
     expect(ciCmds).toEqual(['npm install', 'npm test']);
     expect(ci).not.toMatch(/ELECTRON_|npm_config_/);
     expect(fs.readFileSync(path.join(REPO, '.npmrc'), 'utf8')).not.toMatch(/electron/);
+  });
+
+  it('the README\'s KERNELDUEL_HOME paragraph names the folders the code uses, and an empty value means unset', () => {
+    const para = README.slice(README.indexOf('KernelDuel keeps its files in'));
+    const env = { KERNELDUEL_HOME: '/data/kd' };
+    const before = process.env.KERNELDUEL_HOME;
+    process.env.KERNELDUEL_HOME = env.KERNELDUEL_HOME;
+    let locks: string;
+    try {
+      locks = path.dirname(gpuLockPath('x'));
+    } finally {
+      if (before === undefined) delete process.env.KERNELDUEL_HOME;
+      else process.env.KERNELDUEL_HOME = before;
+    }
+    const docs: Array<[string, string]> = [
+      ['`sessions/<id>/`', sessionsRoot(env)],
+      ['`work/`', workRoot(env)],
+      ['`locks/`', locks],
+    ];
+    for (const [said, where] of docs) {
+      expect(para).toContain(said);
+      expect(where.startsWith('/data/kd/')).toBe(true);
+      expect(where).toContain(said.replace(/`|<id>\//g, '').replace(/\/$/, ''));
+    }
+    expect(para).toMatch(/^KernelDuel keeps its files in `~\/\.kernelduel`, or in the folder `KERNELDUEL_HOME` names/);
+    for (const blank of ['', ' ']) {
+      expect(kernelduelHome({ KERNELDUEL_HOME: blank })).toBe(path.join(os.homedir(), '.kernelduel'));
+      expect(sessionsRoot({ KERNELDUEL_HOME: blank })).toBe(path.join(os.homedir(), '.kernelduel', 'sessions'));
+    }
   });
 
   it('npm install, npm start -- --port 0, the token, a taken port, and SIGTERM to npm', async (ctx) => {

@@ -7,7 +7,6 @@
 // Session.variants()/variant()/events() give variants with `source` filled in, as before; journals
 // written before (variant events carrying `source`) read unchanged.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -15,6 +14,7 @@ import type { DuelResult, EvalResult, VariantRecord } from '../common/types.js';
 import { writeFileAtomic, fsyncDir } from '../common/atomic.js';
 import { Journal, JournalError, type JournalEntry } from './journal.js';
 import { runState } from './running.js';
+import { kernelduelHome } from '../common/paths.js';
 
 export const SESSION_FILE = 'session.json';
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -22,9 +22,7 @@ export const SUMMARY_FILE = 'summary.json';
 
 /** `$KERNELDUEL_HOME/sessions`, or `~/.kernelduel/sessions`. */
 export function sessionsRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const home = env.KERNELDUEL_HOME;
-  if (home && home.trim() !== '') return path.join(path.resolve(home), 'sessions');
-  return path.join(os.homedir(), '.kernelduel', 'sessions');
+  return path.join(kernelduelHome(env), 'sessions');
 }
 
 // ---------------------------------------------------------------------------------------------- schemas
