@@ -3,7 +3,6 @@
 // both sides of a --duel, the task's reference, and a signature mismatch explained in the task's
 // terms. Run as a child process with a private KERNELDUEL_HOME and no nvidia-smi.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,8 +14,8 @@ import { explainShimErrors } from '../main/build/signature.js';
 import { readExportedBuild } from '../main/export/read.js';
 import { sourceDefines, variantConfig } from '../main/task/config.js';
 import { compileOnlyResult } from './fixtures/session-data.js';
+import { runCli, showRun, type CliRun } from './fixtures/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '..');
 let home: string;
 let work: string;
 beforeAll(() => {
@@ -28,21 +27,8 @@ afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function cli(...args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent' };
-  delete env.KERNELDUEL_NO_GPU;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.join(REPO, 'main', 'cli', 'index.ts'), ...args], { cwd: REPO, env, timeout: 170_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0, stdout, stderr });
-    });
-  });
-}
-const show = (r: Run): string => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+const cli = (...args: string[]): Promise<CliRun> => runCli(home, args);
+const show = showRun;
 
 interface EvalJson {
   variant: { config: Record<string, string>; configFrom: Record<string, string>; flags: { fastMath?: boolean; maxrregcount?: number }; transforms: string[] };

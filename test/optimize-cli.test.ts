@@ -4,7 +4,7 @@
 // flags and registers; the ETA is never a non-number. And the task argument: a folder here with a
 // built-in task's name is announced.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,9 +12,8 @@ import { builtinTasksDir } from '../main/common/paths.js';
 import { listSessions, openSessionReadOnly } from '../main/session/store.js';
 import { etaText, describeVariant } from '../main/cli/progress.js';
 import { chooseTaskDir } from '../main/task/resolve.js';
+import { cliEnv, runCli, showRun, KERNELDUEL_BIN as BIN, REPO, type CliRun } from './fixtures/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '..');
-const BIN = path.join(REPO, 'bin', 'kernelduel.mjs');
 let home: string;
 let work: string;
 beforeAll(() => {
@@ -26,25 +25,9 @@ afterAll(() => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 
-function env(): NodeJS.ProcessEnv {
-  const e: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent' };
-  delete e.KERNELDUEL_NO_GPU;
-  return e;
-}
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-/** bin/kernelduel.mjs (it finds its own tsx), from `cwd`. */
-function cli(cwd: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd, env: env(), timeout: 170_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0, stdout, stderr });
-    });
-  });
-}
-const show = (r: Run): string => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+const env = (): NodeJS.ProcessEnv => cliEnv(home);
+const cli = (cwd: string, ...args: string[]): Promise<CliRun> => runCli(home, args, { cwd });
+const show = showRun;
 
 /** A copy of the built-in axpy task whose kernel does not build for BLOCK 512 and 1024. */
 function axpyWithFailures(): string {

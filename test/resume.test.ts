@@ -4,7 +4,7 @@
 // the command line that differ are refused with a message. Unlike test/kill-resume.test.ts (the
 // same flags on every run), the CLI here is given the id alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,8 +15,8 @@ import { openSession, openSessionReadOnly, readSessionMeta, type SessionMeta } f
 import { readPolicyState } from '../main/session/policy-state.js';
 import type { ContrastiveState } from '../main/search/contrastive.js';
 import { builtinTasksDir } from '../main/common/paths.js';
+import { cliEnv, runCli, KERNELDUEL_BIN, REPO, type CliRun } from './fixtures/cli.js';
 
-const REPO = path.resolve(import.meta.dirname, '..');
 const RECORDING = path.join(REPO, 'bench', 'spaces', 'h200', 'softmax.json');
 const SOFTMAX = path.join(builtinTasksDir(), 'softmax');
 
@@ -71,16 +71,7 @@ describe('resumeRunOptions (what a resume continues with)', () => {
   });
 });
 
-/** `kernelduel ...` with a private home and no GPU. */
-function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent' };
-  delete env.KERNELDUEL_NO_GPU;
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.join(REPO, 'main', 'cli', 'index.ts'), ...args], { cwd: REPO, env, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+const cli = (...args: string[]): Promise<CliRun> => runCli(home, args);
 
 describe('kernelduel optimize --resume <id> alone', () => {
   let id = '';
@@ -153,9 +144,7 @@ describe('kernelduel sessions after a kill', () => {
   it('shows the killed session as interrupted, with the results its journal holds (not a stale summary)', async () => {
     const h = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-killed-'));
     try {
-      const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: h, KERNELDUEL_NVIDIA_SMI: '/nonexistent' };
-      delete env.KERNELDUEL_NO_GPU;
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'main', 'cli', 'index.ts'), 'optimize', 'axpy', '--budget', '50', '--tunables-only'], { cwd: REPO, env, stdio: 'ignore' });
+      const child = spawn(process.execPath, [KERNELDUEL_BIN, 'optimize', 'axpy', '--budget', '50', '--tunables-only'], { cwd: REPO, env: cliEnv(h), stdio: 'ignore' });
       const sessions = path.join(h, 'sessions');
       const measured = (): number => {
         const ids = fs.existsSync(sessions) ? fs.readdirSync(sessions) : [];
@@ -169,7 +158,7 @@ describe('kernelduel sessions after a kill', () => {
       await new Promise((res) => child.on('exit', res));
       const n = measured();
       expect(n).toBeGreaterThanOrEqual(3);
-      const r = await new Promise<{ stdout: string }>((resolve) => execFile(process.execPath, ['--import', 'tsx', path.join(REPO, 'main', 'cli', 'index.ts'), 'sessions', '--json'], { cwd: REPO, env }, (_e, stdout) => resolve({ stdout })));
+      const r = await runCli(h, ['sessions', '--json']);
       const [s] = JSON.parse(r.stdout) as Array<{ results: number; status: string }>;
       expect(s.status).toBe('interrupted');
       expect(s.results).toBe(n);

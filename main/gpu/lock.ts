@@ -6,6 +6,7 @@ import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'no
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { kernelduelHome } from '../common/paths.js';
+import { processAlive as alive } from '../proc/alive.js';
 
 export interface GpuLockOptions {
   dir?: string;
@@ -15,15 +16,6 @@ export interface GpuLockOptions {
   /** How long a lock file without an owner line (being written) is waited on before onWait names the file. */
   ownerWaitMs?: number;
   signal?: AbortSignal;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function gpuLockPath(key: string, dir = join(kernelduelHome(), 'locks')): string {

@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { processAlive as alive } from '../proc/alive.js';
 
 export const RUNNING_FILE = 'running.json';
 
@@ -12,15 +13,6 @@ export interface RunMark {
   pid: number;
   host: string;
   startedAt: string;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Marks `sessionDir` as being run by this process; the returned function removes the mark. Best effort. */
