@@ -37,6 +37,8 @@ export function explainShimErrors(task: Task, source: string, log: string): stri
   if (!/^shim\.cu\(\d+\).*error/m.test(log)) return null;
   const want = `expected ${entrySignature(task)} (the args of task.yaml)`;
   const e = checkEntryPoint(source, task);
+  const entry = task.manifest.entry;
+  if (!e.ok && /does not define the entry point/.test(e.reason ?? '')) return `the variant defines no function "${entry}", the task's entry point: ${want}`;
   if (!e.ok) return `the entry point does not match the task's signature: ${want}; ${(e.reason ?? '').replace(/^the entry point does not match the task's signature: /, '')}`;
   const i = caretArgument(task, log);
   const nvcc = log.split('\n').find((l) => /^shim\.cu\(\d+\).*error/.test(l))!.replace(/^shim\.cu\(\d+\):\s*(error:\s*)?/, '');
