@@ -64,8 +64,11 @@ export const ParamSchemas = {
   'llm.getSettings': Empty,
   /** The key travels only here, only in the desktop app (to the OS keychain); it never comes back. */
   'llm.saveSettings': z.strictObject({ settings: LlmSettingsSchema, apiKey: z.string().min(1).max(4096).optional(), clearApiKey: z.boolean().optional() }),
-  /** Tests these settings (default: the saved ones) with the saved key. */
-  'llm.testConnection': z.strictObject({ settings: LlmSettingsSchema.optional() }).optional(),
+  /**
+   * Tests the saved settings with the saved key, or unsaved settings: with the key given here, else
+   * with the saved key only when they keep the saved base URL and key variable (main/llm/connection-test.ts).
+   */
+  'llm.testConnection': z.strictObject({ settings: LlmSettingsSchema.optional(), apiKey: z.string().min(1).max(4096).optional() }).optional(),
   /** The prompt the LLM policy would send next for a task (with a session: drawn from its measured variants). */
   'llm.previewPrompt': z.strictObject({ taskId: TaskId, sessionId: SessionId.optional() }),
 } as const satisfies Record<MethodName, z.ZodType>;
@@ -334,6 +337,8 @@ export interface ConnectionReportDTO {
   reply?: string;
   latencyMs: number;
   error?: { kind: string; message: string; status?: number };
+  /** Why the test went without the saved key, when it did. */
+  note?: string;
 }
 
 export interface PromptPreviewDTO {

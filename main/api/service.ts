@@ -26,9 +26,11 @@ import type { RunOptions } from '../search/run.js';
 import { isRunStrategyName, isLlmStrategyName, RUN_STRATEGY_NAMES } from '../search/strategies.js';
 import { startOptimisation, startOptimisationInProcess, workerModuleFile, type OptimisationHandle } from '../search/worker.js';
 import { listSessions, openSessionReadOnly, sessionsRoot, type Session, type SessionSummary } from '../session/store.js';
+import { replayRecordingOf as replayRecording } from '../session/run-settings.js';
 import { LlmProvider, parseLlmSettings, type LlmSettings } from '../llm/provider.js';
 import { buildPrompt } from '../llm/prompt.js';
 import { LlmStrategy, llmInfoOf, type CompletionSource } from '../search/llm.js';
+import { ConnectionTestRefused, planConnectionTest, type ConnectionTestPlan } from '../llm/connection-test.js';
 import type { ConnectionReportDTO, LlmSettingsDTO, PromptPreviewDTO } from './contract.js';
 import { exportVariant } from '../export/cu.js';
 import { verdictOf } from '../eval/stats.js';
@@ -89,12 +91,6 @@ export function isInside(dir: string, p: string): boolean {
   };
   const rel = path.relative(real(dir), real(p));
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
-}
-
-/** The recording a session replays, from its settings (`backend: {kind: 'replay', recording}`). */
-function replayRecording(settings: Record<string, unknown>): string | null {
-  const b = settings.backend as { kind?: unknown; recording?: unknown } | undefined;
-  return b && b.kind === 'replay' && typeof b.recording === 'string' ? b.recording : null;
 }
 
 function folderTaskId(dir: string): string {
@@ -829,10 +825,17 @@ export class ApiService {
         return this.llmSettingsDTO();
       },
       'llm.testConnection': async (p) => {
-        const settings = p?.settings ? parseLlmSettings(p.settings) : this.llmSettings();
-        const provider = new LlmProvider(settings, { apiKey: this.apiKey(), env: this.env });
+        let plan: ConnectionTestPlan;
+        try {
+          plan = planConnectionTest(this.llmSettings(), p?.settings ? parseLlmSettings(p.settings) : undefined, p?.apiKey, () => this.apiKey());
+        } catch (e) {
+          if (e instanceof ConnectionTestRefused) throw new ApiFailure('failed', e.message);
+          throw e;
+        }
+        // The key is handed in; the provider reads no environment variable itself.
+        const provider = new LlmProvider(plan.settings, { apiKey: plan.apiKey, env: {} });
         const r = await provider.testConnection();
-        return { ...r, ...(r.error ? { error: { kind: r.error.kind, message: r.error.message, ...(r.error.status !== undefined ? { status: r.error.status } : {}) } } : {}) } satisfies ConnectionReportDTO;
+        return { ...r, ...(r.error ? { error: { kind: r.error.kind, message: r.error.message, ...(r.error.status !== undefined ? { status: r.error.status } : {}) } } : {}), ...(plan.note ? { note: plan.note } : {}) } satisfies ConnectionReportDTO;
       },
       'llm.previewPrompt': (p) => this.previewPrompt(p!.taskId, p!.sessionId),
     };

@@ -10,6 +10,7 @@ import PQueue from 'p-queue';
 import type { BuildFlags, BuildResult, Config, VariantSpec } from '../common/types.js';
 import type { Task } from '../task/manifest.js';
 import { generateShim } from './shim.js';
+import { explainShimErrors } from './signature.js';
 import { parsePtxas } from './ptxas.js';
 import { runProcess, tail } from '../proc/run.js';
 import { bwrapArgs, defaultDataLimit, sandboxStatus, SandboxError } from '../sandbox/index.js';
@@ -117,7 +118,7 @@ export async function buildVariant(task: Task, v: Pick<VariantSpec, 'source' | '
       if (r.timedOut) return { ...base, failure: { kind: 'timeout', reason: `nvcc did not finish within ${Math.round((env.timeoutMs ?? 120_000) / 1000)} s`, log: tail(log) } };
       if (r.spawnError) return { ...base, failure: { kind: 'compile', reason: `cannot run nvcc: ${r.spawnError}` } };
       if (r.code !== 0 || !existsSync(tmpLib)) {
-        const first = log.split('\n').find((l) => /error/i.test(l)) ?? `nvcc exited with ${r.code ?? r.signal}`;
+        const first = explainShimErrors(task, v.source, log) ?? log.split('\n').find((l) => /error/i.test(l)) ?? `nvcc exited with ${r.code ?? r.signal}`;
         rmSync(tmpLib, { force: true });
         return { ...base, failure: { kind: 'compile', reason: first.trim().slice(0, 400), log: tail(log) } };
       }

@@ -1,5 +1,7 @@
 // Human-readable summaries of results for the CLI.
 import type { EvalResult } from '../common/types.js';
+import type { SessionSummary } from '../session/store.js';
+import { replayRecordingOf } from '../session/run-settings.js';
 import type { Task } from '../task/manifest.js';
 import { sizeLayout } from '../task/manifest.js';
 
@@ -29,4 +31,16 @@ export function describeResult(task: Task, r: EvalResult): string {
   if (r.compileOnly) lines.push('compile-only: no GPU, so not checked or timed');
   if (r.failure) lines.push(`FAILED [${r.failure.kind}]: ${r.failure.reason}`);
   return lines.join('\n');
+}
+
+/** One line of `kernelduel sessions`: id, task, strategy, REPLAY label, results of the budget, status, best. */
+export function describeSession(s: SessionSummary): string {
+  const settings = s.meta?.settings ?? {};
+  const strategy = typeof settings.strategy === 'string' ? settings.strategy : '?';
+  const budget = typeof settings.budget === 'number' ? ` (budget ${settings.budget})` : '';
+  const replay = replayRecordingOf(settings) !== null;
+  const where = replay ? 'REPLAY' : s.meta ? (s.meta.gpu ? s.meta.gpu.name : 'compile-only') : '?';
+  const best = s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}${replay ? ' [REPLAY]' : ''}` : '';
+  const hint = s.status === 'interrupted' ? ' (kernelduel optimize --resume ' + s.id + ')' : '';
+  return `${s.id}  ${s.meta?.task.name ?? '?'}  ${strategy}  ${where}  ${s.results} results${budget}  ${s.status ?? ''}${hint}${best}${s.tornTail ? '  (torn last line: repaired when opened)' : ''}${s.error ? `  ERROR ${s.error}` : ''}`;
 }

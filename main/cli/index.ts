@@ -3,23 +3,27 @@
 // available to the app through the API contract.
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import cliProgress from 'cli-progress';
+import { join, resolve } from 'node:path';
 import { describeEnvironment } from '../host/info.js';
 import { findToolchain } from '../toolchain/nvcc.js';
 import { detectGpus, type GpuInfo } from '../gpu/detect.js';
-import { resolveTask, builtinTaskNames } from '../task/resolve.js';
-import { TaskError, type Task } from '../task/manifest.js';
+import { chooseTaskDir, resolveTask, resolveTaskDir, builtinTaskNames } from '../task/resolve.js';
+import { loadTask, TaskError, type Task } from '../task/manifest.js';
 import { Evaluator } from '../eval/evaluate.js';
-import type { Config, EvalResult, VariantSpec } from '../common/types.js';
+import type { BuildResult, Config, EvalResult, VariantSpec } from '../common/types.js';
 import { defaultConfig, enumerateSpace } from '../task/space.js';
-import { createSession, listSessions, newSessionId, openSession, sessionsRoot } from '../session/store.js';
+import { createSession, listSessions, newSessionId, openSession, readSessionMeta, sessionsRoot } from '../session/store.js';
 import { exportVariant } from '../export/cu.js';
 import { runLoop, type LoopEvent } from '../search/loop.js';
 import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../search/strategies.js';
-import { prepareRun } from '../search/run.js';
+import { prepareRun, type RunOptions } from '../search/run.js';
+import { ResumeConflict, resumeRunOptions } from '../search/resume.js';
 import { KERNELDUEL_VERSION } from '../common/version.js';
-import { describeResult, fmtMs } from './format.js';
+import { builtinTasksDir } from '../common/paths.js';
+import { describeResult, describeSession, fmtMs } from './format.js';
+import { describePlan, planEval, type EvalPlan } from './eval-plan.js';
+import { OptimizeProgress } from './progress.js';
+import { ConfigError } from '../task/config.js';
 import { writeDataset } from '../llm/dataset.js';
 import { DEFAULT_API_KEY_ENV, LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../llm/provider.js';
 import type { LlmStreamEvent } from '../search/run.js';
@@ -37,8 +41,8 @@ interface LlmFlags {
   llmTimeoutMs?: number;
 }
 
-/** The provider settings the --llm-* flags give (validated), or undefined when none was given. */
-function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
+/** The provider settings fields the --llm-* flags give, by settings name (only those given). */
+function llmFlagFields(o: LlmFlags): Record<string, unknown> {
   const x: Record<string, unknown> = {};
   if (o.llmBaseUrl !== undefined) x.baseURL = o.llmBaseUrl;
   if (o.llmModel !== undefined) x.model = o.llmModel;
@@ -46,6 +50,12 @@ function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
   if (o.llmTemperature !== undefined) x.temperature = o.llmTemperature;
   if (o.llmMaxTokens !== undefined) x.maxTokens = o.llmMaxTokens;
   if (o.llmTimeoutMs !== undefined) x.requestTimeoutMs = o.llmTimeoutMs;
+  return x;
+}
+
+/** The provider settings the --llm-* flags give (validated), or undefined when none was given. */
+function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
+  const x = llmFlagFields(o);
   if (!Object.keys(x).length) return undefined;
   try {
     return parseLlmSettings(x);
@@ -71,6 +81,66 @@ function parseConfig(s: string | undefined): Config {
     c[k.trim()] = Number(v);
   }
   return c;
+}
+
+/** The folder a task argument names (a note when a folder here shadows a built-in task's name). */
+function taskDirOf(arg: string, log: (s: string) => void): string {
+  const c = chooseTaskDir(arg);
+  if (c.note) log(`note: ${c.note}`);
+  return c.dir;
+}
+
+interface OptimizeFlags extends LlmFlags {
+  strategy: string;
+  budget: number;
+  seed: number;
+  replay?: string;
+  tunablesOnly?: boolean;
+  resume?: string;
+  gpu?: number;
+  arch?: string;
+  maxMs?: number;
+  json?: boolean;
+}
+
+/**
+ * The run options of `optimize`: a new session's from the flags (defaults for those not given), or
+ * a resumed session's own (resumeRunOptions), refusing flags given that differ from them.
+ */
+function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given: (option: string) => boolean): RunOptions {
+  if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
+  if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
+  if (o.resume) {
+    const root = sessionsRoot();
+    const meta = readSessionMeta(root, o.resume);
+    const pick = <K extends keyof OptimizeFlags>(k: K): OptimizeFlags[K] | undefined => (given(k) ? o[k] : undefined);
+    try {
+      const r = resumeRunOptions(meta, {
+        ...(taskArg !== undefined ? { taskDir: resolveTaskDir(taskArg) } : {}),
+        strategy: pick('strategy'), budget: pick('budget'), seed: pick('seed'), replay: o.replay !== undefined ? resolve(o.replay) : undefined,
+        tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), llm: llmFlagFields(o),
+      });
+      return { task: meta.task.dir, resume: meta.id, sessionsRoot: root, ...r };
+    } catch (e) {
+      if (e instanceof ResumeConflict) throw new UsageError(e.message);
+      throw e;
+    }
+  }
+  if (taskArg === undefined) throw new UsageError('optimize needs a task (a built-in name or a task folder), or --resume <session>');
+  taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
+  const llm = llmSettingsFromFlags(o);
+  if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
+  // A new session on a task whose restrictions exclude every configuration fails before it starts.
+  if (!o.replay) {
+    const t = resolveTask(taskArg);
+    if (Object.keys(t.manifest.tunables ?? {}).length) enumerateSpace(t);
+  }
+  return {
+    task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed,
+    backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
+    flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
+    ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
+  };
 }
 
 async function pickGpu(index: number | undefined, log: (s: string) => void): Promise<GpuInfo | null> {
@@ -121,7 +191,7 @@ program
   .action((o: { json?: boolean }) => {
     const tasks = builtinTaskNames().map((n) => {
       try {
-        const t = resolveTask(n);
+        const t = loadTask(join(builtinTasksDir(), n));
         let space: number | string = 0;
         try {
           space = enumerateSpace(t).length;
@@ -142,51 +212,76 @@ program
   .argument('<task>', 'task folder or built-in task name')
   .argument('[variant]', 'a .cu file with the entry point (default: the task\'s baseline kernel)')
   .option('--duel <other>', 'also time the variant against another .cu, interleaved in one process')
-  .option('--config <k=v,...>', 'tunable values (#defines)')
+  .option('--config <k=v,...>', 'tunable values (#defines; a variant file\'s own #defines are kept for the others)')
+  .option('--allow-off-list', 'let --config values outside a tunable\'s list in task.yaml through (said in the output)')
   .option('--fast-math', 'build with --use_fast_math')
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture (default: the GPU\'s; sm_90 when compile-only)')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
   .option('--json', 'machine-readable output')
-  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
-    const task = resolveTask(taskArg);
+  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
-    const ev = await makeEvaluator(task, o, log);
-    const readSrc = (p: string): string => {
+    const task = loadTask(taskDirOf(taskArg, log));
+    const readSrc = (p: string): { path: string; source: string } => {
       try {
-        return readFileSync(resolve(p), 'utf8');
+        return { path: p, source: readFileSync(resolve(p), 'utf8') };
       } catch (e) {
         throw new UsageError(`cannot read ${p}: ${(e as NodeJS.ErrnoException).code ?? e}`);
       }
     };
-    const spec: VariantSpec = { source: variantArg ? readSrc(variantArg) : task.baselineSource, config: { ...defaultConfig(task), ...parseConfig(o.config) }, flags: { opt: 3, fastMath: o.fastMath }, origin: variantArg ? 'user' : 'baseline' };
-    if (!o.json) log(`${task.manifest.name}: ${variantArg ?? 'baseline'} on ${ev.gpu ? `GPU ${ev.gpu.index} ${ev.gpu.name}` : 'no GPU (compile-only)'}`);
+    const choices = { config: parseConfig(o.config), allowOffList: o.allowOffList, fastMath: o.fastMath };
+    let plan: EvalPlan;
+    let otherPlan: EvalPlan | undefined;
+    try {
+      plan = planEval(task, variantArg ? readSrc(variantArg) : null, choices);
+      if (o.duel) otherPlan = planEval(task, readSrc(o.duel), choices);
+    } catch (e) {
+      if (e instanceof ConfigError) throw new UsageError(e.message);
+      throw e;
+    }
+    const ev = await makeEvaluator(task, o, log);
+    const spec = plan.spec;
+    if (!o.json) {
+      log(`${task.manifest.name}: ${variantArg ?? 'baseline'} on ${ev.gpu ? `GPU ${ev.gpu.index} ${ev.gpu.name}` : 'no GPU (compile-only)'}`);
+      for (const l of describePlan(plan)) log(`  ${l}`);
+    }
     const result = await ev.evaluate(spec, { onStage: (s) => !o.json && log(`  ${s}…`) });
     let duel: Awaited<ReturnType<Evaluator['duel']>> | undefined;
-    if (o.duel && !result.failure && ev.gpu) {
-      const other: VariantSpec = { source: readSrc(o.duel), config: spec.config, flags: spec.flags, origin: 'user' };
-      const otherRes = await ev.evaluate(other, { time: false });
-      duel = otherRes.failure ? { failure: otherRes.failure } : await ev.duel(spec, other);
+    let otherBuild: BuildResult | undefined;
+    if (otherPlan && !result.failure) {
+      const other: VariantSpec = { ...otherPlan.spec, origin: 'user' };
+      if (!o.json) for (const l of describePlan(otherPlan)) log(`  ${o.duel}: ${l}`);
+      if (ev.gpu) {
+        const otherRes = await ev.evaluate(other, { time: false });
+        duel = otherRes.failure ? { failure: otherRes.failure } : await ev.duel(spec, other);
+      } else {
+        // Without a GPU both are built (a broken one fails now), and the duel is said to need a GPU.
+        otherBuild = await ev.build(other);
+        if (!otherBuild.ok) duel = { failure: otherBuild.failure ?? { kind: 'compile', reason: `${o.duel} does not build` } };
+      }
     }
-    out(!!o.json, { task: task.manifest.name, result, duel }, () => {
+    const duelNote = otherPlan && !ev.gpu && otherBuild?.ok ? `duel: ${o.duel} builds too; timing the duel needs a GPU (compile-only here)` : undefined;
+    const variant = { file: plan.file, config: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.value])), configFrom: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.from])), flags: spec.flags, transforms: plan.transforms, notes: plan.notes };
+    out(!!o.json, { task: task.manifest.name, variant, result, duel, ...(otherBuild ? { duelBuild: otherBuild } : {}), ...(duelNote ? { duelNote } : {}) }, () => {
       const lines = [describeResult(task, result)];
       if (duel?.failure) lines.push(`duel: the other variant failed: [${duel.failure.kind}] ${duel.failure.reason}`);
+      if (duelNote) lines.push(duelNote);
       for (const d of duel?.duels ?? []) lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
       return lines.join('\n');
     });
-    if (result.failure) process.exitCode = 2;
+    if (result.failure || duel?.failure) process.exitCode = 2;
   });
 
 program
   .command('optimize')
   .description('search for faster variants of a task and keep every measurement in a session')
-  .argument('<task>', 'task folder or built-in task name')
+  .argument('[task]', 'task folder or built-in task name (with --resume: the session\'s)')
   .addOption(new Option('--strategy <name>', 'search strategy (llm, mixed: a language model writes new code)').choices([...RUN_STRATEGY_NAMES]).default('random'))
   .option('--budget <n>', 'variants to measure besides the baseline', (v) => Number(v), 50)
   .option('--seed <n>', 'random seed of the strategy', (v) => Number(v), 1)
   .option('--replay <space.json>', 'answer measurements from a recorded space (no GPU; every result is labelled REPLAY)')
   .option('--tunables-only', 'vary only the tunables (no compiler flags, no source transforms)')
-  .option('--resume <session>', 'continue a session that was stopped or killed')
+  .option('--resume <session>', 'continue a session that was stopped or killed, with its own strategy, budget, seed, backend and flags')
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
@@ -197,17 +292,9 @@ program
   .option('--llm-max-tokens <n>', `answer token limit (default ${LLM_DEFAULTS.maxTokens})`, (v) => Number(v))
   .option('--llm-timeout-ms <ms>', `whole-request timeout (default ${LLM_DEFAULTS.requestTimeoutMs})`, (v) => Number(v))
   .option('--json', 'machine-readable output (one JSON event per line)')
-  .action(async (taskArg: string, o: { strategy: string; budget: number; seed: number; replay?: string; tunablesOnly?: boolean; resume?: string; gpu?: number; arch?: string; maxMs?: number; json?: boolean } & LlmFlags) => {
-    if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
-    if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
+  .action(async (taskArg: string | undefined, o: OptimizeFlags, cmd: Command) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
-    const llm = llmSettingsFromFlags(o);
-    if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
-    // A new session on a task whose restrictions exclude every configuration fails before it starts.
-    if (!o.resume && !o.replay) {
-      const t = resolveTask(taskArg);
-      if (Object.keys(t.manifest.tunables ?? {}).length) enumerateSpace(t);
-    }
+    const runOptions = optimizeRunOptions(taskArg, o, (name) => cmd.getOptionValueSource(name) === 'cli');
     const ac = new AbortController();
     // The model's answer as it is written (not with --json): each answer under its id.
     let streaming: string | null = null;
@@ -230,82 +317,66 @@ program
     };
     let run;
     try {
-      run = await prepareRun({
-        task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed, resume: o.resume,
-        backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
-        flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
-        ...(llm ? { llm } : isLlmStrategyName(o.strategy) && !o.resume ? { llm: {} } : {}),
-      }, { onLlm, signal: ac.signal });
+      run = await prepareRun(runOptions, { onLlm, signal: ac.signal });
     } catch (e) {
       if (e instanceof TaskError) throw e;
       throw new UsageError((e as Error).message);
     }
-    if (isLlmStrategyName(o.strategy)) {
+    const { strategy: strategyName, budget } = runOptions;
+    if (isLlmStrategyName(strategyName)) {
       const d = run.session.meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
       if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
     }
     const { session, task, measurer, strategy } = run;
-    const replay = !!o.replay;
+    const replay = runOptions.backend.kind === 'replay';
     for (const w of run.warnings) log(`warning: ${w}`);
-    if (!replay && measurer.compileOnly) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${o.arch ?? 'sm_90'}) but not checked or timed`);
-    const bar = !o.json && process.stderr.isTTY ? new cliProgress.SingleBar({ format: ' {bar} {value}/{total} | ETA {eta_formatted} | best {best}', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
-    if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${task.manifest.name}, ${o.strategy}, budget ${o.budget}, ${run.label}`);
+    if (!replay && measurer.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${(measurer as Evaluator).env.arch}) but not checked or timed`);
+    if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${runOptions.resume ? 'resumed, ' : ''}${task.manifest.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${run.label}`);
     if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
-    bar?.start(o.budget, 0, { best: '-' });
+    const tag = replay ? ' [REPLAY]' : '';
+    const progress = o.json ? null : new OptimizeProgress({ budget, tty: !!process.stderr.isTTY, tag, write: log });
     const stop = (): void => {
       log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
       ac.abort();
       process.once('SIGINT', () => process.exit(130));
     };
     process.once('SIGINT', stop);
-    const started = Date.now();
-    const tag = replay ? ' [REPLAY]' : '';
     const onEvent = (e: LoopEvent): void => {
       if (o.json) {
         const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
         process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
         return;
       }
-      if (e.type === 'model' && !bar) {
-        log(`  model: ${e.stats.trainedOn} decided comparisons, held-out accuracy ${e.stats.heldOutAccuracy === null ? '-' : `${(e.stats.heldOutAccuracy * 100).toFixed(1)}% (${e.stats.heldOutPairs} pairs)`}`);
-      }
-      if (e.type === 'duel' && !bar) log(`  duel ${e.a} vs ${e.b}: ${e.result.verdict} ${e.result.ratio.toFixed(3)}× [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]${tag}`);
       if (e.type === 'result' && streaming) {
         process.stderr.write('\n');
         streaming = null;
       }
-      if (e.type === 'result') {
-        const best = e.bestSpeedup ? `${e.bestSpeedup.toFixed(2)}× (${fmtMs(e.bestMs)})${tag}` : '-';
-        if (bar) bar.update(e.index, { best });
-        else {
-          const eta = e.index > 0 ? ((Date.now() - started) / e.index) * (e.budget - e.index) / 1000 : NaN;
-          const what = e.result.failure ? `${e.result.failure.kind}: ${e.result.failure.reason.slice(0, 100)}` : e.result.compileOnly ? 'built (compile-only)' : `${fmtMs(e.result.timing?.[0]?.medianMs ?? null)}${e.speedup ? ` ${e.speedup.toFixed(2)}×` : ''}`;
-          log(`[${e.index}/${e.budget}]${tag} ${e.variantId} ${what} | best ${best}${Number.isFinite(eta) ? ` | ETA ${eta.toFixed(0)} s` : ''}`);
-        }
-      }
+      progress?.event(e);
     };
     try {
-      await runLoop({ session, evaluator: measurer, strategy, budget: o.budget, signal: ac.signal, onEvent });
+      await runLoop({ session, evaluator: measurer, strategy, budget, signal: ac.signal, onEvent });
     } finally {
-      bar?.stop();
+      progress?.stop();
       process.removeListener('SIGINT', stop);
+      session.close();
     }
     const best = session.best();
     if (!o.json) {
-      log(best ? `best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}` : 'no variant was timed (compile-only or all failed)');
-      log(`export it with: kernelduel export ${session.meta.id} --best -o ${task.manifest.name}-best.cu`);
+      if (best) {
+        log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
+        log(`export it with: kernelduel export ${session.meta.id} --best -o ${task.manifest.name}-best.cu`);
+      } else log(`no variant was timed (${measurer.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${session.meta.id} --variant <id> -o ${task.manifest.name}-variant.cu`);
     }
-    session.close();
   });
 
 program
   .command('sessions')
-  .description('list sessions')
+  .description('list sessions (in $KERNELDUEL_HOME/sessions, default ~/.kernelduel/sessions): task, strategy, where measured, results, status, best')
   .option('--json', 'machine-readable output')
   .action((o: { json?: boolean }) => {
     const list = listSessions(sessionsRoot());
     out(!!o.json, list, () =>
-      list.length ? list.map((s) => `${s.id}  ${s.meta?.task.name ?? '?'}  ${s.results} results  ${s.status ?? ''}${s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}` : ''}${s.error ? `  ERROR ${s.error}` : ''}`).join('\n') : `no sessions in ${sessionsRoot()}`,
+      list.length ? list.map(describeSession).join('\n') : `no sessions in ${sessionsRoot()}`,
     );
   });
 
@@ -328,13 +399,14 @@ program
   .description('serve the workbench to a browser (for a GPU in a headless server): the UI and its API, behind a random access token')
   .option('--host <addr>', 'address to bind (default 127.0.0.1; anything else exposes the engine to that network, token-protected)', '127.0.0.1')
   .option('--port <n>', 'port (0 picks a free one)', (v) => Number(v), 5317)
+  .option('--allow-host <name>', 'a host name browsers may use besides this machine\'s names and addresses (repeatable; e.g. a DNS alias)', (v: string, prev: string[]) => [...prev, v], [] as string[])
   .option('--static <dir>', 'built renderer folder (default: out/renderer of this checkout)')
   .option('--open', 'open the URL in the default browser')
   .option('--json', 'print {url, host, port} as one JSON line')
-  .action(async (o: { host: string; port: number; static?: string; open?: boolean; json?: boolean }) => {
+  .action(async (o: { host: string; port: number; allowHost: string[]; static?: string; open?: boolean; json?: boolean }) => {
     if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new UsageError('--port must be an integer 0..65535');
     const { startWebServer, defaultStaticDir, openInBrowser } = await import('../server/web.js');
-    const srv = await startWebServer({ host: o.host, port: o.port, staticDir: o.static ? resolve(o.static) : defaultStaticDir() });
+    const srv = await startWebServer({ host: o.host, port: o.port, allowHosts: o.allowHost, staticDir: o.static ? resolve(o.static) : defaultStaticDir() });
     if (o.json) process.stdout.write(JSON.stringify({ url: srv.url, host: srv.host, port: srv.port }) + '\n');
     else {
       process.stdout.write(`KernelDuel workbench: ${srv.url}\n`);
@@ -370,7 +442,7 @@ program
 function isUserError(e: unknown): e is Error {
   if (!(e instanceof Error) || process.env.KERNELDUEL_DEBUG === '1') return false;
   if (e instanceof TaskError || e instanceof UsageError) return true;
-  if (['JournalError', 'SandboxError', 'TaskError'].includes(e.name)) return true;
+  if (['JournalError', 'SandboxError', 'TaskError', 'BaselineError'].includes(e.name)) return true;
   // Plain Errors are thrown deliberately by the engine with a message for the user; the built-in
   // subclasses (TypeError, RangeError, ...) are bugs.
   return Object.getPrototypeOf(e) === Error.prototype;

@@ -4,8 +4,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 
+/** `$KERNELDUEL_HOME` (an empty value counts as unset), or `~/.kernelduel`: sessions, builds, locks, settings. */
 export function kernelduelHome(env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(env.KERNELDUEL_HOME ?? join(os.homedir(), '.kernelduel'));
+  const home = env.KERNELDUEL_HOME;
+  return resolve(home && home.trim() !== '' ? home : join(os.homedir(), '.kernelduel'));
 }
 
 /** Work folder for builds, reference outputs and harness binaries. */

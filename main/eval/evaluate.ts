@@ -8,7 +8,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import PQueue from 'p-queue';
-import type { CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
+import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../common/types.js';
 import type { Toolchain } from '../toolchain/nvcc.js';
 import type { GpuInfo } from '../gpu/detect.js';
 import { cudaDeviceSelector, readClocks } from '../gpu/detect.js';
@@ -250,8 +250,8 @@ export class Evaluator {
   reference(signal?: AbortSignal): Promise<Judge> {
     this.judgeReady ??= (async () => {
       await this.probe(signal);
-      const b = await this.build({ source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, signal);
-      if (!b.ok || !b.libPath) throw new Error(`the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${b.failure?.reason}\n${b.failure?.log ?? ''}`);
+      const b = await this.buildReference(signal);
+      if (b.failure || !b.libPath) throw new Error(`${b.failure?.reason}\n${b.failure?.log ?? ''}`);
       const h = await this.harness();
       mkdirSync(this.judgeDir, { recursive: true });
       const planPath = join(this.judgeDir, 'plan.txt');
@@ -271,6 +271,14 @@ export class Evaluator {
   /** Stops the judge (frees its GPU memory); the next measurement starts a new one. */
   close(): void {
     this.judgeInst?.close();
+  }
+
+  /** Builds the trusted reference (cached like any build); a failure names the reference file. */
+  async buildReference(signal?: AbortSignal): Promise<BuildResult> {
+    const b = await this.build({ source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, signal);
+    if (b.ok && b.libPath) return b;
+    const why = b.failure?.reason ?? 'no library was written';
+    return { ...b, ok: false, failure: { kind: b.failure?.kind ?? 'compile', reason: `the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${why}`, log: b.failure?.log } };
   }
 
   build(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal) {
@@ -311,7 +319,11 @@ export class Evaluator {
     o.onStage?.('build');
     const build = await this.build(spec, o.signal);
     if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
-    if (!this.gpu) return { build, source: this.source, compileOnly: true };
+    if (!this.gpu) {
+      // Compile-only still builds the reference: a broken one must not pass for lack of a GPU.
+      const ref = await this.buildReference(o.signal);
+      return ref.failure ? { build, failure: ref.failure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true };
+    }
     let judge: Judge;
     let probe: ProbeInfo;
     try {

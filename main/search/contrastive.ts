@@ -79,6 +79,13 @@ interface Sample {
   tunablesOnly: boolean;
 }
 
+/** What a resumed contrastive run takes back (see saveState). */
+export interface ContrastiveState {
+  logits: number[][];
+  tunablesOnly: boolean;
+  draws: number;
+}
+
 export interface ContrastiveStrategy extends Strategy {
   readonly model: PreferenceModel;
   readonly encoder: FeatureEncoder;
@@ -101,7 +108,13 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15, ...opts,
   };
-  const rng = mulberry32(seed);
+  // Draws are counted so that a resumed run continues the same random stream (restoreState).
+  const rawRng = mulberry32(seed);
+  let draws = 0;
+  const rng = (): number => {
+    draws++;
+    return rawRng();
+  };
   const seen = new Seen(space);
   const encoder = new FeatureEncoder(space, opts.features ?? { crosses: true });
   const model = new PreferenceModel(encoder.length, { seed, ...(opts.model ?? {}) });
@@ -309,6 +322,22 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     },
     modelStats(): ModelStats | null {
       return model.trained ? model.stats() : null;
+    },
+    // The policy's logits, its stage and its random stream; measured variants, the preference
+    // model's pairs and the best are rebuilt from the journal.
+    saveState(): ContrastiveState {
+      return { logits: logits.map((l) => [...l]), tunablesOnly, draws };
+    },
+    restoreState(x: unknown): string | null {
+      const st = x as Partial<ContrastiveState> | null;
+      if (!st || !Array.isArray(st.logits) || typeof st.tunablesOnly !== 'boolean' || !Number.isInteger(st.draws) || st.draws! < 0 || st.draws! > 1e8) return 'not a contrastive policy state';
+      if (st.logits.length !== logits.length || st.logits.some((l, i) => !Array.isArray(l) || l.length !== logits[i].length || l.some((v) => typeof v !== 'number' || !Number.isFinite(v)))) {
+        return `its dimensions (${st.logits.map((l) => (Array.isArray(l) ? l.length : '?')).join('×')}) are not this action space's (${logits.map((l) => l.length).join('×')})`;
+      }
+      st.logits.forEach((l, i) => logits[i].set(l as number[]));
+      tunablesOnly = tunablesOnly && st.tunablesOnly; // stage 1 is never re-entered
+      while (draws < st.draws!) rng();
+      return null;
     },
     predict(a: VariantRecord, b: VariantRecord) {
       if (!model.trained) return null;

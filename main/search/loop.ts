@@ -11,6 +11,8 @@ import type { Measurer } from './measurer.js';
 import type { PairPredictionRecord, Session } from '../session/store.js';
 import { isTimedSuccess } from '../session/store.js';
 import { configKey, defaultConfig } from '../task/space.js';
+import { readPolicyState, writePolicyState } from '../session/policy-state.js';
+import { markRunning } from '../session/running.js';
 
 export type LoopEvent =
   | { type: 'variant'; variant: VariantRecord }
@@ -60,6 +62,10 @@ export interface Strategy {
   predict?(a: VariantRecord, b: VariantRecord): PairPredictionRecord | null;
   /** The strategy's model quality, when it has a model. */
   modelStats?(): ModelStats | null;
+  /** What the journal cannot rebuild (plain JSON), kept beside the session so a resume continues it. */
+  saveState?(): unknown;
+  /** Takes back saveState()'s value after the journal was replayed; a reason when it cannot (then it starts afresh). */
+  restoreState?(state: unknown): string | null;
 }
 
 export interface LoopOptions {
@@ -109,9 +115,37 @@ export async function ensureBaseline(o: LoopOptions): Promise<string> {
 }
 
 export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
+  // Marked as running while this runs: a kill leaves the mark, and listings show `interrupted`.
+  const unmark = markRunning(o.session.dir);
+  try {
+    return await loop(o);
+  } finally {
+    unmark();
+  }
+}
+
+/** The baseline does not build or check: nothing can be compared with it, so the run stops at once. */
+export class BaselineError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BaselineError';
+  }
+}
+
+async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
   const { session, evaluator, strategy } = o;
   const baselineExisted = session.variants().some((v) => v.origin === 'baseline' && session.resultOf(v.id));
   const baselineId = await ensureBaseline(o);
+  const failed = session.resultOf(baselineId)?.failure;
+  if (failed && !o.signal?.aborted) {
+    const used = session.variants().filter((v) => v.origin !== 'baseline' && session.resultOf(v.id)).length;
+    session.append({ type: 'status', status: 'stopped', budgetUsed: used });
+    const t = evaluator.task;
+    throw new BaselineError(
+      `the baseline of task ${t.manifest.name} (${t.baselinePath}) fails [${failed.kind}]: ${failed.reason.split('\n')[0]}\n` +
+        `nothing can be compared with it, so session ${session.meta.id} stops here; fix the task (\`kernelduel eval ${t.dir}\` shows the whole message), then start a new session`,
+    );
+  }
   const baseMs = medianOf(session.resultOf(baselineId));
   // Resume: count what this session already measured, and tell the strategy about it.
   const seen = new Set<string>();
@@ -131,6 +165,15 @@ export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
     const b = session.variant(ev.b);
     if (a && b) strategy.observeDuel?.(a, b, ev.result);
   }
+  // What the journal cannot rebuild: the strategy's own state when this session was last measured.
+  const saved = strategy.restoreState ? readPolicyState(session.dir) : null;
+  if (saved && saved.strategy === strategy.name) {
+    const why = strategy.restoreState!(saved.state);
+    if (why) session.append({ type: 'note', level: 'warn', message: `the ${strategy.name} policy starts afresh: its saved state does not fit (${why})` });
+  }
+  const saveState = (): void => {
+    if (strategy.saveState) writePolicyState(session.dir, { strategy: strategy.name, results: evaluated, state: strategy.saveState() });
+  };
   let modelVersion = -1;
   const modelEvent = (): void => {
     const stats = strategy.modelStats?.();
@@ -220,6 +263,7 @@ export async function runLoop(o: LoopOptions): Promise<{ evaluated: number }> {
     await duelFor(v, result);
     modelEvent();
     await fill();
+    saveState(); // after the next proposals were drawn: the state they left
   }
   const best = session.best();
   session.append({ type: 'status', status: o.signal?.aborted ? 'stopped' : 'finished', budgetUsed: evaluated });

@@ -16,7 +16,16 @@ import { actionSpaceFor, isLlmStrategyName, makeStrategy, type RunStrategyName }
 import { LlmProvider, type LlmSettingsInput } from '../llm/provider.js';
 import { LlmStrategy, mixedStrategy } from './llm.js';
 
-export type Backend = { kind: 'replay'; recording: string; seed?: number } | { kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number; /** Compile-only even when a GPU is present. */ noGpu?: boolean };
+export type Backend =
+  | { kind: 'replay'; recording: string; seed?: number }
+  | {
+      kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number;
+      /** Compile-only even when a GPU is present. */
+      noGpu?: boolean;
+      /** This GPU only (a resumed session's): refused when it is not usable here. */
+      uuid?: string;
+      gpuName?: string;
+    };
 
 export interface RunOptions {
   /** Task folder or built-in task name (ignored when resuming: the session names its task). */
@@ -99,8 +108,12 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     if (process.env.KERNELDUEL_NO_GPU !== '1' && !b.noGpu) {
       const det = await detectGpus();
       const usable = det.gpus.filter((g) => g.arch);
-      gpu = b.gpu === undefined ? (usable[0] ?? null) : (usable.find((g) => g.index === b.gpu) ?? null);
-      if (b.gpu !== undefined && !gpu) throw new Error(`--gpu ${b.gpu}: no such GPU`);
+      gpu = b.uuid !== undefined ? (usable.find((g) => g.uuid === b.uuid) ?? null) : b.gpu === undefined ? (usable[0] ?? null) : (usable.find((g) => g.index === b.gpu) ?? null);
+      if (b.uuid === undefined && b.gpu !== undefined && !gpu) throw new Error(`--gpu ${b.gpu}: no such GPU`);
+      if (b.uuid !== undefined && gpu && b.gpu !== undefined && gpu.index !== b.gpu) throw new Error(`--gpu ${b.gpu}: the session measures on GPU ${gpu.index} (${gpu.name}, ${b.uuid}); leave --gpu out`);
+    }
+    if (b.uuid !== undefined && !gpu) {
+      throw new Error(`the session measured on GPU ${b.gpuName ?? ''} (${b.uuid}), which is not usable here: resume it on the machine that has that GPU (its measurements are not comparable with another GPU's), or start a new session`);
     }
     const ev = new Evaluator({ task, toolchain: tc, gpu, arch: b.arch, timing: b.maxMs ? { maxMs: b.maxMs } : undefined });
     measurer = ev;
@@ -110,7 +123,12 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   }
   session ??= createSession(root, {
     id: newSessionId(), task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash }, gpu: gpuMeta,
-    settings: { strategy: o.strategy, budget: o.budget, seed: o.seed, ...(seeds ? { seeds } : {}), backend: o.backend.kind === 'replay' ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording } : { kind: 'gpu' },
+    // Everything --resume continues with (main/search/resume.ts reads it back).
+    settings: { strategy: o.strategy, budget: o.budget, seed: o.seed, ...(seeds ? { seeds } : {}),
+      backend: o.backend.kind === 'replay'
+        ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording, seed: o.backend.seed ?? o.seed }
+        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly },
+      flags: o.flags !== false, transforms: o.transforms !== false,
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).
       ...(provider ? { llm: provider.describe() } : {}) },
     createdAt: new Date().toISOString(), kernelduelVersion: KERNELDUEL_VERSION,

@@ -2,6 +2,7 @@
 // prints, then in an HttpOnly cookie), a Host-header check against DNS rebinding, and an Origin
 // check on the WebSocket upgrade against cross-site pages.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import os from 'node:os';
 
 export function newToken(): string {
   return randomBytes(24).toString('base64url');
@@ -60,11 +61,34 @@ export function hostAllowed(hostHeader: string | undefined, allowed: readonly st
   return allowed.includes(hostHeader.toLowerCase());
 }
 
-/** Hosts a browser may use to reach a server bound to `bindHost` on `port`. */
-export function allowedHosts(bindHost: string, port: number): string[] {
-  const names = new Set<string>([bindHost]);
-  if (bindHost === '127.0.0.1' || bindHost === 'localhost' || bindHost === '::1') ['127.0.0.1', 'localhost', '[::1]'].forEach((h) => names.add(h));
-  if (bindHost === '0.0.0.0' || bindHost === '::') return [];
+/** This machine's names and interface addresses (what a browser elsewhere may put in Host). */
+export interface MachineNames {
+  hostnames: string[];
+  addresses: string[];
+}
+
+export function machineNames(): MachineNames {
+  const addresses: string[] = [];
+  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) addresses.push(a.address.replace(/%.*$/, ''));
+  const h = os.hostname().toLowerCase();
+  return { hostnames: [h, ...(h.includes('.') ? [h.split('.')[0]] : [])], addresses };
+}
+
+const LOOPBACK = ['127.0.0.1', 'localhost', '::1'];
+
+/**
+ * `host:port` values a browser may send in Host to reach a server bound to `bindHost` on `port`
+ * (anything else is refused, against DNS rebinding). Loopback names for a loopback bind; for any
+ * other bind the machine's host names too, and for a wildcard bind (0.0.0.0, ::) every address of
+ * the machine; `extra` adds names (e.g. a DNS alias; --allow-host).
+ */
+export function allowedHosts(bindHost: string, port: number, machine: MachineNames = { hostnames: [], addresses: [] }, extra: readonly string[] = []): string[] {
+  const names = new Set<string>([bindHost, ...LOOPBACK]);
+  const wildcard = bindHost === '0.0.0.0' || bindHost === '::';
+  if (wildcard) names.delete(bindHost);
+  if (!LOOPBACK.includes(bindHost)) machine.hostnames.forEach((h) => names.add(h));
+  if (wildcard) machine.addresses.forEach((a) => names.add(a));
+  extra.forEach((h) => names.add(h));
   return [...names].map((h) => `${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${port}`.toLowerCase());
 }
 

@@ -9,7 +9,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApiEvent, ClientFrame, ServerFrame } from '../api/contract.js';
 import { createDispatcher, type Dispatch } from '../api/dispatch.js';
 import { ApiService } from '../api/service.js';
-import { allowedHosts, authenticate, cookieName, hostAllowed, newToken, originAllowed } from './auth.js';
+import { allowedHosts, authenticate, cookieName, hostAllowed, machineNames, newToken, originAllowed } from './auth.js';
 import { contentSecurityPolicy } from './csp.js';
 import { resourcesDir } from '../common/paths.js';
 import { spawn } from 'node:child_process';
@@ -43,6 +43,8 @@ export interface WebServerOptions {
   token?: string;
   service?: ApiService;
   env?: NodeJS.ProcessEnv;
+  /** Host names besides this machine's that the Host header may carry (a DNS alias, a proxy's name). */
+  allowHosts?: string[];
 }
 
 export interface WebServer {
@@ -71,6 +73,11 @@ function refuse(res: http.ServerResponse, code: number, text: string): void {
   res.end(text + '\n');
 }
 
+function inside(root: string, p: string): boolean {
+  const r = path.relative(root, p);
+  return r !== '' && !r.startsWith('..') && !path.isAbsolute(r);
+}
+
 /** The file under `root` that a URL path names, or null when it escapes `root` or does not exist. */
 export function staticFile(root: string, urlPath: string): string | null {
   let rel: string;
@@ -82,13 +89,18 @@ export function staticFile(root: string, urlPath: string): string | null {
   if (rel.includes('\0')) return null;
   if (rel === '/' || rel === '') rel = '/index.html';
   const p = path.resolve(root, '.' + path.posix.normalize(rel));
-  const r = path.relative(root, p);
-  if (r.startsWith('..') || path.isAbsolute(r)) return null;
+  if (!inside(root, p)) return null;
   try {
-    return fs.statSync(p).isFile() ? p : null;
+    // A link inside the folder must not lead out of it either.
+    return fs.statSync(p).isFile() && inside(fs.realpathSync(root), fs.realpathSync(p)) ? p : null;
   } catch {
     return null;
   }
+}
+
+/** What to do when the port is taken: `--port 0` picks a free one (through npm: `npm start -- --port 0`). */
+export function portInUseMessage(port: number, host: string): string {
+  return `port ${port} on ${host} is in use (another KernelDuel, or another program): start with --port 0 to pick a free port (\`npm start -- --port 0\`, \`kernelduel serve --port 0\`), or --port N for a port of your choice`;
 }
 
 export function startWebServer(o: WebServerOptions): Promise<WebServer> {
@@ -106,7 +118,7 @@ export function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const server = http.createServer((req, res) => {
     const connect = allowed.filter((h) => !h.startsWith('[')).map((h) => `ws://${h}`);
     securityHeaders(res, connect);
-    if (allowed.length && !hostAllowed(req.headers.host, allowed)) return refuse(res, 403, 'unexpected Host header');
+    if (!hostAllowed(req.headers.host, allowed)) return refuse(res, 403, `unexpected Host header ${JSON.stringify(req.headers.host ?? '')}: use this machine's name or address (or start kernelduel serve with --allow-host NAME)`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return refuse(res, 405, 'method not allowed');
     const how = authenticate({ url: req.url ?? '/', cookie: req.headers.cookie }, token, port);
     if (!how) return refuse(res, 401, 'KernelDuel: open the URL with the access token that `kernelduel serve` printed');
@@ -138,7 +150,7 @@ export function startWebServer(o: WebServerOptions): Promise<WebServer> {
     };
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname !== API_PATH) return deny(404, 'Not Found');
-    if (allowed.length && !hostAllowed(req.headers.host, allowed)) return deny(403, 'Forbidden');
+    if (!hostAllowed(req.headers.host, allowed)) return deny(403, 'Forbidden');
     if (!originAllowed(req.headers.origin, req.headers.host)) return deny(403, 'Forbidden');
     if (!authenticate({ url: req.url ?? '/', cookie: req.headers.cookie }, token, port)) return deny(401, 'Unauthorized');
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
@@ -169,12 +181,12 @@ export function startWebServer(o: WebServerOptions): Promise<WebServer> {
 
   return new Promise((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      reject(e.code === 'EADDRINUSE' ? new Error(`port ${o.port} on ${host} is in use: choose another with --port (0 picks a free one)`) : e);
+      reject(e.code === 'EADDRINUSE' ? new Error(portInUseMessage(o.port ?? 0, host)) : e);
     });
     server.listen(o.port ?? 0, host, () => {
       const addr = server.address();
       port = typeof addr === 'object' && addr ? addr.port : (o.port ?? 0);
-      allowed = allowedHosts(host, port);
+      allowed = allowedHosts(host, port, machineNames(), o.allowHosts ?? []);
       const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
       resolve({
         host, port, token, service,

@@ -7,13 +7,14 @@
 // Session.variants()/variant()/events() give variants with `source` filled in, as before; journals
 // written before (variant events carrying `source`) read unchanged.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { DuelResult, EvalResult, VariantRecord } from '../common/types.js';
 import { writeFileAtomic, fsyncDir } from '../common/atomic.js';
 import { Journal, JournalError, type JournalEntry } from './journal.js';
+import { runState } from './running.js';
+import { kernelduelHome } from '../common/paths.js';
 
 export const SESSION_FILE = 'session.json';
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -21,9 +22,7 @@ export const SUMMARY_FILE = 'summary.json';
 
 /** `$KERNELDUEL_HOME/sessions`, or `~/.kernelduel/sessions`. */
 export function sessionsRoot(env: NodeJS.ProcessEnv = process.env): string {
-  const home = env.KERNELDUEL_HOME;
-  if (home && home.trim() !== '') return path.join(path.resolve(home), 'sessions');
-  return path.join(os.homedir(), '.kernelduel', 'sessions');
+  return path.join(kernelduelHome(env), 'sessions');
 }
 
 // ---------------------------------------------------------------------------------------------- schemas
@@ -325,6 +324,11 @@ export function computeBest(variants: VariantRecord[], resultOf: (id: string) =>
 }
 
 // ---------------------------------------------------------------------------------------------- Session
+
+/** A session's session.json (validated), without reading its journal: `readSessionMeta(root, id)`. */
+export function readSessionMeta(root: string, id: string): SessionMeta {
+  return readMeta(path.join(root, id));
+}
 
 function readMeta(dir: string): SessionMeta {
   const file = path.join(dir, SESSION_FILE);
@@ -661,7 +665,11 @@ export interface SessionSummary {
   meta?: SessionMeta;
   variants: number;
   results: number;
-  status?: SessionStatus;
+  /**
+   * The last status journaled, or what the run mark says (main/session/running.ts): `running` while
+   * a run appends, `interrupted` when its run was killed (or never recorded an end).
+   */
+  status?: SessionStatus | 'interrupted';
   budgetUsed?: number;
   best?: { variantId: string; medianMs: number; speedup: number | null };
   /** The journal ends in a torn line (a crash); it is repaired when the session is opened. */
@@ -700,10 +708,19 @@ function summarize(records: StoredSessionEvent[]): Omit<SummaryFile, 'v' | 'jour
 /**
  * One session's summary. summary.json is used when it describes the journal as it is (same last seq and
  * length; every journal line is still checked for damage, cheaply: envelope, seq and crc, no parsing), or
- * when a run is appending right now and it lags by at most a few seconds; otherwise the journal is read
- * (and summary.json refreshed for the next listing).
+ * when a run is appending right now (its mark names a live process) and it lags by at most a few seconds;
+ * otherwise the journal is read (and summary.json refreshed for the next listing). The status says
+ * `running` or `interrupted` when a run's mark says so.
  */
 function summarizeSession(dir: string, s: SessionSummary): void {
+  readCounts(dir, s);
+  // Killed: the run's mark is left with its process gone; no end was ever journaled.
+  const run = runState(dir);
+  if (run) s.status = run;
+  else if (s.status === undefined && s.variants > 0) s.status = 'interrupted';
+}
+
+function readCounts(dir: string, s: SessionSummary): void {
   const jf = path.join(dir, JOURNAL_FILE);
   let mtimeMs = 0;
   try {
@@ -717,7 +734,9 @@ function summarizeSession(dir: string, s: SessionSummary): void {
     const scan = Journal.scanBuffer(jf, buf);
     const d = sum.data;
     const exact = scan.lastSeq === d.journalSeq && scan.validBytes === d.journalBytes;
-    const live = !exact && d.journalSeq <= scan.lastSeq && Date.now() - mtimeMs < SUMMARY_LIVE_MS && sum.mtimeMs >= mtimeMs - SUMMARY_LAG_MS;
+    // Behind the journal: trusted only while a run is appending right now (it lags by at most a few
+    // seconds); a killed run's summary is stale for good, so its journal is read.
+    const live = !exact && d.journalSeq <= scan.lastSeq && Date.now() - mtimeMs < SUMMARY_LIVE_MS && sum.mtimeMs >= mtimeMs - SUMMARY_LAG_MS && runState(dir) === 'running';
     if (exact || live) {
       s.variants = d.variants;
       s.results = d.results;

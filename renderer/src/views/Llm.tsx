@@ -96,7 +96,8 @@ export function LlmView() {
     setTesting(true);
     setReport(null);
     try {
-      setReport(await api.call('llm.testConnection', { settings }));
+      // A key typed here goes with the test; the saved one only to the saved base URL.
+      setReport(await api.call('llm.testConnection', { settings, ...(key ? { apiKey: key } : {}) }));
     } catch (e) {
       setError(e);
     } finally {
@@ -144,6 +145,7 @@ export function LlmView() {
         {report && (
           <div className={report.ok ? 'ok-box' : 'error-box'} data-testid="llm-test-result">
             {report.ok ? `connected to ${report.baseURL} in ${report.latencyMs} ms; ${report.model} replied "${report.reply ?? ''}"` : `${report.error?.kind ?? 'failed'}: ${report.error?.message ?? 'no answer'}`}
+            {report.note && <div className="muted small" data-testid="llm-test-note">{report.note}</div>}
             {report.models && <div className="muted small">models listed: {report.models.join(', ') || 'none'}{report.modelListed === false ? ` — ${report.model} is not among them` : ''}</div>}
           </div>
         )}
