@@ -73,7 +73,7 @@ export interface CheckResult {
   ok: boolean;
   checks: BufferCheck[];
   /** As the harness reported it for this run: where the references and the measurement were (processes that run no variant code), the capture process's system-call filter and sandbox. */
-  isolation?: { refs: string; syscallFilter: string; measurement?: string; sandbox?: string };
+  isolation?: { refs: string; syscallFilter: string; measurement?: string; sandbox?: string; writes?: string };
   failure?: Failure;
   durationMs: number;
 }

@@ -69,7 +69,7 @@ export interface EvaluatorOptions {
   /** nvcc -arch; defaults to the GPU's, or sm_90 when compile-only. */
   arch?: string;
   workRoot?: string;
-  /** Seeds for the correctness checks; default three fresh random seeds. */
+  /** How many check seeds (default three); the judge draws the seeds themselves, so only the count is used. */
   seeds?: number[];
   timing?: Partial<TimingSettings>;
   checkTimeoutMs?: number;
@@ -93,6 +93,8 @@ export interface ProbeInfo {
   emptyWallMs: number;
   /** 'active', or why the harness's system-call filter is not installed (in the capture process). */
   syscallFilter?: string;
+  /** 'only to <folder> (Landlock ABI n)', or why the capture process's writes are not restricted. */
+  writes?: string;
   /** 'ok', or the driver functions the harness lacks. */
   driverApi?: string;
   /** 'ok', or why stream capture does not work here. */
@@ -102,6 +104,7 @@ export interface ProbeInfo {
 /** What the capture process (the only one that runs a variant's host code) reports. */
 interface CaptureBody {
   syscallFilter?: string;
+  writes?: string;
   sizes?: Array<{ size: number; ops: number; kernels: number; scratchBytes: number }>;
   modules?: string[];
 }
@@ -132,6 +135,11 @@ export function deviceCodeRoots(tc: Pick<Toolchain, 'cudaHome' | 'libDir'>): str
     /* no /usr/local */
   }
   return [...roots];
+}
+
+/** The sha256 of a file (a variant's library, checked around the runs of variant host code). */
+function digestOf(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
 export class Evaluator {
@@ -198,12 +206,17 @@ export class Evaluator {
     return out;
   }
 
+  /**
+   * The plan the harness processes read. It says how many check seeds each size gets, never which:
+   * the judge draws them itself, so no file a variant could read holds them.
+   */
   plan(): PlanInput {
+    const sizeSeeds = Object.fromEntries(Object.entries(this.sizeSeeds()).map(([k, v]) => [k, v.map(() => 0)]));
     return {
       task: this.task,
       sizes: this.task.manifest.sizes.map((_, i) => i),
-      seeds: this.seeds,
-      sizeSeeds: this.sizeSeeds(),
+      seeds: this.seeds.map(() => 0),
+      sizeSeeds,
       timed: this.task.timed,
       timing: this.timing,
       verifySamples: this.opts.verifySamples,
@@ -233,6 +246,9 @@ export class Evaluator {
             if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); variants' host code runs without it (the measurements do not depend on it: docs/ISOLATION.md)`);
             const filter = r.body.syscallFilter;
             if (filter && filter !== 'active' && a.iso.syscallFilter !== false) noteOnce(`syscall-filter:${filter}`, `the harness's system-call filter (no new processes, no network sockets, no signals to other processes) is not installed here: ${filter}`);
+            const writes = r.body.writes;
+            if (writes && !writes.startsWith('only to') && a.iso.sandbox === false)
+              noteOnce(`writes:${writes}`, `variants' host code runs here without the sandbox and without Landlock (${writes}): it could write wherever you can, other variants' builds included`);
             if (r.body.driverApi && r.body.driverApi !== 'ok') throw new Error(`the CUDA driver here lacks what the harness needs (${r.body.driverApi}): KernelDuel needs a driver for CUDA 12.4 or newer`);
             if (r.body.capture && r.body.capture !== 'ok') throw new Error(`CUDA stream capture does not work here (${r.body.capture}): KernelDuel captures each variant's GPU work to time it without running its host code`);
             return r.body;
@@ -286,28 +302,27 @@ export class Evaluator {
   }
 
   /** Runs the variant's host code once per size in the sandboxed capture process; the work description's path, or why not. */
-  private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number }> {
+  private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }> {
     const h = await this.harness();
     const dir = join(lib, '..', 'runs');
     mkdirSync(dir, { recursive: true });
     const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
     // The judge loads the variant's device code from this file after the capture: it must be the
     // file that was built (without the sandbox, the variant's host code could rewrite it).
-    const digest = (): string => createHash('sha256').update(readFileSync(lib)).digest('hex');
-    const before = digest();
+    const before = digestOf(lib);
     const r = await runHarness<CaptureBody>({
       harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
       timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.iso,
     });
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
-    if (digest() !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
+    if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
     if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
-    return { desc, body: r.body, durationMs: r.durationMs };
+    return { desc, body: r.body, durationMs: r.durationMs, digest: before };
   }
 
   /** The isolation a check ran under: the judge's account plus the capture process's filter state. */
   private isolationOf(judged: CheckBody['isolation'], cap: CaptureBody | undefined): CheckResult['isolation'] {
-    return { refs: judged?.refs ?? 'judge', measurement: judged?.measurement, syscallFilter: cap?.syscallFilter ?? 'unknown', sandbox: this.iso.sandbox === false ? 'off' : 'auto' };
+    return { refs: judged?.refs ?? 'judge', measurement: judged?.measurement, syscallFilter: cap?.syscallFilter ?? 'unknown', writes: cap?.writes, sandbox: this.iso.sandbox === false ? 'off' : 'auto' };
   }
 
   /** Build, check and time one variant. Failures come back in the result, never as exceptions. */
@@ -399,6 +414,8 @@ export class Evaluator {
       if (ca.failure) return { failure: { ...ca.failure, reason: `A: ${ca.failure.reason}` } };
       const cb = await this.capture(bb.libPath!, signal);
       if (cb.failure) return { failure: { ...cb.failure, reason: `B: ${cb.failure.reason}` } };
+      // B's host code ran after A's capture: A's library must still be the one A's capture saw.
+      if (digestOf(ba.libPath!) !== ca.digest) return { failure: { kind: 'runtime', reason: "A: the variant's library changed while the other variant's host code ran" } };
       try {
         const ans = await judge.call<DuelBody>(['duel', ba.libPath!, ca.desc!, bb.libPath!, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
         if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };

@@ -91,7 +91,7 @@ function signalName(n: number): string | null {
 }
 
 /** The one-shot modes, plus the harness's self-test modes that need no GPU (for the test suite). */
-export type HarnessMode = 'probe' | 'capture' | 'filter-selftest' | 'fatbin-selftest' | 'workdesc-selftest';
+export type HarnessMode = 'probe' | 'capture' | 'filter-selftest' | 'writes-selftest' | 'fatbin-selftest' | 'workdesc-selftest';
 
 export interface HarnessOutcome<B> {
   ok: boolean;

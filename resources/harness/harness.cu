@@ -10,7 +10,7 @@
 //                      checks, times and duels variants; never runs variant code (kd_judge.h)
 //   kd_harness exec    <plan>                                        started by the judge: runs one
 //                      variant's rebuilt GPU work, no variant host code (kd_exec.h)
-//   kd_harness filter-selftest|fatbin-selftest|workdesc-selftest ... tests without a GPU
+//   kd_harness filter-selftest|writes-selftest|fatbin-selftest|workdesc-selftest ... tests without a GPU
 //
 // One-shot modes write <result.json> atomically, never to stdout, so a variant that floods stdout
 // cannot forge it; exit code 0 also for a failure: the result says why.
@@ -56,7 +56,7 @@ static std::string mode_probe() {
   std::string capture = "ok";
   if (cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeGlobal) != cudaSuccess || cudaStreamEndCapture(cudaStreamPerThread, &g) != cudaSuccess) capture = cudaGetErrorString(cudaGetLastError());
   if (g) cudaGraphDestroy(g);
-  return body + ",\"emptyWallMs\":" + jnum(wall[wall.size() / 2]) + ",\"syscallFilter\":" + jstr(g_filter_state) + ",\"driverApi\":" + jstr(driver ? "ok" : "missing " + g_driver_missing) +
+  return body + ",\"emptyWallMs\":" + jnum(wall[wall.size() / 2]) + ",\"syscallFilter\":" + jstr(g_filter_state) + ",\"writes\":" + jstr(g_writes_state) + ",\"driverApi\":" + jstr(driver ? "ok" : "missing " + g_driver_missing) +
          ",\"capture\":" + jstr(capture);
 }
 
@@ -77,6 +77,25 @@ int main(int argc, char** argv) {
   std::string body;
   try {
     if (mode == "filter-selftest") body = mode_filter_selftest();
+    else if (mode == "writes-selftest" && argc >= 5) {
+      // Restricts writes to the working folder, then tries what a variant's host code would.
+      char cwd[PATH_MAX];
+      if (!getcwd(cwd, sizeof cwd)) fail("runtime", "no working folder");
+      std::string state = restrict_writes(cwd);
+      auto try_open = [](const std::string& path, int flags) {
+        int fd = open(path.c_str(), flags | O_CLOEXEC, 0600);
+        if (fd < 0) return (long)-errno;
+        close(fd);
+        return 0L;
+      };
+      std::string outside = argv[4];
+      body = "\"state\":" + jstr(state) + ",\"own\":" + std::to_string(try_open(std::string(cwd) + "/x.bin", O_WRONLY | O_CREAT)) +
+             ",\"outsideNew\":" + std::to_string(try_open(outside + "/planted.bin", O_WRONLY | O_CREAT)) +
+             ",\"outsideExisting\":" + std::to_string(try_open(outside + "/existing.bin", O_WRONLY)) +
+             ",\"readOutside\":" + std::to_string(try_open(outside + "/existing.bin", O_RDONLY)) +
+             ",\"procMem\":" + std::to_string(try_open("/proc/self/mem", O_RDWR)) + ",\"devNull\":" + std::to_string(try_open("/dev/null", O_WRONLY)) +
+             ",\"eacces\":" + std::to_string(EACCES);
+    }
     else if (mode == "fatbin-selftest" && argc >= 5) body = mode_fatbin_selftest(argv[4], std::vector<std::string>(argv + 5, argv + argc));
     else if (mode == "workdesc-selftest" && argc >= 5) {
       std::vector<unsigned char> text, blob;
@@ -91,17 +110,22 @@ int main(int argc, char** argv) {
       body = "\"sizes\":" + std::to_string(w.sizes.size()) + ",\"ops\":" + std::to_string(ops) + ",\"modules\":" + std::to_string(w.modules.size()) + ",\"text\":" + jstr(write_workdesc(w));
     } else if (mode == "probe") {
       lock_down();
+      char cwd[PATH_MAX];
+      g_writes_state = getcwd(cwd, sizeof cwd) ? restrict_writes(cwd) : "not restricted: no working folder";
       body = mode_probe();
     } else if (mode == "capture" && argc >= 6) {
       setenv("CUDA_MODULE_LOADING", "LAZY", 1);  // the code search loads many fat binaries; nothing is timed here
+      setenv("CUDA_CACHE_DISABLE", "1", 1);       // no JIT cache writes outside the run folder
       lock_down();
-      body = "\"syscallFilter\":" + jstr(g_filter_state) + "," + mode_capture(plan, argv[4], argv[5]);
+      char cwd[PATH_MAX];
+      g_writes_state = getcwd(cwd, sizeof cwd) ? restrict_writes(cwd) : "not restricted: no working folder";
+      body = "\"syscallFilter\":" + jstr(g_filter_state) + ",\"writes\":" + jstr(g_writes_state) + "," + mode_capture(plan, argv[4], argv[5]);
     } else {
       fprintf(stderr, "kd_harness: bad arguments\n");
       return 64;
     }
   } catch (HarnessFailure& f) {
-    write_result(result, plan.nonce, f.status, f.error, mode == "capture" ? "\"syscallFilter\":" + jstr(g_filter_state) : "");
+    write_result(result, plan.nonce, f.status, f.error, mode == "capture" ? "\"syscallFilter\":" + jstr(g_filter_state) + ",\"writes\":" + jstr(g_writes_state) : "");
     _exit(0);
   }
   write_result(result, plan.nonce, "ok", "", body);

@@ -28,6 +28,8 @@ extern "C" void kd_interpose_arm(int on);
 extern "C" const char* kd_interpose_first_failure();
 extern "C" int kd_registered_vars();
 extern "C" const char* kd_registered_var(int i, const void** host, size_t* size);
+extern "C" int kd_registered_managed_vars();
+extern "C" const void* kd_registered_managed_var(int i, const char** name);
 
 // ---------------------------------------------------------------------------------------------
 // Where a kernel's device code lives: a fat binary of the variant's own library, or of a library
@@ -101,21 +103,33 @@ static int module_of(CodeSearch& cs, const std::string& name, WorkDesc& w) {
 }
 
 // ---------------------------------------------------------------------------------------------
-struct CaptureMemory {
-  const Bufs* bufs = nullptr;
-  std::vector<std::pair<CUdeviceptr, size_t>> scratch;   // base, bytes
-  std::vector<std::pair<CUdeviceptr, size_t>> gallocs;   // graph allocations: base, bytes
+struct VarInfo {
+  std::string name;
+  const void* host;
+  CUdeviceptr dev;
+  size_t bytes;
 };
-// Classifies a device address: a task buffer (with its guard), a graph allocation, other device
-// memory (scratch: found by its allocation range), or nothing known.
+struct CaptureMemory {
+  const Bufs* bufs = nullptr;                            // this size's task buffers
+  std::vector<std::pair<CUdeviceptr, size_t>> scratch;   // across sizes: base, bytes
+  std::vector<std::pair<CUdeviceptr, size_t>> gallocs;   // this size's graph allocations
+  std::vector<VarInfo> vars;                             // the variant's device variables
+};
+// Classifies a device address: a task buffer (with its guard), a graph allocation, a device
+// variable of the variant, other device memory (scratch: found by its allocation range), or
+// nothing known.
 static bool classify(CaptureMemory& cm, unsigned long long v, int& kind, int& id, unsigned long long& off) {
-  const Bufs& b = *cm.bufs;
-  for (size_t i = 0; i < b.dev.size(); i++) {
-    unsigned long long base = (unsigned long long)b.dev[i];
-    if (base && v >= base && v < base + b.bytes[i] + GUARD_BYTES) { kind = MK_ARG; id = (int)i; off = v - base; return true; }
+  if (cm.bufs) {
+    const Bufs& b = *cm.bufs;
+    for (size_t i = 0; i < b.dev.size(); i++) {
+      unsigned long long base = (unsigned long long)b.dev[i];
+      if (base && v >= base && v < base + b.bytes[i] + GUARD_BYTES) { kind = MK_ARG; id = (int)i; off = v - base; return true; }
+    }
   }
   for (size_t g = 0; g < cm.gallocs.size(); g++)
     if (v >= cm.gallocs[g].first && v < cm.gallocs[g].first + cm.gallocs[g].second) { kind = MK_GALLOC; id = (int)g; off = v - cm.gallocs[g].first; return true; }
+  for (size_t g = 0; g < cm.vars.size(); g++)
+    if (v >= cm.vars[g].dev && v < cm.vars[g].dev + cm.vars[g].bytes) { kind = MK_GLOBAL; id = (int)g; off = v - cm.vars[g].dev; return true; }
   if (v < 65536) return false;
   CUdeviceptr base = 0;
   size_t bytes = 0;
@@ -307,6 +321,28 @@ static void walk_graph(cudaGraph_t graph, const Size& s, CaptureMemory& cm, Code
   }
 }
 
+// The module (fat binary of the variant's own library) that holds a device variable.
+static int module_of_var(CodeSearch& cs, const std::string& name, WorkDesc& w) {
+  auto it = cs.images.find(cs.variant_path);
+  if (it == cs.images.end()) {
+    DeviceImage img;
+    if (!read_device_image(cs.variant_path, img, nullptr)) img.parts.clear();
+    it = cs.images.emplace(cs.variant_path, std::move(img)).first;
+  }
+  for (const FatbinPart& p : it->second.parts) {
+    auto key = std::make_pair(cs.variant_path, p.offset);
+    CUlibrary m = cs.loaded.count(key) ? cs.loaded[key] : (cs.loaded[key] = load_library(it->second.section.data() + p.offset));
+    CUdeviceptr d = 0;
+    size_t b = 0;
+    if (!m || d_cuLibraryGetGlobal(&d, &b, m, name.c_str()) != CUDA_SUCCESS) continue;
+    for (size_t k = 0; k < w.modules.size(); k++)
+      if (w.modules[k].path == cs.variant_path && w.modules[k].offset == p.offset) return (int)k;
+    w.modules.push_back(ModuleRef{cs.variant_path, p.offset, p.bytes});
+    return (int)w.modules.size() - 1;
+  }
+  fail("constraints", "device variable " + name + " of the variant's library cannot be found in its device code");
+}
+
 // Runs the capture for every size; writes <out> (description) and <out>.blob. Returns the result body.
 static std::string mode_capture(const Plan& plan, const std::string& lib, const std::string& out) {
   need_driver();
@@ -314,9 +350,21 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
   char real[PATH_MAX];
   CodeSearch cs;
   cs.variant_path = realpath(lib.c_str(), real) ? real : lib;
+  auto own = [&](const void* host) {
+    Dl_info di;
+    char rp[PATH_MAX];
+    return dladdr(host, &di) && di.dli_fname && realpath(di.dli_fname, rp) && cs.variant_path == rp;
+  };
+  // Managed memory lives outside any one process's device memory: a variant could keep state
+  // there that no executor resets.
+  for (int i = 0; i < kd_registered_managed_vars(); i++) {
+    const char* name = "";
+    if (own(kd_registered_managed_var(i, &name)))
+      fail("constraints", std::string("the variant declares managed memory (__managed__ ") + name + "), which KernelDuel cannot reset between timed calls: use __device__ variables or device buffers");
+  }
   WorkDesc w;
+  CaptureMemory cm;
   std::string summary = "\"sizes\":[";
-  unsigned long long scratch_total = 0;
   for (size_t si = 0; si < plan.sizes.size(); si++) {
     const Size& s = plan.sizes[si];
     Bufs b;
@@ -339,6 +387,21 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
       }
       break;
     }
+    if (si == 0) {
+      // The variant's device variables (their addresses exist now that its code is loaded).
+      for (int i = 0; i < kd_registered_vars(); i++) {
+        VarInfo v;
+        v.name = kd_registered_var(i, &v.host, &v.bytes);
+        if (!own(v.host)) continue;
+        void* d = nullptr;
+        if (cudaGetSymbolAddress(&d, v.host) != cudaSuccess || !d) {
+          cudaGetLastError();
+          continue;
+        }
+        v.dev = (CUdeviceptr)d;
+        cm.vars.push_back(v);
+      }
+    }
     prepare(b, s, fresh_seed(), 1);
     CK(cudaDeviceSynchronize());
     // The second call, captured.
@@ -356,45 +419,45 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
     }
     SizeWork sw;
     sw.size = s.index;
-    CaptureMemory cm;
     cm.bufs = &b;
+    cm.gallocs.clear();
     walk_graph(graph, s, cm, cs, w, sw);
+    cm.bufs = nullptr;
     cudaGraphDestroy(graph);
-    // Scratch memory the work uses: its bytes as they are now (what the captured call would read).
-    for (size_t k = 0; k < cm.scratch.size(); k++) {
-      unsigned long long bytes = cm.scratch[k].second;
-      scratch_total += bytes;
-      if (scratch_total > (256ull << 20)) fail("constraints", "size " + std::to_string(s.index) + ": the entry point's work uses more than 256 MiB of device memory that is not a task buffer (workspaces kept between calls); allocate scratch inside the call with cudaMallocAsync/cudaFreeAsync");
-      Scratch sc{(int)k, bytes, w.blob.size(), bytes};
-      w.blob.resize(w.blob.size() + bytes);
-      CK(cudaMemcpy(w.blob.data() + sc.blob_off, (const void*)cm.scratch[k].first, bytes, cudaMemcpyDeviceToHost));
-      sw.scratch.push_back(sc);
-    }
     size_t kernels = 0;
     for (const Op& op : sw.ops) kernels += op.type == OP_KERNEL;
-    summary += std::string(si ? "," : "") + "{\"size\":" + std::to_string(s.index) + ",\"ops\":" + std::to_string(sw.ops.size()) + ",\"kernels\":" + std::to_string(kernels) +
-               ",\"scratchBytes\":" + std::to_string(scratch_total) + "}";
+    summary += std::string(si ? "," : "") + "{\"size\":" + std::to_string(s.index) + ",\"ops\":" + std::to_string(sw.ops.size()) + ",\"kernels\":" + std::to_string(kernels) + "}";
     w.sizes.push_back(sw);
     free_bufs(b);
   }
-  // Device variables of the variant's own library, as the first calls left them (tables set with
-  // cudaMemcpyToSymbol): the executor loads the device code fresh and starts every call from these.
-  int var_module = -1;
-  for (size_t k = 0; k < w.modules.size(); k++) if (w.modules[k].path == cs.variant_path) var_module = (int)k;
-  for (int i = 0; i < kd_registered_vars() && var_module >= 0; i++) {
-    const void* host = nullptr;
-    size_t bytes = 0;
-    std::string name = kd_registered_var(i, &host, &bytes);
-    Dl_info di;
-    char rp[PATH_MAX];
-    if (!dladdr(host, &di) || !di.dli_fname || !realpath(di.dli_fname, rp) || cs.variant_path != rp) continue;
-    if (bytes == 0 || bytes > (64u << 20)) fail("constraints", "device variable " + name + " has " + std::to_string(bytes) + " bytes (at most 64 MiB can be carried over)");
-    GlobalVar g{var_module, name, bytes, w.blob.size()};
+  // Workspaces kept between calls and the variant's device variables, as the first calls left them
+  // (what the captured calls would read): the executor restores them before every call.
+  unsigned long long carried = 0;
+  for (size_t k = 0; k < cm.scratch.size(); k++) carried += cm.scratch[k].second;
+  for (const VarInfo& v : cm.vars) carried += v.bytes;
+  if (carried > WD_MAX_SNAPSHOT)
+    fail("constraints", "the entry point's work uses " + std::to_string(carried >> 20) + " MiB of device memory that is not a task buffer (workspaces kept between calls, device variables): at most 256 MiB can be carried over; allocate scratch inside the call with cudaMallocAsync/cudaFreeAsync");
+  for (size_t k = 0; k < cm.scratch.size(); k++) {
+    unsigned long long bytes = cm.scratch[k].second;
+    Scratch sc{(int)k, bytes, w.blob.size(), bytes};
     w.blob.resize(w.blob.size() + bytes);
-    CK(cudaMemcpyFromSymbol(w.blob.data() + g.blob_off, host, bytes));
+    CK(cudaMemcpy(w.blob.data() + sc.blob_off, (const void*)cm.scratch[k].first, bytes, cudaMemcpyDeviceToHost));
+    w.scratch.push_back(sc);
+  }
+  for (const VarInfo& v : cm.vars) {
+    GlobalVar g{module_of_var(cs, v.name, w), v.name, v.bytes, w.blob.size(), {}};
+    w.blob.resize(w.blob.size() + v.bytes);
+    CK(cudaMemcpyFromSymbol(w.blob.data() + g.blob_off, v.host, v.bytes));
+    // Pointers into workspaces kept between calls are carried as such; other words as they are.
+    for (size_t at = 0; at + 8 <= v.bytes; at += 8) {
+      unsigned long long word;
+      memcpy(&word, w.blob.data() + g.blob_off + at, 8);
+      for (size_t k = 0; k < cm.scratch.size(); k++)
+        if (word >= cm.scratch[k].first && word < cm.scratch[k].first + cm.scratch[k].second) g.ptrs.push_back(PtrRef{(unsigned)at, MK_SCRATCH, (int)k, word - cm.scratch[k].first});
+    }
     w.globals.push_back(g);
   }
-  summary += "],\"globals\":" + std::to_string(w.globals.size()) + ",\"modules\":[";
+  summary += "],\"scratchBytes\":" + std::to_string(carried) + ",\"globals\":" + std::to_string(w.globals.size()) + ",\"modules\":[";
   for (size_t i = 0; i < w.modules.size(); i++) summary += std::string(i ? "," : "") + jstr(w.modules[i].path);
   summary += "]";
   std::string blob_path = out + ".blob";

@@ -6,9 +6,9 @@
 //                                 answers the CUDA IPC handle of every buffer, so the judge can
 //                                 check them from its own process
 //   sample <seed> <timed> <pv>    inputs (and inout buffers) from <seed>, outputs poisoned, guards
-//                                 set, scratch restored; if <timed>, L2 flushed, then the work run
-//                                 between two events and two host-clock readings around a
-//                                 synchronise; answers "ok <event ms> <wall ms>"
+//                                 set, workspaces and device variables restored, L2 flushed; then
+//                                 the work, and if <timed> between two events and two host-clock
+//                                 readings around a synchronise; answers "ok <event ms> <wall ms>"
 //   quit
 // A device error ends the process after it has answered (its CUDA context is unusable).
 #pragma once
@@ -107,11 +107,27 @@ static std::string exec_load(Executor& x, const std::string& desc_path) {
     CK(cudaMallocHost((void**)&x.pinned_blob, x.w.blob.size()));
     memcpy(x.pinned_blob, x.w.blob.data(), x.w.blob.size());
   }
+  // Workspaces kept between calls: allocated once, restored from a pristine copy before every call.
+  for (const Scratch& sc : x.w.scratch) {
+    void* p = nullptr;
+    void* q = nullptr;
+    CK(cudaMalloc(&p, sc.bytes));
+    CK(cudaMalloc(&q, sc.bytes));
+    if (sc.blob_len) CK(cudaMemcpy(q, x.pinned_blob + sc.blob_off, sc.bytes, cudaMemcpyHostToDevice));
+    else CK(cudaMemset(q, 0xFF, sc.bytes));
+    x.scratch.push_back(p);
+    x.scratch_pristine.push_back(q);
+  }
+  // The variant's device variables, restored before every call (pointers into workspaces moved to ours).
   for (const GlobalVar& g : x.w.globals) {
     CUdeviceptr p = 0;
     size_t bytes = 0;
     if (d_cuLibraryGetGlobal(&p, &bytes, x.modules[g.module], g.name.c_str()) != CUDA_SUCCESS || bytes != g.bytes)
       fail("constraints", "device variable " + g.name + " of the variant's library cannot be carried over (not found, or of another size)");
+    for (const PtrRef& r : g.ptrs) {
+      CUdeviceptr a = (CUdeviceptr)x.scratch[r.id] + r.offset;
+      memcpy(x.pinned_blob + g.blob_off + r.at, &a, 8);
+    }
     x.globals.push_back(p);
   }
   CK(cudaStreamCreateWithFlags(&x.st, cudaStreamNonBlocking));
@@ -135,6 +151,7 @@ static CUdeviceptr exec_addr(const Executor& x, int kind, int id, unsigned long 
     case MK_ARG: return (CUdeviceptr)x.bufs.dev[id] + off;
     case MK_SCRATCH: return (CUdeviceptr)x.scratch[id] + off;
     case MK_GALLOC: return x.gallocs[id] + off;
+    case MK_GLOBAL: return x.globals[id] + off;
   }
   fail("runtime", "bad memory kind");
 }
@@ -290,10 +307,6 @@ static void run_work(Executor& x) {
 static void exec_release(Executor& x) {
   if (x.graph_exec) { d_cuGraphExecDestroy(x.graph_exec); x.graph_exec = nullptr; }
   if (x.graph) { d_cuGraphDestroy(x.graph); x.graph = nullptr; }
-  for (void* p : x.scratch) cudaFree(p);
-  for (void* p : x.scratch_pristine) cudaFree(p);
-  x.scratch.clear();
-  x.scratch_pristine.clear();
 }
 
 static std::string exec_alloc(Executor& x, int size) {
@@ -307,16 +320,6 @@ static std::string exec_alloc(Executor& x, int size) {
   x.bufs = fresh;
   x.size = size;
   const SizeWork& sw = exec_work(x);
-  for (const Scratch& sc : sw.scratch) {
-    void* p = nullptr;
-    void* q = nullptr;
-    CK(cudaMalloc(&p, sc.bytes));
-    CK(cudaMalloc(&q, sc.bytes));
-    if (sc.blob_len) CK(cudaMemcpy(q, x.pinned_blob + sc.blob_off, sc.bytes, cudaMemcpyHostToDevice));
-    else CK(cudaMemset(q, 0xFF, sc.bytes));
-    x.scratch.push_back(p);
-    x.scratch_pristine.push_back(q);
-  }
   x.gallocs.assign(sw.galloc_bytes.size(), 0);
   size_t sink = 0;
   for (const Op& op : sw.ops) if (op.type == OP_MEMCPY && op.dst.kind == MK_SINK) sink = std::max<size_t>(sink, op.width * op.height);
@@ -341,13 +344,14 @@ static std::string exec_sample(Executor& x, unsigned long long seed, bool timed,
   if (x.size < 0) fail("runtime", "sample before alloc");
   const Size& s = *size_by_index(x.plan, x.size);
   prepare(x.bufs, s, seed, poison_variant, x.st);
-  for (size_t k = 0; k < x.scratch.size(); k++) CK(cudaMemcpyAsync(x.scratch[k], x.scratch_pristine[k], exec_work(x).scratch[k].bytes, cudaMemcpyDeviceToDevice, x.st));
+  for (size_t k = 0; k < x.scratch.size(); k++) CK(cudaMemcpyAsync(x.scratch[k], x.scratch_pristine[k], x.w.scratch[k].bytes, cudaMemcpyDeviceToDevice, x.st));
   for (size_t k = 0; k < x.globals.size(); k++) CK(cudaMemcpyAsync((void*)x.globals[k], x.pinned_blob + x.w.globals[k].blob_off, x.w.globals[k].bytes, cudaMemcpyHostToDevice, x.st));
+  // Every call, timed or not, starts after an L2 flush: nothing tells a timed call from another.
+  CK(cudaMemsetAsync(x.flush, (x.flips++) & 1, x.flush_bytes, x.st));
+  CK(cudaDeviceSynchronize());
+  d_cuCtxResetPersistingL2Cache();
   double ev = 0, wall = 0;
   if (timed) {
-    CK(cudaMemsetAsync(x.flush, (x.flips++) & 1, x.flush_bytes, x.st));
-    CK(cudaDeviceSynchronize());
-    d_cuCtxResetPersistingL2Cache();
     double t0 = now_ms();
     CK(cudaEventRecord(x.e0, x.st));
     run_work(x);

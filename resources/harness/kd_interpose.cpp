@@ -103,3 +103,24 @@ extern "C" const char* kd_registered_var(int i, const void** host, size_t* size)
   *size = g_vars[i].size;
   return g_vars[i].name;
 }
+
+// Managed device variables (__managed__): recorded so the capture can refuse them.
+static const void* g_managed[1024];
+static char g_managed_names[1024][256];
+static int g_nmanaged = 0;
+extern "C" __attribute__((visibility("default"))) void __cudaRegisterManagedVar(void** handle, void** hostVarPtrAddress, char* deviceAddress, const char* deviceName, int ext, size_t size, int constant, int global) {
+  typedef void (*real_t)(void**, void**, char*, const char*, int, size_t, int, int);
+  static real_t real = nullptr;
+  if (!real) real = (real_t)dlsym(RTLD_NEXT, "__cudaRegisterManagedVar");
+  if (g_nmanaged < 1024) {
+    g_managed[g_nmanaged] = hostVarPtrAddress;
+    snprintf(g_managed_names[g_nmanaged], sizeof g_managed_names[0], "%s", deviceName ? deviceName : "?");
+    g_nmanaged++;
+  }
+  if (real) real(handle, hostVarPtrAddress, deviceAddress, deviceName, ext, size, constant, global);
+}
+extern "C" int kd_registered_managed_vars() { return g_nmanaged; }
+extern "C" const void* kd_registered_managed_var(int i, const char** name) {
+  *name = g_managed_names[i];
+  return g_managed[i];
+}

@@ -186,7 +186,6 @@ struct Judge {
   ref_entry_fn ref = nullptr;
   std::map<int, Bufs> jbufs;  // per size: the reference's buffers
   std::map<std::pair<int, unsigned long long>, std::vector<void*>> refs;  // cached reference outputs
-  std::map<int, std::vector<unsigned long long>> verify_seeds;  // per timed size
   size_t cached_bytes = 0, cache_cap = 0;
   std::vector<std::string> code_roots;  // where library device code may come from
   std::string work_root;
@@ -198,18 +197,30 @@ static Bufs& judge_bufs(Judge& J, const Size& s) {
   alloc_bufs(b, s);
   return J.jbufs[s.index] = b;
 }
-// The reference's outputs (and final inout values) for a size and seed, computed here.
-static const std::vector<void*>& ref_outputs(Judge& J, const Size& s, unsigned long long seed) {
+// The reference's outputs (and final inout values) for a size and seed, computed here: kept for the
+// check seeds (every variant is checked on them), and only until the next computation for the fresh
+// seeds of timed calls.
+static std::vector<void*> g_fresh_ref;
+static std::pair<int, unsigned long long> g_fresh_key{-1, 0};
+static const std::vector<void*>& ref_outputs(Judge& J, const Size& s, unsigned long long seed, bool keep) {
   auto key = std::make_pair(s.index, seed);
   auto it = J.refs.find(key);
   if (it != J.refs.end()) return it->second;
+  if (!keep && g_fresh_key == key) return g_fresh_ref;  // the other side of the same duel pair
   Bufs& b = judge_bufs(J, s);
+  g_fresh_key = {-1, 0};  // the reference's buffers are about to be overwritten
   prepare(b, s, seed, 0);
   CK(cudaDeviceSynchronize());
   { std::vector<void*> args = packed(b); J.ref(args.data()); }
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaDeviceSynchronize();
   if (e != cudaSuccess) fail("runtime", "the task's reference failed (size " + std::to_string(s.index) + "): " + cudaGetErrorString(e));
+  if (!keep) {
+    g_fresh_key = key;
+    g_fresh_ref.assign(s.args.size(), nullptr);
+    for (size_t i = 0; i < s.args.size(); i++) if (s.args[i].buffer && s.args[i].role != 0) g_fresh_ref[i] = b.dev[i];
+    return g_fresh_ref;
+  }
   std::vector<void*> out(s.args.size(), nullptr);
   size_t bytes = 0;
   for (size_t i = 0; i < s.args.size(); i++) if (s.args[i].buffer && s.args[i].role != 0) bytes += b.bytes[i];
@@ -222,28 +233,10 @@ static const std::vector<void*>& ref_outputs(Judge& J, const Size& s, unsigned l
   return J.refs[key] = out;
 }
 
-// Seeds for verified timed samples: the variant never sees them in a check. Their reference
-// outputs are computed once per judge; each timed run uses every one of them at most once.
-static const std::vector<unsigned long long>& verification_seeds(Judge& J, const Size& s) {
-  auto it = J.verify_seeds.find(s.index);
-  if (it != J.verify_seeds.end()) return it->second;
-  std::vector<unsigned long long> v;
-  size_t out_bytes = 0;
-  for (const Arg& a : s.args) if (a.buffer && a.role != 0) out_bytes += a.elements * dtype_bytes(a.dtype);
-  int want = std::max(1, J.plan.verify_samples + 1);
-  for (int k = 0; k < want; k++) {
-    if (k > 0 && J.cached_bytes + out_bytes > J.cache_cap) break;  // memory: at least the last sample is verified
-    unsigned long long seed = fresh_seed();
-    ref_outputs(J, s, seed);
-    v.push_back(seed);
-  }
-  return J.verify_seeds[s.index] = v;
-}
-
 // Checks an executor's buffers after a run with `seed`: guards intact, inputs unchanged, every
 // output element against the reference. A memory violation is returned at once (as a message);
 // output mismatches are recorded in *checks (when given) and the first one in first_fail.
-static std::string verify(Judge& J, JExec& e, const Size& s, unsigned long long seed, std::string* checks, bool& first_check, std::string& first_fail, const std::string& when) {
+static std::string verify(Judge& J, JExec& e, const Size& s, unsigned long long seed, bool keep_ref, std::string* checks, bool& first_check, std::string& first_fail, const std::string& when) {
   for (size_t i = 0; i < s.args.size(); i++) {
     const Arg& a = s.args[i];
     if (!a.buffer) continue;
@@ -256,12 +249,12 @@ static std::string verify(Judge& J, JExec& e, const Size& s, unsigned long long 
       return m;
     }
   }
-  const std::vector<void*>& ref = ref_outputs(J, s, seed);
+  const std::vector<void*>& ref = ref_outputs(J, s, seed, keep_ref);
   Bufs& jb = judge_bufs(J, s);
   for (size_t i = 0; i < s.args.size(); i++) {
     const Arg& a = s.args[i];
     if (!a.buffer || a.role != 0) continue;
-    fill(jb.dev[i], a, seed, (int)i);
+    if (keep_ref) fill(jb.dev[i], a, seed, (int)i);  // else the reference just ran on them (a const input)
     CK(cudaDeviceSynchronize());
     size_t first = 0;
     if (count_diff(e.mapped[i], jb.dev[i], jb.bytes[i], 0, &first))
@@ -351,7 +344,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       for (unsigned long long seed : seeds_of(J.plan, s)) {
         jexec_alloc(ex, s, deadline);
         jexec_sample(ex, seed, false, call_no++, deadline, "the check (size " + std::to_string(s.index) + ")");
-        std::string mv = verify(J, ex, s, seed, &checks, first_check, first_fail, "");
+        std::string mv = verify(J, ex, s, seed, true, &checks, first_check, first_fail, "");
         if (!mv.empty()) fail("correctness", mv);
       }
     }
@@ -374,7 +367,6 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
       if (!is_timed(J.plan, s.index)) continue;
-      std::vector<unsigned long long> vseeds = verification_seeds(J, s);
       jexec_alloc(ex, s, deadline);
       int pv = 0;
       double w0 = now_ms();
@@ -386,29 +378,29 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       std::vector<double> ev, wall;
       double start = now_ms(), verify_ms = 0, med = 0;
       bool converged = false;
-      size_t next_vseed = 0;
       int verified = 0;
-      auto timed_sample = [&](bool check_it) {
-        unsigned long long seed = check_it ? vseeds[next_vseed++] : fresh_seed();
+      // Every timed call runs on a fresh seed; each is verified with probability 1/8, decided after
+      // it ran (the variant cannot know which), over the whole run; so is the last, whose position
+      // is made unpredictable by a random number of calls after the stopping rule is met.
+      auto timed_sample = [&](bool force_check) {
+        unsigned long long seed = fresh_seed();
         auto t = jexec_sample(ex, seed, true, pv++, deadline, "timing");
         ev.push_back(t.first);
         wall.push_back(t.second);
-        if (check_it) {
+        if (force_check || random_u64() % 8 == 0) {
           double v0 = now_ms();
           std::string ff;
           bool fc = true;
           std::string when = " in timed call " + std::to_string(ev.size()) + ": the outputs were right in the check but not in a call timed on inputs the variant had not seen: results cached, work skipped, or state kept between calls";
-          std::string mv = verify(J, ex, s, seed, nullptr, fc, ff, when);
+          std::string mv = verify(J, ex, s, seed, false, nullptr, fc, ff, when);
           if (!mv.empty()) fail("correctness", mv);
           if (!ff.empty()) fail("correctness", ff);
           verified++;
           verify_ms += now_ms() - v0;
         }
       };
-      // Random timed calls (the variant cannot know which) use verification seeds, keeping one for the last.
       while ((int)ev.size() < J.plan.max_samples) {
-        bool check_it = next_vseed + 1 < vseeds.size() && (random_u64() % 8) == 0;
-        timed_sample(check_it);
+        timed_sample(false);
         double el = now_ms() - start - verify_ms;
         if ((int)ev.size() >= J.plan.min_samples && ev.size() % 5 == 0) {
           double noise = median_noise(ev, &med);
@@ -416,7 +408,8 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
         }
         if (el > J.plan.max_ms && ev.size() >= 3) break;
       }
-      timed_sample(true);  // the last timed call is always verified
+      for (int extra = (int)(random_u64() % 5); extra > 0; extra--) timed_sample(false);
+      timed_sample(true);
       if (timings.size() > 1) timings += ",";
       timings += "{\"size\":" + std::to_string(s.index) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
                  ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
@@ -450,7 +443,6 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
       if (!is_timed(J.plan, s.index)) continue;
-      std::vector<unsigned long long> vseeds = verification_seeds(J, s);
       jexec_alloc(a, s, deadline);
       jexec_alloc(b, s, deadline);
       int pv = 0;
@@ -466,9 +458,10 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
       std::vector<int> order;
       double start = now_ms(), verify_ms = 0, med = 0;
       bool converged = false;
-      size_t next_vseed = 0;
-      auto pair = [&](bool check_it) {
-        unsigned long long seed = check_it ? vseeds[next_vseed++] : fresh_seed();
+      // Both sides of a pair get the same fresh inputs; each pair is verified with probability 1/8
+      // (decided after it ran), and the last pair, after a random number of extra pairs, always.
+      auto pair = [&](bool force_check) {
+        unsigned long long seed = fresh_seed();
         bool a_first = random_u64() & 1;  // random order within each pair, as CUDA-L1 does
         JExec& x = a_first ? a : b;
         JExec& y = a_first ? b : a;
@@ -478,12 +471,13 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
         ae.push_back(ta.first); aw.push_back(ta.second); be.push_back(tb.first); bw.push_back(tb.second);
         order.push_back(a_first);
         lr.push_back(log(std::max(tb.first, 1e-9) / std::max(ta.first, 1e-9)) + 10.0);
-        if (check_it) {
+        if (force_check || random_u64() % 8 == 0) {
           double v0 = now_ms();
           for (JExec* e : {&a, &b}) {
             std::string ff;
             bool fc = true;
-            std::string mv = verify(J, *e, s, seed, nullptr, fc, ff, " in timed pair " + std::to_string(ae.size()) + " (inputs the variant had not seen)");
+            // One reference run for the pair's inputs: the second side is compared with the same outputs.
+            std::string mv = verify(J, *e, s, seed, false, nullptr, fc, ff, " in timed pair " + std::to_string(ae.size()) + " (inputs the variant had not seen)");
             if (!mv.empty()) fail("correctness", mv);
             if (!ff.empty()) fail("correctness", ff);
           }
@@ -491,7 +485,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
         }
       };
       while ((int)ae.size() < J.plan.max_samples) {
-        pair(next_vseed + 1 < vseeds.size() && (random_u64() % 8) == 0);
+        pair(false);
         double el = now_ms() - start - verify_ms;
         if ((int)ae.size() >= J.plan.min_samples && ae.size() % 5 == 0) {
           double n = median_noise(lr, &med) * med;  // CI half-width of the median log-ratio
@@ -499,6 +493,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
         }
         if (el > J.plan.max_ms * 2 && ae.size() >= 3) break;
       }
+      for (int extra = (int)(random_u64() % 5); extra > 0; extra--) pair(false);
       pair(true);
       std::string ord = "[";
       for (size_t i = 0; i < order.size(); i++) ord += std::string(i ? "," : "") + (order[i] ? "1" : "0");
@@ -535,11 +530,13 @@ static int mode_judge(const std::string& plan_path, const std::string& ref_lib) 
   Judge J;
   g_plan_path = plan_path;
   J.plan = read_plan(plan_path.c_str());
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) { fprintf(stderr, "kd_harness: cannot find itself\n"); return 70; }
-  self[n] = 0;
-  g_self_exe = self;
+  // Executors are started from this very binary (/proc/self/exe is the file this process runs, even
+  // if its path were replaced afterwards).
+  g_self_exe = "/proc/self/exe";
+  // Check seeds are drawn here and never written anywhere a variant could read them (the plan file
+  // only says how many there are).
+  for (unsigned long long& v : J.plan.seeds) v = fresh_seed();
+  for (Size& sz : J.plan.sizes) for (unsigned long long& v : sz.seeds) v = fresh_seed();
   signal(SIGPIPE, SIG_IGN);
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the engine
   if (const char* r = getenv("KERNELDUEL_DEVICE_CODE_ROOTS")) for (const std::string& p : split(r, ':')) if (!p.empty()) J.code_roots.push_back(p);

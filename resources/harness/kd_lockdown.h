@@ -110,12 +110,15 @@ static void lock_down() {
   const char* off = getenv("KERNELDUEL_SYSCALL_FILTER");
   if (off && strcmp(off, "off") == 0) {
     g_filter_state = "off (KERNELDUEL_SYSCALL_FILTER=off)";
+    cudaFree(0);
+    cudaGetLastError();
     return;
   }
   cudaFree(0);  // initialise CUDA first (errors surface in the mode itself)
   cudaGetLastError();
   g_filter_state = install_syscall_filter();
 }
+static std::string restrict_writes(const std::string& dir);
 
 // Tries what the filter forbids and allows; for the test suite (no GPU needed).
 static std::atomic<int> g_selftest_step{0};
@@ -157,4 +160,49 @@ static std::string mode_filter_selftest() {
        ",\"exec\":" + std::to_string(exec_r) + ",\"system\":" + std::to_string(sys_r) + ",\"forkEarlyThread\":" + std::to_string(g_selftest_fork.load()) +
        ",\"eperm\":" + std::to_string(EPERM));
 
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes only to the process's own folder (Landlock, Linux 5.13+): without bubblewrap, a variant's
+// host code could otherwise rewrite other variants' builds, the reference library or the harness
+// that the judge runs, or another process's memory through /proc/<pid>/mem. Reading stays allowed
+// everywhere (bubblewrap, where present, makes the whole file system read-only as well).
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#define __NR_landlock_add_rule 445
+#define __NR_landlock_restrict_self 446
+#endif
+struct KdLandlockRulesetAttr { uint64_t handled_access_fs; };
+struct __attribute__((packed)) KdLandlockPathBeneath { uint64_t allowed_access; int32_t parent_fd; };
+static std::string g_writes_state = "not restricted";
+static std::string restrict_writes(const std::string& dir) {
+#if defined(__linux__)
+  long abi = syscall(__NR_landlock_create_ruleset, nullptr, 0, 1u /* LANDLOCK_CREATE_RULESET_VERSION */);
+  if (abi < 1) return std::string("not restricted: Landlock: ") + strerror(errno);
+  // write_file, remove_dir, remove_file, make_char .. make_sym; refer (ABI 2); truncate (ABI 3).
+  uint64_t writes = (1ull << 1) | (((1ull << 13) - 1) & ~((1ull << 4) - 1));
+  if (abi >= 2) writes |= 1ull << 13;
+  if (abi >= 3) writes |= 1ull << 14;
+  KdLandlockRulesetAttr attr{writes};
+  int rs = (int)syscall(__NR_landlock_create_ruleset, &attr, sizeof attr, 0);
+  if (rs < 0) return std::string("not restricted: Landlock ruleset: ") + strerror(errno);
+  auto allow = [&](const std::string& path, uint64_t rights) {
+    int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) return false;
+    KdLandlockPathBeneath pb{rights, fd};
+    bool ok = syscall(__NR_landlock_add_rule, rs, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &pb, 0) == 0;
+    close(fd);
+    return ok;
+  };
+  if (!allow(dir, writes)) { close(rs); return "not restricted: cannot allow " + dir + ": " + strerror(errno); }
+  allow("/dev", (1ull << 1) | (abi >= 3 ? 1ull << 14 : 0));  // device files (the GPU's, /dev/null)
+  allow("/dev/shm", writes);
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) { close(rs); return std::string("not restricted: no_new_privs: ") + strerror(errno); }
+  if (syscall(__NR_landlock_restrict_self, rs, 0) != 0) { close(rs); return std::string("not restricted: Landlock: ") + strerror(errno); }
+  close(rs);
+  return "only to " + dir + " (Landlock ABI " + std::to_string(abi) + ")";
+#else
+  (void)dir;
+  return "not restricted: not available on this platform";
+#endif
 }

@@ -9,9 +9,11 @@
 //   kdwork 1
 //   module <i> <offset> <bytes> <path>            a fat binary: <bytes> at <offset> of the .nv_fatbin of <path>
 //   blob <bytes>                                  snapshot bytes, in <description>.blob
-//   global <module> <bytes> <bloboff> <name>      a device variable's value after the first call
-//   size <index>                                  the work of one problem size follows
 //   scratch <id> <bytes> <bloboff> <bloblen>      device memory the work uses that is not a task buffer
+//                                                 (a workspace kept between calls), with its bytes
+//   global <module> <bytes> <bloboff> <name>      a device variable of the variant, with its value
+//   gptr <at> <kind> <id> <offset>                the global's bytes at <at> hold a pointer (scratch only)
+//   size <index>                                  the work of one problem size follows
 //   galloc <id> <bytes>                           memory the work allocates itself (cudaMallocAsync)
 //   op <i> kernel <module> <name> <gx> <gy> <gz> <bx> <by> <bz> <shm> <cx> <cy> <cz> <coop> <maxdyn> <carveout> <sizes> <paramhex>
 //   ptr <at> <kind> <id> <offset>                 the kernel parameter bytes at <at> hold a pointer into (kind, id)
@@ -21,12 +23,15 @@
 //   dep <from> <to>                               op <to> waits for op <from> (from < to)
 //   end
 // Kinds of memory: arg (a task buffer, by argument index), scratch, galloc, blob (host bytes
-// captured with the description; only as a copy source), sink (host memory; only as a copy target).
+// captured with the description; only as a copy source), sink (host memory; only as a copy target),
+// global (a device variable of the variant, by its index).
 #pragma once
 #include "kd_buffers.h"
 
-enum MemKind { MK_ARG = 0, MK_SCRATCH = 1, MK_GALLOC = 2, MK_BLOB = 3, MK_SINK = 4 };
-static const char* MEMKIND_NAMES[] = {"arg", "scratch", "galloc", "blob", "sink"};
+enum MemKind { MK_ARG = 0, MK_SCRATCH = 1, MK_GALLOC = 2, MK_BLOB = 3, MK_SINK = 4, MK_GLOBAL = 5 };
+static const char* MEMKIND_NAMES[] = {"arg", "scratch", "galloc", "blob", "sink", "global"};
+static const int MEMKINDS = 6;
+static bool device_kind(int k) { return k == MK_ARG || k == MK_SCRATCH || k == MK_GALLOC || k == MK_GLOBAL; }
 
 struct Loc {
   int kind = MK_ARG;
@@ -36,7 +41,7 @@ struct Loc {
 };
 struct PtrRef {
   unsigned at;
-  int kind;  // MK_ARG, MK_SCRATCH or MK_GALLOC
+  int kind;  // MK_ARG, MK_SCRATCH, MK_GALLOC or MK_GLOBAL
   int id;
   unsigned long long offset;
 };
@@ -67,7 +72,6 @@ struct Scratch {
 };
 struct SizeWork {
   int size = -1;
-  std::vector<Scratch> scratch;
   std::vector<unsigned long long> galloc_bytes;
   std::vector<Op> ops;
 };
@@ -79,17 +83,20 @@ struct GlobalVar {
   int module;
   std::string name;
   unsigned long long bytes, blob_off;
+  std::vector<PtrRef> ptrs;  // words of its value that point into scratch
 };
 struct WorkDesc {
   std::vector<ModuleRef> modules;
+  std::vector<Scratch> scratch;
   std::vector<GlobalVar> globals;
   std::vector<SizeWork> sizes;
   std::vector<unsigned char> blob;
 };
 
-// Limits on what a description may ask for.
+// Limits on what a description may ask for: snapshotted memory (workspaces, globals, host bytes)
+// together at most 256 MiB (what the capture carries); a size's graph allocations at most 16 GiB.
 static const size_t WD_MAX_OPS = 4096, WD_MAX_PARAM_BYTES = 32764, WD_MAX_MODULES = 4096;
-static const unsigned long long WD_MAX_SCRATCH = 16ull << 30, WD_MAX_BLOB = 1ull << 30;
+static const unsigned long long WD_MAX_SNAPSHOT = 256ull << 20, WD_MAX_GALLOC = 16ull << 30, WD_MAX_BLOB = 2 * WD_MAX_SNAPSHOT;
 
 static std::string param_layout(const Op& o) {
   std::string s;
@@ -102,13 +109,19 @@ static std::string write_workdesc(const WorkDesc& w) {
   char b[512];
   for (size_t i = 0; i < w.modules.size(); i++) o += "module " + std::to_string(i) + " " + std::to_string(w.modules[i].offset) + " " + std::to_string(w.modules[i].bytes) + " " + w.modules[i].path + "\n";
   o += "blob " + std::to_string(w.blob.size()) + "\n";
-  for (const GlobalVar& g : w.globals) o += "global " + std::to_string(g.module) + " " + std::to_string(g.bytes) + " " + std::to_string(g.blob_off) + " " + g.name + "\n";
-  for (const SizeWork& s : w.sizes) {
-    o += "size " + std::to_string(s.size) + "\n";
-    for (const Scratch& sc : s.scratch) {
-      snprintf(b, sizeof b, "scratch %d %llu %llu %llu\n", sc.id, sc.bytes, sc.blob_off, sc.blob_len);
+  for (const Scratch& sc : w.scratch) {
+    snprintf(b, sizeof b, "scratch %d %llu %llu %llu\n", sc.id, sc.bytes, sc.blob_off, sc.blob_len);
+    o += b;
+  }
+  for (const GlobalVar& g : w.globals) {
+    o += "global " + std::to_string(g.module) + " " + std::to_string(g.bytes) + " " + std::to_string(g.blob_off) + " " + g.name + "\n";
+    for (const PtrRef& p : g.ptrs) {
+      snprintf(b, sizeof b, "gptr %u %s %d %llu\n", p.at, MEMKIND_NAMES[p.kind], p.id, p.offset);
       o += b;
     }
+  }
+  for (const SizeWork& s : w.sizes) {
+    o += "size " + std::to_string(s.size) + "\n";
     for (size_t g = 0; g < s.galloc_bytes.size(); g++) o += "galloc " + std::to_string(g) + " " + std::to_string(s.galloc_bytes[g]) + "\n";
     for (size_t i = 0; i < s.ops.size(); i++) {
       const Op& op = s.ops[i];
@@ -140,7 +153,7 @@ static std::string write_workdesc(const WorkDesc& w) {
 }
 
 static int memkind_of(const std::string& s) {
-  for (int k = 0; k < 5; k++) if (s == MEMKIND_NAMES[k]) return k;
+  for (int k = 0; k < MEMKINDS; k++) if (s == MEMKIND_NAMES[k]) return k;
   return -1;
 }
 
@@ -187,11 +200,24 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
       unsigned long long n;
       if (!num(1, n) || n != blob.size()) return err("the blob file has " + std::to_string(blob.size()) + " bytes");
       declared_blob = n;
-    } else if (k == "global") {
+    } else if (k == "scratch" && !cur) {
+      unsigned long long id, bytes, bo, bl;
+      if (!num(1, id) || !num(2, bytes) || !num(3, bo) || !num(4, bl) || id != w.scratch.size()) return err("bad scratch line");
+      if (bytes == 0 || bytes > WD_MAX_SNAPSHOT) return err("scratch size out of range");
+      if (bl && (bl != bytes || bo > declared_blob || bl > declared_blob - bo)) return err("scratch contents lie outside the blob");
+      w.scratch.push_back(Scratch{(int)id, bytes, bo, bl});
+    } else if (k == "global" && !cur) {
       unsigned long long mod, bytes, off;
       if (f.size() != 5 || !num(1, mod) || !num(2, bytes) || !num(3, off) || mod >= w.modules.size()) return err("bad global line");
       if (bytes == 0 || bytes > (64ull << 20) || off > declared_blob || bytes > declared_blob - off) return err("the global's value lies outside the blob");
-      w.globals.push_back(GlobalVar{(int)mod, f[4], bytes, off});
+      w.globals.push_back(GlobalVar{(int)mod, f[4], bytes, off, {}});
+    } else if (k == "gptr" && !cur) {
+      unsigned long long at, id, off;
+      int kind = f.size() > 2 ? memkind_of(f[2]) : -1;
+      if (w.globals.empty() || f.size() != 5 || !num(1, at) || kind != MK_SCRATCH || !num(3, id) || !num(4, off)) return err("bad gptr line (a global may point into scratch only)");
+      GlobalVar& g = w.globals.back();
+      if (at + 8 > g.bytes || id >= w.scratch.size() || off >= w.scratch[id].bytes) return err("gptr outside its global or its scratch");
+      g.ptrs.push_back(PtrRef{(unsigned)at, kind, (int)id, off});
     } else if (k == "size") {
       long long s;
       if (!inum(1, s) || !size_by_index(plan, (int)s)) return err("no such size in the plan");
@@ -201,15 +227,9 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
       cur->size = (int)s;
     } else if (!cur) {
       return err("a record before the first size");
-    } else if (k == "scratch") {
-      unsigned long long id, bytes, bo, bl;
-      if (!num(1, id) || !num(2, bytes) || !num(3, bo) || !num(4, bl) || id != cur->scratch.size()) return err("bad scratch line");
-      if (bytes == 0 || bytes > WD_MAX_SCRATCH) return err("scratch size out of range");
-      if (bl && (bl != bytes || bo > declared_blob || bl > declared_blob - bo)) return err("scratch contents lie outside the blob");
-      cur->scratch.push_back(Scratch{(int)id, bytes, bo, bl});
     } else if (k == "galloc") {
       unsigned long long id, bytes;
-      if (!num(1, id) || !num(2, bytes) || id != cur->galloc_bytes.size() || bytes == 0 || bytes > WD_MAX_SCRATCH) return err("bad galloc line");
+      if (!num(1, id) || !num(2, bytes) || id != cur->galloc_bytes.size() || bytes == 0 || bytes > WD_MAX_GALLOC) return err("bad galloc line");
       cur->galloc_bytes.push_back(bytes);
     } else if (k == "op") {
       unsigned long long idx;
@@ -261,7 +281,7 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
         unsigned long long val, es, width, height;
         if (f.size() != 11 || !loc(3, op.dst) || !num(7, val) || !num(8, es) || !num(9, width) || !num(10, height)) return err("bad memset line");
         if (es != 1 && es != 2 && es != 4) return err("memset element size must be 1, 2 or 4");
-        if (op.dst.kind > MK_GALLOC) return err("memset of host memory");
+        if (!device_kind(op.dst.kind)) return err("memset of host memory");
         op.value = (unsigned)val; op.elemsize = (unsigned)es; op.width = width; op.height = height ? height : 1;
       } else if (t == "memcpy") {
         op.type = OP_MEMCPY;
@@ -285,7 +305,7 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
       Op& op = cur->ops.back();
       unsigned long long at, id, off;
       int kind = f.size() > 2 ? memkind_of(f[2]) : -1;
-      if (f.size() != 5 || !num(1, at) || kind < 0 || kind > MK_GALLOC || !num(3, id) || !num(4, off)) return err("bad ptr line");
+      if (f.size() != 5 || !num(1, at) || kind < 0 || !device_kind(kind) || !num(3, id) || !num(4, off)) return err("bad ptr line");
       if (at + 8 > op.params.size()) return err("pointer outside the parameter bytes");
       op.ptrs.push_back(PtrRef{(unsigned)at, kind, (int)id, off});
     } else if (k == "dep") {
@@ -297,23 +317,29 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
     }
   }
   if (!ended) return "the description is cut off (no end line)";
+  unsigned long long snapshot = 0;
+  for (const Scratch& sc : w.scratch) snapshot += sc.bytes;
+  for (const GlobalVar& g : w.globals) snapshot += g.bytes;
+  if (snapshot > WD_MAX_SNAPSHOT) return "more than 256 MiB of workspaces and device variables to carry over";
   // Every size of the plan must be there, and every reference must name memory that exists.
   for (const Size& s : plan.sizes) {
     const SizeWork* sw = nullptr;
     for (const SizeWork& x : w.sizes) if (x.size == s.index) sw = &x;
     if (!sw) return "no work for size " + std::to_string(s.index);
-    unsigned long long scratch_total = 0;
-    for (const Scratch& sc : sw->scratch) scratch_total += sc.bytes;
-    for (unsigned long long g : sw->galloc_bytes) scratch_total += g;
-    if (scratch_total > WD_MAX_SCRATCH) return "size " + std::to_string(s.index) + ": more than 16 GiB of scratch memory";
+    unsigned long long galloc_total = 0;
+    for (unsigned long long g : sw->galloc_bytes) galloc_total += g;
+    if (galloc_total > WD_MAX_GALLOC) return "size " + std::to_string(s.index) + ": more than 16 GiB of graph allocations";
     auto extent_ok = [&](const Loc& l, unsigned long long bytes_needed, bool for_ptr) -> std::string {
       unsigned long long cap = 0;
       if (l.kind == MK_ARG) {
         if (l.id < 0 || (size_t)l.id >= s.args.size() || !s.args[l.id].buffer) return "argument " + std::to_string(l.id) + " is not a buffer";
         cap = s.args[l.id].elements * dtype_bytes(s.args[l.id].dtype) + (for_ptr ? GUARD_BYTES : 0);
       } else if (l.kind == MK_SCRATCH) {
-        if ((size_t)l.id >= sw->scratch.size()) return "unknown scratch " + std::to_string(l.id);
-        cap = sw->scratch[l.id].bytes;
+        if (l.id < 0 || (size_t)l.id >= w.scratch.size()) return "unknown scratch " + std::to_string(l.id);
+        cap = w.scratch[l.id].bytes;
+      } else if (l.kind == MK_GLOBAL) {
+        if (l.id < 0 || (size_t)l.id >= w.globals.size()) return "unknown global " + std::to_string(l.id);
+        cap = w.globals[l.id].bytes;
       } else if (l.kind == MK_GALLOC) {
         if ((size_t)l.id >= sw->galloc_bytes.size()) return "unknown graph allocation " + std::to_string(l.id);
         cap = sw->galloc_bytes[l.id];
