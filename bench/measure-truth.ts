@@ -144,7 +144,7 @@ if (parts.has('legit')) {
   const r = await ev.evaluate({ source: readFileSync(join(benchDir, 'variants', 'matmul_cublas.cu'), 'utf8'), config: {}, flags: { opt: 3, extra: ['-lcublas'] } });
   ev.close();
   const t = r.timing?.[0];
-  log(`legit cuBLAS SGEMM: ${t ? `${t.medianMs.toFixed(4)} ms` : `${r.failure?.kind}: ${r.failure?.reason}`}`);
+  log(`legit cuBLAS SGEMM: ${t ? `${t.medianMs.toFixed(4)} ms` : `${r.failure?.kind}: ${r.failure?.reason}\n${(r.failure?.log ?? '').split('\n').filter((l) => l.startsWith('kd-debug')).join('\n')}`}`);
   rows.push({ task: 'matmul', variant: 'matmul_cublas.cu', what: 'cuBLAS SGEMM (a library call, stream cudaStreamPerThread)', new: { ok: !r.failure && !!t, medianMs: t?.medianMs ?? null, relNoise: t?.relNoise ?? null, timer: t?.timer ?? null, failure: r.failure ? `${r.failure.kind}: ${r.failure.reason}` : undefined, seconds: (Date.now() - t0) / 1000 }, old: null, newOverOld: null });
   result.legit = rows;
   save();

@@ -161,6 +161,8 @@ export class Evaluator {
   }
   /** The judge's folder (plan file, its work). */
   readonly judgeDir: string;
+  /** Work descriptions by the sha256 of the library they were captured from (this evaluator's plan). */
+  private readonly captures = new Map<string, { desc: string; body?: CaptureBody }>();
 
   constructor(opts: EvaluatorOptions) {
     if (!opts.toolchain.nvcc || !opts.toolchain.version) {
@@ -303,13 +305,17 @@ export class Evaluator {
 
   /** Runs the variant's host code once per size in the sandboxed capture process; the work description's path, or why not. */
   private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }> {
+    // The judge loads the variant's device code from this file after the capture: it must be the
+    // file that was built (without the sandbox, the variant's host code could rewrite it).
+    const before = digestOf(lib);
+    // The same library under the same plan asks for the same work: a duel reuses the capture of the
+    // evaluation before it (the description is checked by the executor each time it is used).
+    const cached = this.captures.get(before);
+    if (cached && existsSync(cached.desc)) return { ...cached, durationMs: 0, digest: before };
     const h = await this.harness();
     const dir = join(lib, '..', 'runs');
     mkdirSync(dir, { recursive: true });
     const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
-    // The judge loads the variant's device code from this file after the capture: it must be the
-    // file that was built (without the sandbox, the variant's host code could rewrite it).
-    const before = digestOf(lib);
     const r = await runHarness<CaptureBody>({
       harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
       timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.iso,
@@ -317,6 +323,7 @@ export class Evaluator {
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
     if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
     if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
+    this.captures.set(before, { desc, body: r.body });
     return { desc, body: r.body, durationMs: r.durationMs, digest: before };
   }
 

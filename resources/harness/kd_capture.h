@@ -90,6 +90,26 @@ static int module_of(CodeSearch& cs, const std::string& name, WorkDesc& w) {
     bool found = false;
     for (const std::string& p : cs.library_paths)
       if (find_in(cs, p, name, w, idx)) { found = true; break; }
+    if (!found && getenv("KERNELDUEL_CAPTURE_DEBUG")) {
+      // Where does the name appear as text, and what do the fat binaries that hold it list?
+      for (auto& im : cs.images) {
+        int holders = 0;
+        for (const FatbinPart& p : im.second.parts) {
+          bool plain = std::search(im.second.section.begin() + p.offset, im.second.section.begin() + p.offset + p.bytes, name.begin(), name.end()) != im.second.section.begin() + p.offset + p.bytes;
+          if (!plain) continue;
+          if (holders++ < 2) {
+            CUlibrary m = cs.loaded[std::make_pair(im.first, p.offset)];
+            unsigned n = 0;
+            if (m) d_cuLibraryGetKernelCount(&n, m);
+            fprintf(stderr, "kd-debug: %s part@%zu holds the name; %u kernels\n", im.first.c_str(), p.offset, n);
+            std::vector<CUkernel> ks(n);
+            if (n && d_cuLibraryEnumerateKernels(ks.data(), n, m) == CUDA_SUCCESS)
+              for (unsigned k = 0; k < n && k < 3; k++) { const char* nm = nullptr; d_cuKernelGetName(&nm, ks[k]); fprintf(stderr, "kd-debug:   %s\n", nm ? nm : "?"); }
+          }
+        }
+        fprintf(stderr, "kd-debug: %s: %d of %zu parts hold the name as text\n", im.first.c_str(), holders, im.second.parts.size());
+      }
+    }
     if (!found) {
       size_t parts = 0, loaded = 0;
       for (auto& im : cs.images) parts += im.second.parts.size();
@@ -432,11 +452,13 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
   }
   // Workspaces kept between calls and the variant's device variables, as the first calls left them
   // (what the captured calls would read): the executor restores them before every call.
-  unsigned long long carried = 0;
+  unsigned long long carried = 0, var_bytes = 0;
   for (size_t k = 0; k < cm.scratch.size(); k++) carried += cm.scratch[k].second;
-  for (const VarInfo& v : cm.vars) carried += v.bytes;
+  for (const VarInfo& v : cm.vars) var_bytes += v.bytes;
   if (carried > WD_MAX_SNAPSHOT)
-    fail("constraints", "the entry point's work uses " + std::to_string(carried >> 20) + " MiB of device memory that is not a task buffer (workspaces kept between calls, device variables): at most 256 MiB can be carried over; allocate scratch inside the call with cudaMallocAsync/cudaFreeAsync");
+    fail("constraints", "the entry point's work uses " + std::to_string(carried >> 20) + " MiB of device memory that is not a task buffer (workspaces kept between calls): at most 256 MiB can be carried over; allocate scratch inside the call with cudaMallocAsync/cudaFreeAsync");
+  if (var_bytes > WD_MAX_VARS) fail("constraints", "the variant's device variables hold " + std::to_string(var_bytes >> 20) + " MiB: at most 64 MiB can be carried over");
+  carried += var_bytes;
   for (size_t k = 0; k < cm.scratch.size(); k++) {
     unsigned long long bytes = cm.scratch[k].second;
     Scratch sc{(int)k, bytes, w.blob.size(), bytes};

@@ -128,11 +128,12 @@ static void jexec_spawn(JExec& e) {
   e.up = false;
 }
 // An executor for a variant: the one started ahead of need if it is alive, else a new one.
-static void jexec_start(JExec& e, JExec& spare, const std::string& desc, double deadline) {
+static void jexec_start(JExec& e, JExec* spares, const std::string& desc, double deadline) {
   std::string who = e.who;
-  if (spare.pid > 0) {
-    e = spare;
-    spare = JExec();
+  JExec* spare = spares[0].pid > 0 ? &spares[0] : spares[1].pid > 0 ? &spares[1] : nullptr;
+  if (spare) {
+    e = *spare;
+    *spare = JExec();
   } else {
     jexec_spawn(e);
   }
@@ -182,7 +183,7 @@ static std::pair<double, double> jexec_sample(JExec& e, unsigned long long seed,
 // ---------------------------------------------------------------------------------------------
 struct Judge {
   Plan plan;
-  JExec spare;  // an executor started ahead of need (CUDA up, no variant yet)
+  JExec spares[2];  // executors started ahead of need (CUDA up, no variant yet): enough for a duel
   ref_entry_fn ref = nullptr;
   std::map<int, Bufs> jbufs;  // per size: the reference's buffers
   std::map<std::pair<int, unsigned long long>, std::vector<void*>> refs;  // cached reference outputs
@@ -338,7 +339,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
   try {
     check_code_sources(J, lib, desc);
     double deadline = now_ms() + check_ms;
-    jexec_start(ex, J.spare, desc, deadline);
+    jexec_start(ex, J.spares, desc, deadline);
     int call_no = 0;
     for (const Size& s : J.plan.sizes) {
       for (unsigned long long seed : seeds_of(J.plan, s)) {
@@ -437,8 +438,8 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     check_code_sources(J, libA, descA);
     check_code_sources(J, libB, descB);
     double deadline = now_ms() + time_ms;
-    jexec_start(a, J.spare, descA, deadline);
-    jexec_start(b, J.spare, descB, deadline);
+    jexec_start(a, J.spares, descA, deadline);
+    jexec_start(b, J.spares, descB, deadline);
     std::string duels = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
@@ -575,12 +576,13 @@ static int mode_judge(const std::string& plan_path, const std::string& ref_lib) 
       v.error = "bad command: " + line.substr(0, 80);
       emit(id, v);
     }
-    // The next variant's executor starts CUDA while the engine captures that variant.
-    if (J.spare.pid <= 0) {
+    // The next variants' executors start CUDA while the engine captures those variants.
+    for (JExec& sp : J.spares) {
+      if (sp.pid > 0) continue;
       try {
-        jexec_spawn(J.spare);
+        jexec_spawn(sp);
       } catch (HarnessFailure&) {
-        J.spare = JExec();
+        sp = JExec();
       }
     }
     // A broken context here (the reference failed) ends the judge; the engine starts a new one.

@@ -93,10 +93,10 @@ struct WorkDesc {
   std::vector<unsigned char> blob;
 };
 
-// Limits on what a description may ask for: snapshotted memory (workspaces, globals, host bytes)
-// together at most 256 MiB (what the capture carries); a size's graph allocations at most 16 GiB.
+// Limits on what a description may ask for: workspaces kept between calls at most 256 MiB, device
+// variables at most 64 MiB (what the capture carries), a size's graph allocations at most 16 GiB.
 static const size_t WD_MAX_OPS = 4096, WD_MAX_PARAM_BYTES = 32764, WD_MAX_MODULES = 4096;
-static const unsigned long long WD_MAX_SNAPSHOT = 256ull << 20, WD_MAX_GALLOC = 16ull << 30, WD_MAX_BLOB = 2 * WD_MAX_SNAPSHOT;
+static const unsigned long long WD_MAX_SNAPSHOT = 256ull << 20, WD_MAX_VARS = 64ull << 20, WD_MAX_GALLOC = 16ull << 30, WD_MAX_BLOB = 2 * WD_MAX_SNAPSHOT + WD_MAX_VARS;
 
 static std::string param_layout(const Op& o) {
   std::string s;
@@ -317,10 +317,10 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
     }
   }
   if (!ended) return "the description is cut off (no end line)";
-  unsigned long long snapshot = 0;
-  for (const Scratch& sc : w.scratch) snapshot += sc.bytes;
-  for (const GlobalVar& g : w.globals) snapshot += g.bytes;
-  if (snapshot > WD_MAX_SNAPSHOT) return "more than 256 MiB of workspaces and device variables to carry over";
+  unsigned long long scratch = 0, vars = 0;
+  for (const Scratch& sc : w.scratch) scratch += sc.bytes;
+  for (const GlobalVar& g : w.globals) vars += g.bytes;
+  if (scratch > WD_MAX_SNAPSHOT || vars > WD_MAX_VARS) return "more than 256 MiB of workspaces or 64 MiB of device variables to carry over";
   // Every size of the plan must be there, and every reference must name memory that exists.
   for (const Size& s : plan.sizes) {
     const SizeWork* sw = nullptr;
