@@ -325,6 +325,21 @@ static void check_code_sources(const Judge& J, const std::string& lib, const std
   }
 }
 
+// Executors started ahead of need must have CUDA up before anything is timed: their start must not
+// overlap a timed call.
+static void spares_up(Judge& J, double deadline) {
+  for (JExec& sp : J.spares) {
+    if (sp.pid <= 0 || sp.up) continue;
+    try {
+      std::string line = jexec_read(sp, deadline, "starting CUDA in an executor");
+      if (line.rfind("up", 0) == 0) sp.up = true;
+      else jexec_kill(sp);
+    } catch (HarnessFailure&) {
+      sp = JExec();  // it died or hung: the next command starts a new one
+    }
+  }
+}
+
 static std::string isolation_json() {
   return "\"isolation\":{\"refs\":\"judge: reference outputs only in a process that runs no variant code\",\"measurement\":\"executor: the variant's device code only, rebuilt from its captured work\"}";
 }
@@ -342,8 +357,10 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     jexec_start(ex, J.spares, desc, deadline);
     int call_no = 0;
     for (const Size& s : J.plan.sizes) {
+      // One set of buffers per size (new addresses for every size): every call of it gets fresh
+      // inputs, poisoned outputs and restored state anyway.
+      jexec_alloc(ex, s, deadline);
       for (unsigned long long seed : seeds_of(J.plan, s)) {
-        jexec_alloc(ex, s, deadline);
         jexec_sample(ex, seed, false, call_no++, deadline, "the check (size " + std::to_string(s.index) + ")");
         std::string mv = verify(J, ex, s, seed, true, &checks, first_check, first_fail, "");
         if (!mv.empty()) fail("correctness", mv);
@@ -364,6 +381,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     v.stage = "time";
     emit_event(id, "time");
     deadline = now_ms() + time_ms;
+    spares_up(J, deadline);
     std::string timings = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
@@ -440,6 +458,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     double deadline = now_ms() + time_ms;
     jexec_start(a, J.spares, descA, deadline);
     jexec_start(b, J.spares, descB, deadline);
+    spares_up(J, deadline);
     std::string duels = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
