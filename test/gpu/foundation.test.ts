@@ -102,3 +102,32 @@ test('timed calls run on inputs the variant has not seen and are verified: every
   assert.equal(r.failure, undefined, r.failure?.reason);
   assert.ok((r.timing![0].verifiedCalls ?? 0) >= 1, `verified ${r.timing![0].verifiedCalls} timed calls`);
 });
+
+test('an exported variant re-measures as exported: export → eval gives the same configuration and the same time within noise', async () => {
+  const { createSession, newSessionId } = await import('../../main/session/store.js');
+  const { exportVariant } = await import('../../main/export/cu.js');
+  const { planEval } = await import('../../main/cli/eval-plan.js');
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const ev = await evaluatorFor(softmax, { timing: { maxMs: 1500 } });
+  const config = { BLOCK: 256, TPR: 32, VEC: 4, ONLINE: 1 }; // far from the defaults
+  const v = { source: softmax.baselineSource, config, flags: { opt: 3 as const }, origin: 'random' };
+  const first = await ev.evaluate(v);
+  assert.equal(first.failure, undefined, first.failure?.reason);
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-gpu-export-'));
+  const s = createSession(path.join(home, 'sessions'), { id: newSessionId(), task: { name: 'softmax', dir: softmax.dir, manifestHash: softmax.hash }, gpu: null, settings: {}, createdAt: new Date().toISOString(), kernelduelVersion: 'test' });
+  s.append({ type: 'variant', variant: { ...v, id: 'v1', parents: [], createdAt: new Date().toISOString() } });
+  s.append({ type: 'result', variantId: 'v1', result: first });
+  const file = path.join(home, 'best.cu');
+  exportVariant(s, 'v1', file);
+  s.close();
+  const plan = planEval(softmax, { path: file, source: fs.readFileSync(file, 'utf8') }, { config: {} });
+  assert.deepEqual(Object.fromEntries(Object.entries(plan.spec.config).map(([k, x]) => [k, Number(x)])), config, 'the exported file builds with its own configuration');
+  const again = await ev.evaluate(plan.spec);
+  assert.equal(again.failure, undefined, again.failure?.reason);
+  const a = first.timing![0].medianMs;
+  const b = again.timing![0].medianMs;
+  console.log(`# export round trip: ${a.toFixed(4)} ms measured, ${b.toFixed(4)} ms re-measured from the exported file`);
+  assert.ok(Math.abs(b - a) / a < 0.02, `${a} ms then ${b} ms`);
+});
