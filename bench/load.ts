@@ -10,12 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { crc32, formatJournalLine } from '../main/session/journal.js';
-import { createSession, encodeSessionEvent, listSessions, newSessionId, openSession, JOURNAL_FILE, SUMMARY_FILE, type SessionEvent, type StoredSessionEvent } from '../main/session/store.js';
-import { resolveTask } from '../main/task/resolve.js';
-import { startOptimisation, type OptimisationMessage } from '../main/search/worker.js';
+import { crc32, formatJournalLine } from '../main/engine/session/journal.js';
+import { createSession, encodeSessionEvent, listSessions, newSessionId, openSession, JOURNAL_FILE, SUMMARY_FILE, type SessionEvent, type StoredSessionEvent } from '../main/engine/session/store.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { startOptimisation, type OptimisationMessage } from '../main/core/run/worker.js';
 import { syntheticSpace } from '../test/fixtures/spaces/synthetic.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const arg = (name: string, def: string): string => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `kernelduel` command of a checkout (package.json "bin"). Runs the built CLI
-// (dist/cli/kernelduel.mjs) when there is one, else the TypeScript sources (main/cli/index.ts)
+// (dist/cli/kernelduel.mjs) when there is one, else the TypeScript sources (main/doors/cli/index.ts)
 // through tsx.
 //
 // The CLI runs in this process (tsx registered with its module API) rather than in a child

@@ -55,7 +55,7 @@ const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const requir
  */
 const PACKAGE_ASSETS = { 'web-tree-sitter': ['tree-sitter.wasm'] };
 /** Engine modules that run themselves as worker threads (see main()). */
-const WORKER_MODULES = ['main/search/worker.ts'];
+const WORKER_MODULES = ['main/core/run/worker.ts'];
 /** npm packages that cannot be bundled: kept external and copied, with their dependencies, into lib/node_modules. None so far. */
 const EXTERNAL_PACKAGES = [];
 
@@ -452,7 +452,7 @@ kd_runtime "$KD_ROOT"
 export KERNELDUEL_RESOURCES="$KD_ROOT/resources"
 # A bundled bubblewrap (bin/bwrap, if the bundle has one) is used only where the server has none.
 export PATH="\${PATH:-/usr/bin:/bin}:$KD_ROOT/bin"
-# Results files name the bundle that measured them (main/common/provenance.ts).
+# Results files name the bundle that measured them (main/engine/base/provenance.ts).
 export KERNELDUEL_BUNDLE=${JSON.stringify(bundleId())}
 ${body}`;
 }
@@ -598,7 +598,7 @@ async function main() {
   fs.mkdirSync(lib, { recursive: true });
 
   // The CLI, GPU tests and benchmarks
-  const entries = [{ in: path.join(root, 'main/cli/index.ts'), out: 'kernelduel' }];
+  const entries = [{ in: path.join(root, 'main/doors/cli/index.ts'), out: 'kernelduel' }];
   const tests = listTs(path.join(root, 'test', 'gpu'), '.test.ts').map((f) => path.basename(f, '.ts'));
   const benches = listTs(path.join(root, 'bench'), '.ts').map((f) => path.basename(f, '.ts'));
   for (const t of tests) entries.push({ in: path.join(root, 'test', 'gpu', `${t}.ts`), out: `test-gpu/${t}` });

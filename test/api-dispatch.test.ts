@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createDispatcher, type Handlers } from '../main/api/dispatch.js';
-import { METHOD_NAMES, ParamSchemas } from '../main/api/contract.js';
+import { createDispatcher, type Handlers } from '../main/core/dispatch.js';
+import { METHOD_NAMES, ParamSchemas } from '../main/contract/api.js';
 
 // Handlers that record what reached them: a refused call must never get here.
 function recordingHandlers(): { handlers: Handlers; calls: string[] } {

@@ -4,9 +4,9 @@ import path from 'node:path';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startWebServer, staticFile, type WebServer } from '../main/server/web.js';
-import { allowedHosts, hostAllowed } from '../main/server/auth.js';
-import { ApiService } from '../main/api/service.js';
+import { startWebServer, staticFile, type WebServer } from '../main/doors/web/server.js';
+import { allowedHosts, hostAllowed } from '../main/doors/web/auth.js';
+import { ApiService } from '../main/core/service.js';
 
 let dir: string;
 let srv: WebServer;

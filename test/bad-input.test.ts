@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession, newSessionId } from '../main/session/store.js';
+import { createSession, newSessionId } from '../main/engine/session/store.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const CLI_TS = path.join(REPO, 'main', 'cli', 'index.ts');

@@ -7,14 +7,14 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { entrySignature, generateShim } from '../main/build/shim.js';
-import { parsePtxas, shortKernelName } from '../main/build/ptxas.js';
-import { buildKey, buildVariant, nvccFlags, parseCompilerMessages, type BuildEnv } from '../main/build/compile.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { loadTask, type Task } from '../main/task/manifest.js';
-import { defaultConfig, enumerateSpace } from '../main/task/space.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import type { BuildResult, Config } from '../main/common/types.js';
+import { entrySignature, generateShim } from '../main/engine/build/shim.js';
+import { parsePtxas, shortKernelName } from '../main/engine/build/ptxas.js';
+import { buildKey, buildVariant, nvccFlags, parseCompilerMessages, type BuildEnv } from '../main/engine/build/compile.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { loadTask, type Task } from '../main/engine/task/manifest.js';
+import { defaultConfig, enumerateSpace } from '../main/engine/task/space.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import type { BuildResult, Config } from '../main/engine/base/types.js';
 
 const BUILTIN = builtinTasksDir();
 const taskNames = readdirSync(BUILTIN, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();

@@ -5,8 +5,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { openSession } from '../main/session/store.js';
-import { builtinTasksDir } from '../main/common/paths.js';
+import { openSession } from '../main/engine/session/store.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const CLI = join(REPO, 'main', 'cli', 'index.ts');
@@ -27,7 +27,7 @@ interface Run {
   stdout: string;
   stderr: string;
 }
-/** `node --import tsx main/cli/index.ts ...` from the repository root (where tsx resolves). */
+/** `node --import tsx main/doors/cli/index.ts ...` from the repository root (where tsx resolves). */
 function cli(...args: string[]): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent' };
   delete env.KERNELDUEL_NO_GPU;

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
-import { gpuLockPath, parseLockOwner, withGpuLock } from '../main/gpu/lock.js';
+import { gpuLockPath, parseLockOwner, withGpuLock } from '../main/engine/platform/gpu/lock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kd-lock-'));
 

@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { ensureHarness } from '../main/eval/harness.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { ensureHarness } from '../main/engine/measure/harness.js';
 
 const hasGpu = (() => {
   try {

@@ -4,11 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_TIMING, ensureHarness, renderPlan, type PlanInput } from '../main/eval/harness.js';
-import { loadTask, type Task } from '../main/task/manifest.js';
-import { builtinTasksDir, resourcesDir } from '../main/common/paths.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { runProcess, tail } from '../main/proc/run.js';
+import { DEFAULT_TIMING, ensureHarness, renderPlan, type PlanInput } from '../main/engine/measure/harness.js';
+import { loadTask, type Task } from '../main/engine/task/manifest.js';
+import { builtinTasksDir, resourcesDir } from '../main/engine/base/paths.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { runProcess, tail } from '../main/engine/platform/proc/run.js';
 
 const softmax = (): Task => loadTask(join(builtinTasksDir(), 'softmax'));
 const PLAN_READER = join(resourcesDir(), 'harness', 'kd_plan.h');

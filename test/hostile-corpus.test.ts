@@ -7,11 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveTask } from '../main/task/resolve.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { buildVariant, type BuildEnv } from '../main/build/compile.js';
-import { screenVariant } from '../main/eval/evaluate.js';
-import type { BuildResult } from '../main/common/types.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { buildVariant, type BuildEnv } from '../main/engine/build/compile.js';
+import { screenVariant } from '../main/engine/measure/evaluate.js';
+import type { BuildResult } from '../main/engine/base/types.js';
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const hostileDir = path.join(dir, 'hostile');

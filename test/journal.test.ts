@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Journal, JournalError, crc32, crc32Fallback } from '../main/session/journal.js';
+import { Journal, JournalError, crc32, crc32Fallback } from '../main/engine/session/journal.js';
 
 type Rec = { n: number; s?: string };
 

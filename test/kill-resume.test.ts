@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession, newSessionId, openSession, openSessionReadOnly } from '../main/session/store.js';
+import { createSession, newSessionId, openSession, openSessionReadOnly } from '../main/engine/session/store.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const CLI_TS = path.join(REPO, 'main', 'cli', 'index.ts');

@@ -8,10 +8,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { listSessions, openSessionReadOnly } from '../main/session/store.js';
-import { etaText, describeVariant } from '../main/cli/progress.js';
-import { chooseTaskDir } from '../main/task/resolve.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { listSessions, openSessionReadOnly } from '../main/engine/session/store.js';
+import { etaText, describeVariant } from '../main/doors/cli/progress.js';
+import { chooseTaskDir } from '../main/engine/task/resolve.js';
 import { cliEnv, runCli, showRun, KERNELDUEL_BIN as BIN, REPO, type CliRun } from './fixtures/cli.js';
 
 let home: string;

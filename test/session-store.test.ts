@@ -13,9 +13,9 @@ import {
   SESSION_FILE,
   SUMMARY_FILE,
   sourceHash,
-} from '../main/session/store.js';
-import { crc32 } from '../main/session/journal.js';
-import { markRunning, RUNNING_FILE } from '../main/session/running.js';
+} from '../main/engine/session/store.js';
+import { crc32 } from '../main/engine/session/journal.js';
+import { markRunning, RUNNING_FILE } from '../main/engine/session/running.js';
 import { compileOnlyResult, makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 let root: string;

@@ -1,6 +1,6 @@
 // The contract over whichever transport this renderer runs on: Electron IPC (through the preload's
 // `window.kernelduel`) or, in the browser, a WebSocket to `kernelduel serve`.
-import { ApiCallError, type ApiEvent, type Envelope, type MethodName, type Params, type Result, type ServerFrame, type Transport } from '../../main/api/contract.js';
+import { ApiCallError, type ApiEvent, type Envelope, type MethodName, type Params, type Result, type ServerFrame, type Transport } from '../../main/contract/api.js';
 
 export interface DesktopBridge {
   call(method: string, params?: unknown): Promise<unknown>;

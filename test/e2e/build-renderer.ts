@@ -14,7 +14,7 @@ function newest(p: string): number {
 
 export function ensureRendererBuilt(): void {
   const index = path.join(ROOT, 'out', 'renderer', 'index.html');
-  const sources = ['renderer', 'main/api/contract.ts', 'main/api/methods.ts', 'electron.vite.config.ts'].map((p) => path.join(ROOT, p));
+  const sources = ['renderer', 'main/contract/api.ts', 'main/contract/methods.ts', 'electron.vite.config.ts'].map((p) => path.join(ROOT, p));
   const built = fs.existsSync(index) ? fs.statSync(index).mtimeMs : 0;
   if (built && sources.every((s) => newest(s) <= built)) return;
   execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], { cwd: ROOT, stdio: 'inherit' });

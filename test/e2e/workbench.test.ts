@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureRendererBuilt, ROOT } from './build-renderer.js';
-import { loadTask } from '../../main/task/manifest.js';
+import { loadTask } from '../../main/engine/task/manifest.js';
 import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
 import { bigReplaySession } from '../fixtures/big-session.js';

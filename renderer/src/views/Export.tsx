@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { ExportFile } from '../../../main/api/contract.js';
+import type { ExportFile } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
 import { saveFile } from '../transport.js';
 
