@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { entrySignature, generateShim } from '../main/engine/build/shim.js';
+import { generateShim } from '../main/engine/build/shim.js';
+import { entrySignature } from '../main/engine/source/entry.js';
 import { parsePtxas, shortKernelName } from '../main/engine/build/ptxas.js';
 import { buildKey, buildVariant, nvccFlags, parseCompilerMessages, type BuildEnv } from '../main/engine/build/compile.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
 import { GOOD_ANSWER, GOOD_CODE, MALFORMED_ANSWER } from './fixtures/llm/answers.js';
 import { openSession, sessionsRoot } from '../main/engine/session/store.js';
-import { llmInfoOf } from '../main/engine/search/llm.js';
+import { llmInfoOf } from '../main/engine/llm/variant-info.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const KEY = 'sk-cli-SECRET-123456789';

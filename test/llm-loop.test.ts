@@ -14,7 +14,8 @@ import type { Measurer, MeasuredSpec } from '../main/engine/measure/measurer.js'
 import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { LlmProvider } from '../main/engine/llm/provider.js';
-import { LlmStrategy, llmInfoOf, mixedStrategy, remeasureIfSuspicious } from '../main/engine/search/llm.js';
+import { LlmStrategy, mixedStrategy, remeasureIfSuspicious } from '../main/engine/search/llm.js';
+import { llmInfoOf } from '../main/engine/llm/variant-info.js';
 import { buildDataset, writeDataset } from '../main/engine/llm/dataset.js';
 import type { DuelResult, EvalResult, VariantRecord } from '../main/engine/base/types.js';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';

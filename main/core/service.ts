@@ -18,7 +18,7 @@ import { builtinTaskNames } from '../engine/task/resolve.js';
 import { builtinTasksDir, kernelduelHome, resourcesDir, workRoot } from '../engine/base/paths.js';
 import { findManifest, loadTask, parseManifest, sizeLayout, TaskError, type Task } from '../engine/task/manifest.js';
 import { defaultConfig, enumerateSpace } from '../engine/task/space.js';
-import { entrySignature } from '../engine/build/shim.js';
+import { entrySignature } from '../engine/source/entry.js';
 import { parseCompilerMessages } from '../engine/build/compile.js';
 import { Evaluator } from '../engine/measure/evaluate.js';
 import type { LoopEvent } from '../engine/search/loop.js';
@@ -29,7 +29,8 @@ import { listSessions, openSessionReadOnly, sessionsRoot, type Session, type Ses
 import { replayRecordingOf as replayRecording } from '../engine/session/run-settings.js';
 import { LlmProvider, parseLlmSettings, type LlmSettings } from '../engine/llm/provider.js';
 import { buildPrompt } from '../engine/llm/prompt.js';
-import { LlmStrategy, llmInfoOf, type CompletionSource } from '../engine/search/llm.js';
+import { LlmStrategy, type CompletionSource } from '../engine/search/llm.js';
+import { llmInfoOf } from '../engine/llm/variant-info.js';
 import { ConnectionTestRefused, planConnectionTest, type ConnectionTestPlan } from '../engine/llm/connection-test.js';
 import type { ConnectionReportDTO, LlmSettingsDTO, PromptPreviewDTO } from '../contract/api.js';
 import { exportVariant } from '../engine/export/cu.js';

@@ -1,6 +1,7 @@
 // Pure conversions from the engine's session records to what the contract returns: variant rows,
 // duels, plot series. No I/O here, so the shapes the UI depends on are testable without a GPU.
 import type { EvalResult, VariantRecord } from '../engine/base/types.js';
+import { timedMedianMs } from '../engine/measure/verdict.js';
 import type { DuelDTO, ParamEffect, PlotPoint, RooflinePoint, SessionPlots, VariantRow } from '../contract/api.js';
 
 export interface SessionEventLike {
@@ -8,14 +9,8 @@ export interface SessionEventLike {
   [k: string]: unknown;
 }
 
-function timedMedian(r: EvalResult | undefined): number | null {
-  if (!r || r.failure || !r.build.ok || r.check?.ok !== true || !r.timing?.length) return null;
-  const m = r.timing[0].medianMs;
-  return Number.isFinite(m) ? m : null;
-}
-
 export function variantRow(v: VariantRecord, r: EvalResult | undefined, baselineMs: number | null, evalIndex: number | null): VariantRow {
-  const ms = timedMedian(r);
+  const ms = timedMedianMs(r);
   const k = r?.build.resources?.[0];
   let status: VariantRow['status'] = 'pending';
   if (r) status = r.failure ? 'failed' : ms !== null ? 'timed' : r.build.ok ? 'built' : 'failed';
@@ -52,7 +47,7 @@ export interface SessionFacts {
 /** The baseline (first 'baseline' variant) and its timed median. */
 export function baselineOf(f: SessionFacts): { id: string | null; ms: number | null } {
   const b = f.variants.find((v) => v.origin === 'baseline');
-  return { id: b?.id ?? null, ms: b ? timedMedian(f.resultOf(b.id)) : null };
+  return { id: b?.id ?? null, ms: b ? timedMedianMs(f.resultOf(b.id)) : null };
 }
 
 /** Rows in proposal order, each with the order in which its (last) result was recorded. */
@@ -146,7 +141,7 @@ export function sessionPlots(f: SessionFacts, rows: VariantRow[], roof: Roofline
     const points: RooflinePoint[] = [];
     for (const v of f.variants) {
       const r = f.resultOf(v.id);
-      const ms = timedMedian(r);
+      const ms = timedMedianMs(r);
       if (ms === null) continue;
       const w = roof.workOf(r!.timing![0].size);
       if (!w || !w.bytes || !w.flops) continue;

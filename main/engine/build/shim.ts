@@ -2,12 +2,7 @@
 // that unpacks the arguments and calls the task's entry point with its exact signature, so a
 // variant with the wrong signature fails to compile with a message naming the entry point.
 import { CTYPE, type Task } from '../task/manifest.js';
-
-export function entrySignature(task: Task): string {
-  const m = task.manifest;
-  const params = m.args.map((a) => (a.kind === 'buffer' ? `${a.role === 'in' ? 'const ' : ''}${CTYPE[a.dtype]}* ${a.name}` : `${CTYPE[a.dtype]} ${a.name}`));
-  return `void ${m.entry}(${params.join(', ')})`;
-}
+import { entrySignature } from '../source/entry.js';
 
 export function generateShim(task: Task, variantPath: string): string {
   const m = task.manifest;

@@ -4,8 +4,7 @@
 // incompatible…` about a file the user never wrote; this says which signature was expected and
 // which argument differs. Pure.
 import type { Task } from '../task/manifest.js';
-import { entrySignature } from './shim.js';
-import { checkEntryPoint } from '../llm/parse.js';
+import { entrySignature, checkEntryPoint } from '../source/entry.js';
 
 /** The argument of the shim's call that nvcc's caret (the line after the call) points at, or null. */
 function caretArgument(task: Task, log: string): number | null {

@@ -3,8 +3,8 @@
 // share `group_id`), with the group-normalised advantage already computed.
 import { writeFileSync } from 'node:fs';
 import type { Session } from '../session/store.js';
-import { isTimedSuccess } from '../session/store.js';
-import { llmInfoOf } from '../search/llm.js';
+import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
+import { llmInfoOf } from './variant-info.js';
 import type { ChatMessage } from './provider.js';
 import { redactSecrets } from './provider.js';
 
@@ -28,7 +28,7 @@ export interface DatasetRow {
 export function buildDataset(session: Session, o: { secrets?: string[] } = {}): DatasetRow[] {
   const base = session.variants().find((v) => v.origin === 'baseline');
   const baseR = base ? session.resultOf(base.id) : undefined;
-  const baseMs = isTimedSuccess(baseR) ? baseR.timing[0].medianMs : null;
+  const baseMs = timedMedianMs(baseR);
   const groups = new Map<string, DatasetRow[]>();
   for (const v of session.variants()) {
     const info = llmInfoOf(v);

@@ -1,7 +1,6 @@
 // Reading a model's answer: the three parts the prompt demands (performance analysis, algorithm
-// design, code) and the code's entry point, checked against the task's signature.
-import { CTYPE, type Task } from '../task/manifest.js';
-import { findFunctionDefs, paramType, splitParams, stripCode } from '../source/csource.js';
+// design, code). Whether the code defines the task's entry point is main/engine/source/entry.ts.
+import { stripCode } from '../source/csource.js';
 
 export interface AnswerParts {
   analysis: string;
@@ -56,58 +55,4 @@ export function parseAnswer(text: string, entry?: string): ParseResult {
   else missing.push('design');
   if (ia < 0 && idn < 0) analysis = prose.trim(); // unlabelled prose: keep it as the analysis
   return { ok: true, parts: { analysis, design, code, missing } };
-}
-
-export interface EntryCheck {
-  ok: boolean;
-  reason?: string;
-  line?: number;
-}
-
-function expectedParams(task: Task): Array<{ name: string; base: string; pointer: number; constPointee: boolean }> {
-  return task.manifest.args.map((a) =>
-    a.kind === 'buffer' ? { name: a.name, base: CTYPE[a.dtype], pointer: 1, constPointee: a.role === 'in' } : { name: a.name, base: CTYPE[a.dtype], pointer: 0, constPointee: false },
-  );
-}
-
-/** The code defines the task's entry point, returning void, with the manifest's parameter count and types. */
-export function checkEntryPoint(code: string, task: Task): EntryCheck {
-  const entry = task.manifest.entry;
-  const stripped = stripCode(code);
-  const defs = findFunctionDefs(stripped, entry).filter((d) => !/(::|\.|->)\s*$/.test(d.prefix));
-  if (!defs.length) return { ok: false, reason: `the code does not define the entry point ${entry}(...)` };
-  const want = expectedParams(task);
-  const problems: string[] = [];
-  for (const d of defs) {
-    if (/\b(__global__|__device__)\b/.test(d.prefix) && !/\b__host__\b/.test(d.prefix)) {
-      problems.push(`line ${d.line}: ${entry} must be a host function, not ${/__global__/.test(d.prefix) ? '__global__' : '__device__'}`);
-      continue;
-    }
-    if (/\btemplate\b/.test(d.prefix)) {
-      problems.push(`line ${d.line}: ${entry} must not be a template`);
-      continue;
-    }
-    const ret = d.prefix.replace(/\b(static|inline|extern|__host__|__forceinline__|__noinline__)\b|"C"/g, ' ').trim();
-    if (!/^void$/.test(ret.replace(/\s+/g, ' '))) {
-      problems.push(`line ${d.line}: ${entry} must return void (got "${ret || '?'}")`);
-      continue;
-    }
-    const got = splitParams(d.params).map(paramType);
-    if (got.length !== want.length) {
-      problems.push(`line ${d.line}: ${entry} takes ${got.length} parameters; the task needs ${want.length} (${want.map((w) => w.name).join(', ')})`);
-      continue;
-    }
-    const bad: string[] = [];
-    got.forEach((g, i) => {
-      const w = want[i];
-      const wantS = `${w.constPointee ? 'const ' : ''}${w.base}${w.pointer ? '*' : ''}`;
-      if (g.base !== w.base || g.pointer !== w.pointer || (w.pointer > 0 && g.constPointee !== w.constPointee)) bad.push(`parameter ${i + 1} (${w.name}) is "${g.raw}", expected ${wantS}`);
-    });
-    if (bad.length) {
-      problems.push(`line ${d.line}: ${bad.join('; ')}`);
-      continue;
-    }
-    return { ok: true, line: d.line };
-  }
-  return { ok: false, reason: `the entry point does not match the task's signature: ${problems.join(' | ')}`, line: defs[0].line };
 }

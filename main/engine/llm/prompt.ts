@@ -2,7 +2,7 @@
 // speedups and verdicts, and a demand for three parts (performance analysis, algorithm design,
 // code in one ```cuda block).
 import { createHash } from 'node:crypto';
-import { entrySignature } from '../build/shim.js';
+import { entrySignature } from '../source/entry.js';
 import type { Task } from '../task/manifest.js';
 import type { ChatMessage } from './provider.js';
 

@@ -1,6 +1,6 @@
 // Helpers shared by the strategies that work on an ActionSpace.
 import type { EvalResult } from '../base/types.js';
-import { isTimedSuccess } from '../session/store.js';
+import { isTimedSuccess } from '../measure/verdict.js';
 import { ActionSpace, type Action, type Proposal } from './actions.js';
 
 /** log of the timed median, or null for a failure (lower is better). */

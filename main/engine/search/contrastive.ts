@@ -23,7 +23,7 @@ import type { Action, ActionSpace, Proposal } from './actions.js';
 import { FeatureEncoder, type FeatureOptions } from './features.js';
 import { PreferenceModel, type PreferenceOptions } from './preference.js';
 import { mulberry32 } from '../base/random.js';
-import { isTimedSuccess } from '../session/store.js';
+import { isTimedSuccess } from '../measure/verdict.js';
 import { Seen, proposal, randomUnseen } from './common.js';
 
 export interface ContrastiveOptions {

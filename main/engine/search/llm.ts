@@ -9,47 +9,20 @@ import { createHash } from 'node:crypto';
 import type { DuelResult, EvalResult, Failure, VariantRecord } from '../base/types.js';
 import type { Task } from '../task/manifest.js';
 import type { Session } from '../session/store.js';
-import { isTimedSuccess } from '../session/store.js';
+import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import { mulberry32, shuffle } from '../base/random.js';
 import { configKey, enumerateSpace, defaultConfig } from '../task/space.js';
 import type { ObservedSpec, Proposal, Strategy } from './loop.js';
 import type { Measurer } from '../measure/measurer.js';
-import type { ChatMessage, Completion, CompleteOptions, LlmFailure, LlmSettings } from '../llm/provider.js';
+import type { ChatMessage, Completion, CompleteOptions, LlmSettings } from '../llm/provider.js';
 import { buildPrompt, type BuiltPrompt, type PromptExemplar } from '../llm/prompt.js';
 import { ExemplarSettingsSchema, PairBandit, banditReward, sampleExemplars, type ExemplarSettings } from '../llm/exemplars.js';
 import { parseAnswer } from '../llm/parse.js';
 import { screenSource } from '../source/screen.js';
 import { stripCode } from '../source/csource.js';
-
-/** What the LLM policy keeps on each variant it proposes (VariantRecord is stored loosely, so it survives the journal). */
-export interface LlmVariantInfo {
-  promptId: string;
-  answerId: string;
-  model: string;
-  /** The prompt's messages (the same for every answer of a group). */
-  prompt: ChatMessage[];
-  analysis: string;
-  design: string;
-  /** The model's whole answer (secrets removed). */
-  raw: string;
-  exemplars: Array<{ id: string; speedup: number }>;
-  buckets: number[];
-  arm?: string;
-  armProbability?: number;
-  /** Parts the answer did not label. */
-  missing?: string[];
-  /** Why the request failed (transport errors). */
-  error?: LlmFailure;
-  attempts?: number;
-  durationMs?: number;
-}
+import { llmInfoOf, type LlmVariantInfo } from '../llm/variant-info.js';
 
 export type LlmProposal = Proposal & { llm: LlmVariantInfo };
-
-export function llmInfoOf(v: unknown): LlmVariantInfo | undefined {
-  const x = (v as { llm?: unknown } | null)?.llm;
-  return x && typeof x === 'object' && typeof (x as LlmVariantInfo).promptId === 'string' ? (x as LlmVariantInfo) : undefined;
-}
 
 /** One (prompt, answer, reward) triple, as kept by the strategy. */
 export interface LlmRecord {
@@ -180,7 +153,7 @@ export class LlmStrategy implements Strategy {
     const v = this.o.session.variants().find((x) => x.origin === 'baseline');
     if (!v) return undefined;
     const r = this.o.session.resultOf(v.id);
-    return { v, ms: isTimedSuccess(r) ? r.timing[0].medianMs : null };
+    return { v, ms: timedMedianMs(r) };
   }
 
   /** Successful, timed variants with their speedups and verdicts: the exemplar pool. */

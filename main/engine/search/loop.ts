@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Config, DuelResult, EvalResult, Failure, VariantRecord, VariantSpec } from '../base/types.js';
 import type { Measurer } from '../measure/measurer.js';
 import type { PairPredictionRecord, Session } from '../session/store.js';
-import { isTimedSuccess } from '../session/store.js';
+import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import { configKey, defaultConfig } from '../task/space.js';
 import { readPolicyState, writePolicyState } from '../session/policy-state.js';
 import { markRunning } from '../session/running.js';
@@ -89,10 +89,6 @@ export function proposalKey(p: Pick<VariantSpec, 'config' | 'flags' | 'source' |
   return `${configKey(p.config)}|${JSON.stringify(p.flags)}|${createHash('sha1').update(p.source).digest('hex').slice(0, 16)}${t}`;
 }
 
-function medianOf(r: EvalResult | undefined): number | null {
-  return isTimedSuccess(r) ? r.timing[0].medianMs : null;
-}
-
 /** Ensures the baseline is in the session and measured; returns its id. */
 export async function ensureBaseline(o: LoopOptions): Promise<string> {
   const { session, evaluator } = o;
@@ -109,7 +105,7 @@ export async function ensureBaseline(o: LoopOptions): Promise<string> {
     session.append({ type: 'result', variantId: v.id, result });
     o.strategy.observe?.(v, result);
     const best = session.best();
-    o.onEvent?.({ type: 'result', variantId: v.id, result, index: 0, budget: o.budget, speedup: medianOf(result) ? 1 : null, bestSpeedup: best?.speedup ?? null, bestMs: best?.medianMs ?? null });
+    o.onEvent?.({ type: 'result', variantId: v.id, result, index: 0, budget: o.budget, speedup: timedMedianMs(result) ? 1 : null, bestSpeedup: best?.speedup ?? null, bestMs: best?.medianMs ?? null });
   }
   return v.id;
 }
@@ -146,7 +142,7 @@ async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
         `nothing can be compared with it, so session ${session.meta.id} stops here; fix the task (\`kernelduel eval ${t.dir}\` shows the whole message), then start a new session`,
     );
   }
-  const baseMs = medianOf(session.resultOf(baselineId));
+  const baseMs = timedMedianMs(session.resultOf(baselineId));
   // Resume: count what this session already measured, and tell the strategy about it.
   const seen = new Set<string>();
   let evaluated = 0;
@@ -257,7 +253,7 @@ async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
     evaluated++;
     current = 0;
     strategy.observe?.(v, result);
-    const ms = medianOf(result);
+    const ms = timedMedianMs(result);
     const best = session.best();
     o.onEvent?.({ type: 'result', variantId: v.id, result, index: evaluated, budget: o.budget, speedup: ms && baseMs ? baseMs / ms : null, bestSpeedup: best?.speedup ?? null, bestMs: best?.medianMs ?? null });
     await duelFor(v, result);

@@ -15,6 +15,7 @@ import { writeFileAtomic, fsyncDir } from '../base/atomic.js';
 import { Journal, JournalError, type JournalEntry } from './journal.js';
 import { runState } from './running.js';
 import { kernelduelHome } from '../base/paths.js';
+import { isTimedSuccess } from '../measure/verdict.js';
 
 export const SESSION_FILE = 'session.json';
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -292,11 +293,6 @@ export interface BestVariant {
   speedup: number | null;
   /** The baseline the speedup is relative to. */
   baseline?: { variantId: string; medianMs: number };
-}
-
-/** A result that counts as a successful timed measurement. */
-export function isTimedSuccess(r: EvalResult | undefined): r is EvalResult & { timing: NonNullable<EvalResult['timing']> } {
-  return !!r && !r.failure && r.build.ok && r.check?.ok === true && !!r.timing && r.timing.length > 0 && Number.isFinite(r.timing[0].medianMs);
 }
 
 /** Lowest median of timing[0] among correct, timed variants; speedup vs the first timed 'baseline' variant. */

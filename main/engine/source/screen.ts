@@ -2,7 +2,7 @@
 // why it is not allowed; matching runs on the source with comments and string literals blanked,
 // so a comment that mentions cudaStreamCreate is not a violation.
 import type { Task } from '../task/manifest.js';
-import { checkEntryPoint } from '../llm/parse.js';
+import { checkEntryPoint } from './entry.js';
 import { findFunctionDefs, lineAt, stripCode } from './csource.js';
 
 export type ScreenRule =
