@@ -8,6 +8,8 @@ import { METHOD_NAMES, type MethodName } from './methods.js';
 import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
+/** The LLM provider settings' schema: the renderer validates its settings form with it. */
+export { LlmSettingsSchema, type LlmSettings };
 
 // ---------------------------------------------------------------------------------------------- argument schemas
 
