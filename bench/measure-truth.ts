@@ -53,7 +53,7 @@ interface Cli {
 }
 const newCli: Cli = process.env.KERNELDUEL_CLI
   ? { label: 'new', cmd: process.execPath, args: [process.env.KERNELDUEL_CLI], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) }
-  : { label: 'new', cmd: 'npx', args: ['tsx', join(here, '..', 'main', 'cli', 'index.ts')], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) };
+  : { label: 'new', cmd: 'npx', args: ['tsx', join(here, '..', 'main', 'doors', 'cli', 'index.ts')], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) };
 const oldCli: Cli | null = values.old ? { label: 'old', cmd: join(resolve(values.old), 'kernelduel'), args: [], home: mkdtempSync(join(tmpdir(), 'kd-truth-old-')) } : null;
 if (oldCli && !existsSync(oldCli.cmd)) throw new Error(`--old: no launcher at ${oldCli.cmd}`);
 

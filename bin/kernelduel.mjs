@@ -29,5 +29,5 @@ if (existsSync(built)) {
     process.exit(1);
   }
   register();
-  await import(pathToFileURL(join(root, 'main', 'cli', 'index.ts')).href);
+  await import(pathToFileURL(join(root, 'main', 'doors', 'cli', 'index.ts')).href);
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSession, newSessionId } from '../main/engine/session/store.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
-const CLI_TS = path.join(REPO, 'main', 'cli', 'index.ts');
+const CLI_TS = path.join(REPO, 'main', 'doors', 'cli', 'index.ts');
 const SOFTMAX = path.join(REPO, 'resources', 'tasks', 'softmax');
 let root: string;
 let home: string;

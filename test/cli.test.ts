@@ -9,7 +9,7 @@ import { openSession } from '../main/engine/session/store.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 
 const REPO = resolve(import.meta.dirname, '..');
-const CLI = join(REPO, 'main', 'cli', 'index.ts');
+const CLI = join(REPO, 'main', 'doors', 'cli', 'index.ts');
 
 let home: string;
 let work: string;

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSession, newSessionId, openSession, openSessionReadOnly } from '../main/engine/session/store.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
-const CLI_TS = path.join(REPO, 'main', 'cli', 'index.ts');
+const CLI_TS = path.join(REPO, 'main', 'doors', 'cli', 'index.ts');
 const BUDGET = 4;
 let home: string;
 let cliArgs: string[];

@@ -44,7 +44,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const spaceDir = path.join(home, 'spaces', 'synthetic-test-fixture');
     fs.mkdirSync(spaceDir, { recursive: true });
     fs.writeFileSync(path.join(spaceDir, 'axpy.json'), JSON.stringify(syntheticSpace(task, { seed: 3, samples: 30, failRate: 0.08 })));
-    server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main', 'cli', 'index.ts'), 'serve', '--port', '0', '--json'], {
+    server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main', 'doors', 'cli', 'index.ts'), 'serve', '--port', '0', '--json'], {
       cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     url = await new Promise<string>((resolve, reject) => {
