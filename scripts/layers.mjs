@@ -39,9 +39,11 @@ export const LAYERS = [
   { name: 'doors/web', path: 'main/doors/web', rank: 13, allow: ['doors', 'core', 'contract', 'engine/base'], note: 'browser mode: static files and the WebSocket' },
   {
     name: 'doors/cli', path: 'main/doors/cli', rank: 14,
-    // Reads tasks and sessions itself; measuring, GPU choice, runs and the LLM go through the core.
-    allow: ['doors/web', 'core', 'contract', ...ENGINE_BELOW('export', 'session', 'task', 'base')],
-    typesFrom: ENGINE_BELOW('search', 'measure', 'llm', 'platform'),
+    // Reads tasks and sessions and parses LLM settings itself; measuring, GPU choice, runs and the
+    // model go through the core (only their types are seen here).
+    allow: ['doors/web', 'core', 'contract', ...ENGINE_BELOW('export', 'llm', 'session', 'task', 'base')],
+    only: { 'engine/llm': ['main/engine/llm/settings.ts'] },
+    typesFrom: ENGINE_BELOW('search', 'measure'),
     note: 'the command line (its serve command opens the web door)',
   },
   { name: 'preload', path: 'preload', rank: 15, allow: ['contract'], only: { contract: ['main/contract/methods.ts'] }, note: 'the sandboxed bridge: four functions' },

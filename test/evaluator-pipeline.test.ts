@@ -12,7 +12,7 @@ import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { resetSandboxProbe } from '../main/engine/platform/sandbox/index.js';
 import type { BuildResult, VariantSpec } from '../main/engine/base/types.js';
-import type { GpuInfo } from '../main/engine/platform/gpu/detect.js';
+import type { GpuInfo } from '../main/engine/base/types.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-pipeline-'));
 const fake = path.join(root, 'fake-harness.mjs');

@@ -9,7 +9,7 @@ import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { sweep } from '../main/engine/measure/sweep.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import type { BuildResult, EvalResult, VariantSpec } from '../main/engine/base/types.js';
-import type { GpuInfo } from '../main/engine/platform/gpu/detect.js';
+import type { GpuInfo } from '../main/engine/base/types.js';
 
 const source = { kind: 'gpu' as const, gpu: 'Fake GPU', uuid: 'GPU-fake' };
 class FakeEvaluator extends Evaluator {

@@ -3,7 +3,7 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, Config, DuelResult, EvalResult, FailureKind, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
 import { METHOD_NAMES, type MethodName } from './methods.js';
 import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
@@ -79,20 +79,6 @@ export type Params<M extends MethodName> = z.input<(typeof ParamSchemas)[M]>;
 
 // ---------------------------------------------------------------------------------------------- result types
 
-export interface GpuDTO {
-  index: number;
-  name: string;
-  uuid: string;
-  computeCapability: string;
-  arch: string;
-  memoryTotalMiB: number;
-  smClockMHz: number | null;
-  memClockMHz: number | null;
-  maxSmClockMHz: number | null;
-  maxMemClockMHz: number | null;
-  driverVersion: string;
-}
-
 export interface StrategyInfo {
   name: string;
   description: string;
@@ -102,7 +88,7 @@ export interface StrategyInfo {
 
 export interface EnvDTO {
   host: { cpu: string; cores: number; memTotalBytes: number; os: string; hostname: string };
-  gpus: GpuDTO[];
+  gpus: GpuInfo[];
   gpuSource: string;
   driverVersion: string | null;
   toolchain: { nvcc: string | null; version: string | null; targets: string[]; cudaHome: string | null };
@@ -330,18 +316,8 @@ export interface LlmSettingsDTO {
   mode: 'electron' | 'browser';
 }
 
-export interface ConnectionReportDTO {
-  ok: boolean;
-  baseURL: string;
-  model: string;
-  models?: string[];
-  modelListed?: boolean;
-  reply?: string;
-  latencyMs: number;
-  error?: { kind: string; message: string; status?: number };
-  /** Why the test went without the saved key, when it did. */
-  note?: string;
-}
+/** A connection test's report, and why it went without the saved key when it did. */
+export type ConnectionReportDTO = ConnectionReport & { note?: string };
 
 export interface PromptPreviewDTO {
   promptId: string;

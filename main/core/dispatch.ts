@@ -1,23 +1,17 @@
 // The one gate every call passes through, whichever transport carried it: unknown methods are
 // refused, every argument is validated against the contract's schema, and handler failures come
 // back as error envelopes (never as thrown exceptions across the boundary).
+import type { z } from 'zod';
 import { isMethodName, ParamSchemas, type ApiError, type Envelope, type MethodName, type Results } from '../contract/api.js';
+import { CoreError } from './errors.js';
 
-/** What the engine side implements: one function per method, taking the validated argument. */
+/** A method's argument as its handler gets it: validated by its schema (defaults applied). */
+export type Args<M extends MethodName> = z.output<(typeof ParamSchemas)[M]>;
+
+/** What the core implements: one function per method, taking the validated argument. */
 export type Handlers = {
-  [M in MethodName]: (params: NonNullable<import('zod').output<(typeof ParamSchemas)[M]>> | undefined) => Promise<Results[M]> | Results[M];
+  [M in MethodName]: (params: Args<M>) => Promise<Results[M]> | Results[M];
 };
-
-/** An error a handler throws on purpose, with the code the caller should see. */
-export class ApiFailure extends Error {
-  constructor(
-    readonly code: ApiError['code'],
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiFailure';
-  }
-}
 
 export type Dispatch = (method: unknown, params: unknown) => Promise<Envelope>;
 
@@ -49,7 +43,7 @@ export function createDispatcher(handlers: Handlers, opts: { onError?: (method: 
       return { ok: true, result };
     } catch (e) {
       opts.onError?.(v.method, e);
-      if (e instanceof ApiFailure) return { ok: false, error: { code: e.code, message: e.message } };
+      if (e instanceof CoreError) return { ok: false, error: { code: e.code, message: e.message } };
       return { ok: false, error: { code: 'failed', message: e instanceof Error ? e.message : String(e) } };
     }
   };

@@ -1,8 +1,9 @@
-// Pure conversions from the engine's session records to what the contract returns: variant rows,
-// duels, plot series. No I/O here, so the shapes the UI depends on are testable without a GPU.
+// Pure conversions from the engine's records to what the contract returns: variant rows, duels,
+// plot series, build outcomes. No I/O here, so the shapes the UI depends on are testable without a GPU.
 import type { EvalResult, VariantRecord } from '../engine/base/types.js';
+import { parseCompilerMessages } from '../engine/build/compile.js';
 import { timedMedianMs } from '../engine/measure/verdict.js';
-import type { DuelDTO, ParamEffect, PlotPoint, RooflinePoint, SessionPlots, VariantRow } from '../contract/api.js';
+import type { BuildOutcome, DuelDTO, ParamEffect, PlotPoint, RooflinePoint, SessionPlots, VariantRow } from '../contract/api.js';
 
 export interface SessionEventLike {
   type: string;
@@ -158,5 +159,13 @@ export function sessionPlots(f: SessionFacts, rows: VariantRow[], roof: Roofline
     modelAccuracy,
     roofline,
     rewardLabel: anyRecordedReward ? 'reward (recorded by the strategy)' : 'reward proxy: ln(speedup vs baseline)',
+  };
+}
+
+/** A build as the editor shows it: compiler messages by line (of the variant's own file), resources, the log. */
+export function buildOutcome(r: EvalResult['build']): BuildOutcome {
+  return {
+    ok: r.ok, arch: r.arch, command: r.command, messages: parseCompilerMessages(r.log ?? '', 'variant.cu'), resources: r.resources, log: r.log ?? '',
+    durationMs: r.durationMs, cached: !!r.cached, failure: r.failure ? { kind: r.failure.kind, reason: r.failure.reason } : undefined,
   };
 }

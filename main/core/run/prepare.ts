@@ -5,15 +5,16 @@ import { resolveTask } from '../../engine/task/resolve.js';
 import type { Task } from '../../engine/task/manifest.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
 import { ReplayMeasurer } from '../../engine/measure/replay.js';
-import { Evaluator } from '../../engine/measure/evaluate.js';
-import { findToolchain } from '../../engine/platform/toolchain/nvcc.js';
-import { detectGpus } from '../../engine/platform/gpu/detect.js';
+import type { Evaluator } from '../../engine/measure/evaluate.js';
+import { pickGpu } from '../gpus.js';
+import { makeEvaluator } from '../evaluators.js';
 import { KERNELDUEL_VERSION } from '../../engine/base/version.js';
 import type { Measurer } from '../../engine/measure/measurer.js';
 import type { Strategy } from '../../engine/search/loop.js';
 import type { ActionSpace } from '../../engine/search/actions.js';
 import { actionSpaceFor, isLlmStrategyName, makeStrategy, type RunStrategyName } from '../../engine/search/strategies.js';
-import { LlmProvider, type LlmSettingsInput } from '../../engine/llm/provider.js';
+import { LlmProvider } from '../../engine/llm/provider.js';
+import type { LlmSettingsInput } from '../../engine/llm/settings.js';
 import { LlmStrategy, mixedStrategy } from '../../engine/search/llm.js';
 
 export type Backend =
@@ -66,6 +67,8 @@ export interface PreparedRun {
   strategy: Strategy;
   /** What measured: a GPU, none (compile-only) or REPLAY of a recording. */
   label: string;
+  /** nvcc's target (null for a replay). */
+  arch: string | null;
   warnings: string[];
 }
 
@@ -94,6 +97,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   let label: string;
   let gpuMeta: { name: string; uuid?: string; arch: string } | null = null;
   let seeds: number[] | undefined;
+  let arch: string | null = null;
   if (o.backend.kind === 'replay') {
     const r = new ReplayMeasurer(task, o.backend.recording, { seed: o.backend.seed ?? o.seed });
     if (!r.taskHashMatches) warnings.push(`the recording ${r.recording} was made from different contents of task ${task.manifest.name}`);
@@ -101,23 +105,12 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     label = `REPLAY of ${r.recording} (${r.space.measured}, ${r.space.gpu.name}, ${r.space.date})`;
     gpuMeta = { name: `REPLAY ${r.space.gpu.name}`, uuid: r.space.gpu.uuid, arch: `sm_${r.space.gpu.computeCapability.replace('.', '')}` };
   } else {
-    const tc = await findToolchain();
-    if (!tc.nvcc) throw new Error(tc.problems.join(' ') || 'nvcc not found');
     const b = o.backend;
-    let gpu = null;
-    if (process.env.KERNELDUEL_NO_GPU !== '1' && !b.noGpu) {
-      const det = await detectGpus();
-      const usable = det.gpus.filter((g) => g.arch);
-      gpu = b.uuid !== undefined ? (usable.find((g) => g.uuid === b.uuid) ?? null) : b.gpu === undefined ? (usable[0] ?? null) : (usable.find((g) => g.index === b.gpu) ?? null);
-      if (b.uuid === undefined && b.gpu !== undefined && !gpu) throw new Error(`--gpu ${b.gpu}: no such GPU`);
-      if (b.uuid !== undefined && gpu && b.gpu !== undefined && gpu.index !== b.gpu) throw new Error(`--gpu ${b.gpu}: the session measures on GPU ${gpu.index} (${gpu.name}, ${b.uuid}); leave --gpu out`);
-    }
-    if (b.uuid !== undefined && !gpu) {
-      throw new Error(`the session measured on GPU ${b.gpuName ?? ''} (${b.uuid}), which is not usable here: resume it on the machine that has that GPU (its measurements are not comparable with another GPU's), or start a new session`);
-    }
-    const ev = new Evaluator({ task, toolchain: tc, gpu, arch: b.arch, timing: b.maxMs ? { maxMs: b.maxMs } : undefined });
+    const gpu = await pickGpu({ index: b.noGpu ? null : b.gpu, uuid: b.uuid, name: b.gpuName });
+    const ev = await makeEvaluator(task, { gpu, arch: b.arch, maxMs: b.maxMs });
     measurer = ev;
     seeds = ev.seeds;
+    arch = ev.env.arch;
     label = gpu ? `GPU ${gpu.index} ${gpu.name}` : 'compile-only (no GPU)';
     gpuMeta = gpu ? { name: gpu.name, uuid: gpu.uuid, arch: ev.env.arch } : null;
   }
@@ -149,5 +142,5 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     });
     strategy = o.strategy === 'llm' ? llm : mixedStrategy({ llm, task, session, seed: o.seed });
   } else strategy = makeStrategy(o.strategy as Exclude<RunStrategyName, 'llm' | 'mixed'>, space, o.seed);
-  return { task, measurer, session, space, strategy, label, warnings };
+  return { task, measurer, session, space, strategy, label, arch, warnings };
 }

@@ -14,13 +14,14 @@ import { modelNote } from '../views.js';
 const WORKER_KIND = 'kernelduel-optimise';
 
 export type OptimisationMessage =
-  | { type: 'started'; sessionId: string; sessionDir: string; label: string; warnings: string[] }
+  | { type: 'started'; sessionId: string; sessionDir: string; label: string; warnings: string[]; compileOnly: boolean; arch: string | null }
   | { type: 'event'; event: LoopEvent }
   | { type: 'llm'; event: LlmStreamEvent }
   | { type: 'paused' }
   | { type: 'resumed' }
   | { type: 'finished'; evaluated: number }
-  | { type: 'error'; message: string };
+  /** `message` is the error's own (one line for the user); `name` its class; `stack` when the loop failed. */
+  | { type: 'error'; message: string; name: string; stack?: string };
 
 type Command = { type: 'pause' } | { type: 'resume' } | { type: 'stop' };
 
@@ -112,7 +113,7 @@ export function startOptimisation(opts: RunOptions, so: StartOptions = {}): Opti
   const ch = runChannel();
   worker.on('message', (m: OptimisationMessage) => ch.push(m));
   worker.on('error', (e) => {
-    ch.push({ type: 'error', message: e.message });
+    ch.push({ type: 'error', message: e.message, name: e.name, stack: e.stack });
     ch.end();
   });
   worker.on('exit', (code) => {
@@ -123,6 +124,10 @@ export function startOptimisation(opts: RunOptions, so: StartOptions = {}): Opti
     if (!ch.ended) worker.postMessage(c);
   };
   return { events: ch.events, done: ch.done, pause: () => send({ type: 'pause' }), resume: () => send({ type: 'resume' }), stop: () => send({ type: 'stop' }) };
+}
+
+function errorOf(e: unknown): { message: string; name: string } {
+  return e instanceof Error ? { message: e.message, name: e.name } : { message: String(e), name: 'Error' };
 }
 
 /** The run itself, on whichever thread: prepares it, runs the loop, posts every message; obeys commands. */
@@ -149,11 +154,11 @@ async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void
   try {
     run = await prepareRun(opts, { signal: ac.signal, onLlm: (event) => post({ type: 'llm', event }) });
   } catch (e) {
-    post({ type: 'error', message: (e as Error).message });
+    post({ type: 'error', ...errorOf(e) });
     return;
   }
   const session = run.session;
-  post({ type: 'started', sessionId: session.id, sessionDir: session.dir, label: run.label, warnings: run.warnings });
+  post({ type: 'started', sessionId: session.id, sessionDir: session.dir, label: run.label, warnings: run.warnings, compileOnly: run.measurer.compileOnly, arch: run.arch });
   try {
     const r = await runLoop({
       session, evaluator: run.measurer, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
@@ -176,7 +181,7 @@ async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void
     } catch {
       // Nothing more to keep.
     }
-    post({ type: 'error', message: (e as Error).stack ?? String(e) });
+    post({ type: 'error', ...errorOf(e), stack: (e as Error)?.stack });
   } finally {
     session.close();
   }
@@ -202,4 +207,18 @@ export function startOptimisationInProcess(opts: RunOptions): OptimisationHandle
 
 if (!isMainThread && (workerData as { kind?: string } | null)?.kind === WORKER_KIND) {
   void workerMain((workerData as { opts: RunOptions }).opts);
+}
+
+/** Where a run goes: a worker thread (default, when this module's file exists), a given worker file, or this thread. */
+export type RunThread = boolean | { file: string };
+
+/**
+ * Starts a run (the one run lifecycle of every front door): in a worker thread when `thread` allows
+ * it and this module's worker file exists (tsx, the GPU bundle, the Electron build's worker entry),
+ * else in this thread.
+ */
+export function startRun(opts: RunOptions, thread: RunThread = true): OptimisationHandle {
+  if (thread === false) return startOptimisationInProcess(opts);
+  const file = typeof thread === 'object' ? thread.file : workerModuleFile();
+  return file ? startOptimisation(opts, { workerFile: file }) : startOptimisationInProcess(opts);
 }

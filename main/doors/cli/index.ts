@@ -4,29 +4,29 @@
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describeEnvironment } from '../../engine/platform/host/info.js';
-import { findToolchain } from '../../engine/platform/toolchain/nvcc.js';
-import { detectGpus, type GpuInfo } from '../../engine/platform/gpu/detect.js';
 import { chooseTaskDir, resolveTask, resolveTaskDir, builtinTaskNames } from '../../engine/task/resolve.js';
-import { loadTask, TaskError, type Task } from '../../engine/task/manifest.js';
-import { Evaluator } from '../../engine/measure/evaluate.js';
+import { loadTask, type Task } from '../../engine/task/manifest.js';
+import type { Evaluator } from '../../engine/measure/evaluate.js';
 import type { BuildResult, Config, EvalResult, VariantSpec } from '../../engine/base/types.js';
-import { defaultConfig, enumerateSpace } from '../../engine/task/space.js';
-import { createSession, listSessions, newSessionId, openSession, readSessionMeta, sessionsRoot } from '../../engine/session/store.js';
+import { enumerateSpace } from '../../engine/task/space.js';
+import { listSessions, openSession, openSessionReadOnly, readSessionMeta, sessionsRoot } from '../../engine/session/store.js';
 import { exportVariant } from '../../engine/export/cu.js';
-import { runLoop, type LoopEvent } from '../../engine/search/loop.js';
-import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../../engine/search/strategies.js';
-import { prepareRun, type RunOptions } from '../../core/run/prepare.js';
-import { ResumeConflict, resumeRunOptions } from '../../core/run/resume.js';
+import type { LoopEvent } from '../../engine/search/loop.js';
 import { KERNELDUEL_VERSION } from '../../engine/base/version.js';
 import { builtinTasksDir } from '../../engine/base/paths.js';
-import { describeResult, describeSession, fmtMs } from './format.js';
-import { describePlan, planEval, type EvalPlan } from '../../core/eval-plan.js';
-import { OptimizeProgress } from './progress.js';
+import { LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../../engine/llm/settings.js';
 import { ConfigError } from '../../engine/task/config.js';
-import { writeDataset } from '../../engine/llm/dataset.js';
-import { DEFAULT_API_KEY_ENV, LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../../engine/llm/provider.js';
-import type { LlmStreamEvent } from '../../core/run/prepare.js';
+import { describeMachine } from '../../core/environment.js';
+import { pickGpu } from '../../core/gpus.js';
+import { makeEvaluator } from '../../core/evaluators.js';
+import { exportDataset } from '../../core/llm.js';
+import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../../core/strategies.js';
+import type { RunOptions, LlmStreamEvent } from '../../core/run/prepare.js';
+import { ResumeConflict, resumeRunOptions } from '../../core/run/resume.js';
+import { startRun, type OptimisationMessage } from '../../core/run/worker.js';
+import { describePlan, planEval, type EvalPlan } from '../../core/eval-plan.js';
+import { describeResult, describeSession, fmtMs } from './format.js';
+import { OptimizeProgress } from './progress.js';
 
 class UsageError extends Error {}
 
@@ -143,24 +143,12 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
   };
 }
 
-async function pickGpu(index: number | undefined, log: (s: string) => void): Promise<GpuInfo | null> {
-  if (process.env.KERNELDUEL_NO_GPU === '1') return null;
-  const det = await detectGpus();
-  for (const p of det.problems) log(`note: ${p}`);
-  const usable = det.gpus.filter((g) => g.arch);
-  if (!usable.length) return null;
-  if (index === undefined) return usable[0];
-  const g = usable.find((x) => x.index === index);
-  if (!g) throw new UsageError(`--gpu ${index}: no such GPU (have ${usable.map((x) => `${x.index}: ${x.name}`).join('; ')})`);
-  return g;
-}
-
-async function makeEvaluator(task: Task, o: { gpu?: number; arch?: string; maxMs?: number }, log: (s: string) => void): Promise<Evaluator> {
-  const tc = await findToolchain();
-  if (!tc.nvcc) throw new UsageError(tc.problems.join(' '));
-  const gpu = await pickGpu(o.gpu, log);
-  if (!gpu) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${o.arch ?? 'sm_90'}) but not checked or timed`);
-  return new Evaluator({ task, toolchain: tc, gpu, arch: o.arch, timing: o.maxMs ? { maxMs: o.maxMs } : undefined });
+/** The evaluator `eval` builds and measures with: the first usable GPU, or the one --gpu names; none: compile-only. */
+async function evaluatorFor(task: Task, o: { gpu?: number; arch?: string; maxMs?: number }, log: (s: string) => void): Promise<Evaluator> {
+  const gpu = await pickGpu({ index: o.gpu }, { onNote: (p) => log(`note: ${p}`) });
+  const ev = await makeEvaluator(task, { gpu, arch: o.arch, maxMs: o.maxMs });
+  if (!gpu) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${ev.env.arch}) but not checked or timed`);
+  return ev;
 }
 
 const program = new Command();
@@ -171,7 +159,7 @@ program
   .description('list NVIDIA GPUs, the CUDA toolchain and what works on this machine')
   .option('--json', 'machine-readable output')
   .action(async (o: { json?: boolean }) => {
-    const env = await describeEnvironment();
+    const env = await describeMachine();
     out(!!o.json, env, () => {
       const lines = [`host: ${env.host.cpu} (${env.host.cores} cores), ${(env.host.memTotalBytes / 2 ** 30).toFixed(0)} GiB, ${env.host.os}`];
       lines.push(env.toolchain.nvcc ? `nvcc: ${env.toolchain.nvcc} (${env.toolchain.version}); targets ${env.toolchain.targets.join(' ')}` : 'nvcc: not found');
@@ -239,7 +227,7 @@ program
       if (e instanceof ConfigError) throw new UsageError(e.message);
       throw e;
     }
-    const ev = await makeEvaluator(task, o, log);
+    const ev = await evaluatorFor(task, o, log);
     const spec = plan.spec;
     if (!o.json) {
       log(`${task.manifest.name}: ${variantArg ?? 'baseline'} on ${ev.gpu ? `GPU ${ev.gpu.index} ${ev.gpu.name}` : 'no GPU (compile-only)'}`);
@@ -295,7 +283,10 @@ program
   .action(async (taskArg: string | undefined, o: OptimizeFlags, cmd: Command) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
     const runOptions = optimizeRunOptions(taskArg, o, (name) => cmd.getOptionValueSource(name) === 'cli');
-    const ac = new AbortController();
+    const root = runOptions.sessionsRoot ?? sessionsRoot();
+    const { strategy: strategyName, budget } = runOptions;
+    const replay = runOptions.backend.kind === 'replay';
+    const tag = replay ? ' [REPLAY]' : '';
     // The model's answer as it is written (not with --json): each answer under its id.
     let streaming: string | null = null;
     const onLlm = (e: LlmStreamEvent): void => {
@@ -315,32 +306,7 @@ program
       }
       process.stderr.write(e.delta);
     };
-    let run;
-    try {
-      run = await prepareRun(runOptions, { onLlm, signal: ac.signal });
-    } catch (e) {
-      if (e instanceof TaskError) throw e;
-      throw new UsageError((e as Error).message);
-    }
-    const { strategy: strategyName, budget } = runOptions;
-    if (isLlmStrategyName(strategyName)) {
-      const d = run.session.meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
-      if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
-    }
-    const { session, task, measurer, strategy } = run;
-    const replay = runOptions.backend.kind === 'replay';
-    for (const w of run.warnings) log(`warning: ${w}`);
-    if (!replay && measurer.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${(measurer as Evaluator).env.arch}) but not checked or timed`);
-    if (!o.json) log(`session ${session.meta.id} (${session.dir}): ${runOptions.resume ? 'resumed, ' : ''}${task.manifest.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${run.label}`);
-    if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
-    const tag = replay ? ' [REPLAY]' : '';
     const progress = o.json ? null : new OptimizeProgress({ budget, tty: !!process.stderr.isTTY, tag, write: log });
-    const stop = (): void => {
-      log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
-      ac.abort();
-      process.once('SIGINT', () => process.exit(130));
-    };
-    process.once('SIGINT', stop);
     const onEvent = (e: LoopEvent): void => {
       if (o.json) {
         const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
@@ -353,19 +319,56 @@ program
       }
       progress?.event(e);
     };
+    /** What the run says once its session exists. */
+    const onStarted = (m: Extract<OptimisationMessage, { type: 'started' }>): void => {
+      const meta = readSessionMeta(root, m.sessionId);
+      if (isLlmStrategyName(strategyName)) {
+        const d = meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
+        if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
+      }
+      for (const w of m.warnings) log(`warning: ${w}`);
+      if (!replay && m.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${m.arch}) but not checked or timed`);
+      if (!o.json) log(`session ${m.sessionId} (${m.sessionDir}): ${runOptions.resume ? 'resumed, ' : ''}${meta.task.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${m.label}`);
+      if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
+    };
+    // The run lifecycle every front door uses (main/core/run/worker.ts), in this process.
+    const run = startRun(runOptions, false);
+    const stop = (): void => {
+      log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
+      run.stop();
+      process.once('SIGINT', () => process.exit(130));
+    };
+    let started: Extract<OptimisationMessage, { type: 'started' }> | null = null;
+    let failed: Extract<OptimisationMessage, { type: 'error' }> | null = null;
     try {
-      await runLoop({ session, evaluator: measurer, strategy, budget, signal: ac.signal, onEvent });
+      for await (const m of run.events) {
+        if (m.type === 'started') {
+          started = m;
+          onStarted(m);
+          process.once('SIGINT', stop);
+        } else if (m.type === 'event') onEvent(m.event);
+        else if (m.type === 'llm') onLlm(m.event);
+        else if (m.type === 'error') failed = m;
+      }
     } finally {
       progress?.stop();
       process.removeListener('SIGINT', stop);
-      session.close();
     }
-    const best = session.best();
+    if (failed) {
+      // Before the session exists: a problem with the options or the machine (a task's own error keeps its name).
+      if (!started && failed.name !== 'TaskError') throw new UsageError(failed.message);
+      throw Object.assign(new Error(failed.message), { name: failed.name, stack: failed.stack ?? `${failed.name}: ${failed.message}` });
+    }
+    if (!started) throw new UsageError('the run ended before it started');
+    const snap = openSessionReadOnly(root, started.sessionId);
+    const best = snap.best();
+    snap.close();
+    const taskName = snap.meta.task.name;
     if (!o.json) {
       if (best) {
         log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
-        log(`export it with: kernelduel export ${session.meta.id} --best -o ${task.manifest.name}-best.cu`);
-      } else log(`no variant was timed (${measurer.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${session.meta.id} --variant <id> -o ${task.manifest.name}-variant.cu`);
+        log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);
+      } else log(`no variant was timed (${started.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${started.sessionId} --variant <id> -o ${taskName}-variant.cu`);
     }
   });
 
@@ -429,27 +432,24 @@ program
   .option('--json', 'machine-readable output')
   .action((sid: string, o: { out: string; json?: boolean }) => {
     const session = sid.includes('/') ? openSession(sid) : openSession(sessionsRoot(), sid);
-    const envKey = session.meta.settings.llm && typeof session.meta.settings.llm === 'object' ? (session.meta.settings.llm as { apiKeyEnv?: unknown }).apiKeyEnv : undefined;
-    const key = process.env[typeof envKey === 'string' ? envKey : DEFAULT_API_KEY_ENV];
-    const r = writeDataset(session, resolve(o.out), { secrets: key ? [key] : [] });
+    const r = exportDataset(session, resolve(o.out));
     session.close();
     out(!!o.json, r, () => `wrote ${r.path}: ${r.rows} answers in ${r.groups} prompt groups (${r.measured} measured)`);
   });
 
-/** Errors meant for the user (bad input, a damaged session, a full disk): their message says what
- * is wrong and what to do, so no stack trace. Programming errors (TypeError...) keep theirs, and
- * KERNELDUEL_DEBUG=1 shows every stack. */
+/** Errors of JavaScript itself: bugs, shown with their stack. */
+const BUG_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError', 'EvalError', 'URIError', 'AggregateError']);
+
+/** Errors meant for the user (bad input, a damaged session, a full disk, a GPU that is not here): their
+ * message says what is wrong and what to do, so no stack trace. JavaScript's own errors (TypeError...)
+ * are bugs and keep theirs (also when a run reports one by name), and KERNELDUEL_DEBUG=1 shows every stack. */
 function isUserError(e: unknown): e is Error {
   if (!(e instanceof Error) || process.env.KERNELDUEL_DEBUG === '1') return false;
-  if (e instanceof TaskError || e instanceof UsageError) return true;
-  if (['JournalError', 'SandboxError', 'TaskError', 'BaselineError'].includes(e.name)) return true;
-  // Plain Errors are thrown deliberately by the engine with a message for the user; the built-in
-  // subclasses (TypeError, RangeError, ...) are bugs.
-  return Object.getPrototypeOf(e) === Error.prototype;
+  return !BUG_ERRORS.has(e.name);
 }
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  if (isUserError(e)) process.stderr.write(`kernelduel: ${e.message}\n${e instanceof TaskError ? 'fix the task folder and run again (the format: docs/TASK-FORMAT.md)\n' : ''}`);
+  if (isUserError(e)) process.stderr.write(`kernelduel: ${e.message}\n${e.name === 'TaskError' ? 'fix the task folder and run again (the format: docs/TASK-FORMAT.md)\n' : ''}`);
   else process.stderr.write(`kernelduel: ${(e as Error)?.stack ?? String(e)}\n`);
   process.exit(1);
 });

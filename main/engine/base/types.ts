@@ -164,3 +164,34 @@ export interface VariantRecord extends VariantSpec {
   parents: string[];
   createdAt: string;
 }
+
+/** An NVIDIA GPU as detection reports it (nvidia-smi, else systeminformation). */
+export interface GpuInfo {
+  index: number;
+  name: string;
+  uuid: string;
+  /** "9.0"; '' when unknown. */
+  computeCapability: string;
+  /** "sm_90"; '' when unknown. */
+  arch: string;
+  memoryTotalMiB: number;
+  smClockMHz: number | null;
+  memClockMHz: number | null;
+  maxSmClockMHz: number | null;
+  maxMemClockMHz: number | null;
+  driverVersion: string;
+}
+
+/** What a test of the LLM provider's settings found (the key itself never appears here). */
+export interface ConnectionReport {
+  ok: boolean;
+  baseURL: string;
+  model: string;
+  /** Models the server lists, when it lists them. */
+  models?: string[];
+  modelListed?: boolean;
+  /** The reply to a one-word test prompt. */
+  reply?: string;
+  latencyMs: number;
+  error?: { kind: string; message: string; status?: number };
+}

@@ -8,24 +8,9 @@
 // text or object before that is journaled or logged.
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import PQueue from 'p-queue';
+import type { ConnectionReport } from '../base/types.js';
 
-import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, LlmSettingsSchema, type LlmSettings, type LlmSettingsInput } from './settings.js';
-
-export { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, LlmSettingsSchema, type LlmSettings, type LlmSettingsInput };
-
-export class LlmSettingsError extends Error {
-  constructor(readonly issues: Array<{ field: string; message: string }>) {
-    super(`invalid LLM settings: ${issues.map((i) => `${i.field || '(settings)'}: ${i.message}`).join('; ')}`);
-    this.name = 'LlmSettingsError';
-  }
-}
-
-/** Validates settings (unknown fields, including any attempt to put an API key in them, are errors). */
-export function parseLlmSettings(input: unknown): LlmSettings {
-  const p = LlmSettingsSchema.safeParse(input ?? {});
-  if (!p.success) throw new LlmSettingsError(p.error.issues.map((i) => ({ field: i.path.map(String).join('.'), message: i.message })));
-  return p.data;
-}
+import { parseLlmSettings, type LlmSettings, type LlmSettingsInput } from './settings.js';
 
 // ---------------------------------------------------------------------------------------------- secrets
 
@@ -117,18 +102,6 @@ export interface CompleteOptions {
   maxTokens?: number;
 }
 
-export interface ConnectionReport {
-  ok: boolean;
-  baseURL: string;
-  model: string;
-  /** Models the server lists, when it lists them. */
-  models?: string[];
-  modelListed?: boolean;
-  /** The reply to a one-word test prompt. */
-  reply?: string;
-  latencyMs: number;
-  error?: LlmFailure;
-}
 
 function headerOf(h: unknown, name: string): string | null {
   if (h && typeof (h as Headers).get === 'function') return (h as Headers).get(name);
@@ -185,6 +158,11 @@ function classify(e: unknown, ctx: { timedOut: boolean; aborted: boolean; receiv
   if (ctx.received) return { kind: 'truncated', message: `the answer stream was cut off (${msg})`, retryable: true };
   if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|EHOSTUNREACH|fetch failed/i.test(msg)) return { kind: 'unreachable', message: `cannot reach ${ctx.baseURL} (${msg})`, retryable: true };
   return { kind: 'protocol', message: `unexpected answer from ${ctx.baseURL}: ${msg}`, retryable: false };
+}
+
+/** A failure as a connection report tells it (its kind, message and HTTP status). */
+function reportedFailure(f: LlmFailure): NonNullable<ConnectionReport['error']> {
+  return { kind: f.kind, message: f.message, ...(f.status !== undefined ? { status: f.status } : {}) };
 }
 
 export interface LlmProviderOptions {
@@ -351,7 +329,7 @@ export class LlmProvider {
       const f = classify(e, { timedOut: false, aborted: !!o.signal?.aborted, received: false, baseURL: s.baseURL, model: s.model, timeoutMs: s.requestTimeoutMs });
       // Some servers do not list models (404): the completion below still tests the rest.
       if (f.kind === 'unreachable' || f.kind === 'auth' || f.kind === 'aborted') {
-        rep.error = this.redact({ kind: f.kind, message: f.message, status: f.status, retryable: f.retryable });
+        rep.error = this.redact(reportedFailure(f));
         rep.latencyMs = Date.now() - t0;
         return rep;
       }
@@ -365,7 +343,7 @@ export class LlmProvider {
       rep.ok = true; // it answered; 16 tokens were simply not enough for this model's chatter
       rep.reply = oneLine(c.partial, 80);
     } else {
-      rep.error = this.redact({ kind: c.failure.kind, message: c.failure.message, status: c.failure.status, retryable: c.failure.retryable });
+      rep.error = this.redact(reportedFailure(c.failure));
     }
     return rep;
   }

@@ -29,3 +29,16 @@ export const LlmSettingsSchema = z.strictObject({
 export type LlmSettings = z.infer<typeof LlmSettingsSchema>;
 export type LlmSettingsInput = z.input<typeof LlmSettingsSchema>;
 
+export class LlmSettingsError extends Error {
+  constructor(readonly issues: Array<{ field: string; message: string }>) {
+    super(`invalid LLM settings: ${issues.map((i) => `${i.field || '(settings)'}: ${i.message}`).join('; ')}`);
+    this.name = 'LlmSettingsError';
+  }
+}
+
+/** Validates settings (unknown fields, including any attempt to put an API key in them, are errors). */
+export function parseLlmSettings(input: unknown): LlmSettings {
+  const p = LlmSettingsSchema.safeParse(input ?? {});
+  if (!p.success) throw new LlmSettingsError(p.error.issues.map((i) => ({ field: i.path.map(String).join('.'), message: i.message })));
+  return p.data;
+}

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import PQueue from 'p-queue';
 import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../base/types.js';
 import type { Toolchain } from '../platform/toolchain/nvcc.js';
-import type { GpuInfo } from '../platform/gpu/detect.js';
+import type { GpuInfo } from '../base/types.js';
 import { cudaDeviceSelector, readClocks } from '../platform/gpu/detect.js';
 import { withGpuLock } from '../platform/gpu/lock.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';

@@ -2,24 +2,8 @@
 // Plain Node: never imports electron.
 
 import { spawn } from 'node:child_process';
-import type { ClockReading } from '../../base/types.js';
+import type { ClockReading, GpuInfo } from '../../base/types.js';
 import { archForComputeCapability } from './arch.js';
-
-export interface GpuInfo {
-  index: number;
-  name: string;
-  uuid: string;
-  /** "9.0"; '' when unknown. */
-  computeCapability: string;
-  /** "sm_90"; '' when unknown. */
-  arch: string;
-  memoryTotalMiB: number;
-  smClockMHz: number | null;
-  memClockMHz: number | null;
-  maxSmClockMHz: number | null;
-  maxMemClockMHz: number | null;
-  driverVersion: string;
-}
 
 export interface GpuDetection {
   gpus: GpuInfo[];
