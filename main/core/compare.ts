@@ -4,7 +4,7 @@
 // for the pair before the duel. Pure: the session is read by the caller.
 import type { CompareResult, VariantDetail } from '../contract/api.js';
 import type { DuelResult } from '../engine/base/types.js';
-import type { SessionEvent } from '../engine/session/store.js';
+import type { SessionEvent } from '../engine/session/events.js';
 import { verdictOf } from '../engine/measure/stats.js';
 
 /** A duel of B against A, told as A against B. */

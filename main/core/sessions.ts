@@ -8,7 +8,8 @@ import type { RunState, SessionDetail, SessionSummaryDTO, VariantDetail } from '
 import { resourcesDir } from '../engine/base/paths.js';
 import { loadTask, sizeLayout, type Task } from '../engine/task/manifest.js';
 import { measuredLimits } from '../engine/platform/gpu/limits.js';
-import { listSessions, openSessionReadOnly, type Session, type SessionSummary } from '../engine/session/store.js';
+import { listSessions, type SessionSummary } from '../engine/session/list.js';
+import { openSessionReadOnly, type Session } from '../engine/session/store.js';
 import { replayRecordingOf } from '../engine/session/run-settings.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
 import { CoreError, errMsg } from './errors.js';

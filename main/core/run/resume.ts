@@ -5,7 +5,7 @@
 // refused with a message naming the option, the session's value and what to do. Pure: the caller
 // reads the session's metadata and says which options were given.
 import path from 'node:path';
-import type { SessionMeta } from '../../engine/session/store.js';
+import type { SessionMeta } from '../../engine/session/events.js';
 import { runSettingsOf } from '../../engine/session/run-settings.js';
 import { isRunStrategyName, type RunStrategyName } from '../../engine/search/strategies.js';
 import type { Backend } from './prepare.js';

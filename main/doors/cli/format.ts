@@ -1,6 +1,6 @@
 // Human-readable summaries of results for the CLI.
 import type { EvalResult } from '../../engine/base/types.js';
-import type { SessionSummary } from '../../engine/session/store.js';
+import type { SessionSummary } from '../../engine/session/list.js';
 import { replayRecordingOf } from '../../engine/session/run-settings.js';
 import type { Task } from '../../engine/task/manifest.js';
 import { sizeLayout } from '../../engine/task/manifest.js';

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { Config, DuelResult, EvalResult, Failure, VariantRecord, VariantSpec } from '../base/types.js';
 import type { Measurer } from '../measure/measurer.js';
-import type { PairPredictionRecord, Session } from '../session/store.js';
+import type { PairPredictionRecord } from '../session/events.js';
+import type { Session } from '../session/store.js';
 import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import { configKey, defaultConfig } from '../task/space.js';
 import { readPolicyState, writePolicyState } from '../session/policy-state.js';

@@ -3,7 +3,7 @@
 // every field optional, as sessions made by earlier versions lack some (flags, transforms, the
 // backend's arch and time cap). Knows nothing of strategies or backends beyond these plain fields.
 import { z } from 'zod';
-import type { SessionMeta } from './store.js';
+import type { SessionMeta } from './events.js';
 
 export const StoredBackendSchema = z.discriminatedUnion('kind', [
   z.looseObject({ kind: z.literal('replay'), recording: z.string().min(1), seed: z.number().optional() }),
