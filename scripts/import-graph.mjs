@@ -36,7 +36,7 @@ function importsOf(file) {
   const found = [];
   const visit = (n) => {
     if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
-      let typeOnly = false;
+      let typeOnly;
       if (ts.isImportDeclaration(n)) {
         const c = n.importClause;
         typeOnly = !!c && (c.isTypeOnly || (!c.name && !!c.namedBindings && ts.isNamedImports(c.namedBindings) && c.namedBindings.elements.length > 0 && c.namedBindings.elements.every((e) => e.isTypeOnly)));

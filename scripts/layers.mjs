@@ -32,13 +32,12 @@ export const LAYERS = [
   {
     name: 'core', path: 'main/core', rank: 11,
     allow: ['contract', ...ENGINE_BELOW('export', 'search', 'llm', 'session', 'measure', 'build', 'source', 'task', 'platform', 'base')],
-    note: 'the one core behind every front door: GPU choice, evaluators, the run lifecycle, the API handlers',
+    note: 'the one core behind every front door: GPU choice, evaluators, the run lifecycle, the API handlers, the pages\' security policy',
   },
-  { name: 'doors', path: 'main/doors', rank: 12, allow: [], note: 'what the front doors share (the content security policy)' },
-  { name: 'doors/electron', path: 'main/doors/electron', rank: 13, allow: ['doors', 'core', 'contract'], note: 'the desktop app: one window, IPC' },
-  { name: 'doors/web', path: 'main/doors/web', rank: 13, allow: ['doors', 'core', 'contract', 'engine/base'], note: 'browser mode: static files and the WebSocket' },
+  { name: 'doors/electron', path: 'main/doors/electron', rank: 12, allow: ['core', 'contract'], note: 'the desktop app: one window, IPC' },
+  { name: 'doors/web', path: 'main/doors/web', rank: 12, allow: ['core', 'contract', 'engine/base'], note: 'browser mode: static files and the WebSocket' },
   {
-    name: 'doors/cli', path: 'main/doors/cli', rank: 14,
+    name: 'doors/cli', path: 'main/doors/cli', rank: 13,
     // Reads tasks and sessions and parses LLM settings itself; measuring, GPU choice, runs and the
     // model go through the core (only their types are seen here).
     allow: ['doors/web', 'core', 'contract', ...ENGINE_BELOW('export', 'llm', 'session', 'task', 'base')],
@@ -46,8 +45,8 @@ export const LAYERS = [
     typesFrom: ENGINE_BELOW('search', 'measure'),
     note: 'the command line (its serve command opens the web door)',
   },
-  { name: 'preload', path: 'preload', rank: 15, allow: ['contract'], only: { contract: ['main/contract/methods.ts'] }, note: 'the sandboxed bridge: four functions' },
-  { name: 'renderer', path: 'renderer', rank: 15, allow: ['contract'], note: 'the React workbench' },
+  { name: 'preload', path: 'preload', rank: 14, allow: ['contract'], only: { contract: ['main/contract/methods.ts'] }, note: 'the sandboxed bridge: four functions' },
+  { name: 'renderer', path: 'renderer', rank: 14, allow: ['contract'], note: 'the React workbench' },
 ];
 
 /** The layer a repository-relative path belongs to (the longest matching folder), or null. */

@@ -73,6 +73,7 @@ describe('progress lines', () => {
     const cmd = [process.execPath, BIN, 'optimize', dir, '--budget', '8', '--tunables-only', '--seed', '2'].map((a) => `'${a}'`).join(' ');
     const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { env: { ...env(), TERM: 'xterm' }, encoding: 'utf8', timeout: 170_000 });
     expect(r.status, r.stdout).toBe(0);
+    // eslint-disable-next-line no-control-regex -- the terminal's escape sequences are what this reads past
     const text = r.stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '\n').replace(/\r/g, '\n');
     expect(text).toMatch(/v\d+ FAILED \[compile\] .*#error "BLOCK 512 and 1024 do not build in this copy" \(BLOCK=(512|1024) ITEMS=/);
     expect(text).toMatch(/v\d+ built \(compile-only\): BLOCK=\d+ .*\d+ regs/);

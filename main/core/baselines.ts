@@ -31,7 +31,7 @@ export class BaselineCurves {
     const evaluations = Math.min(MAX_EVALUATIONS, info.evaluations);
     const recording = info.recording;
     if (!recording) return Promise.resolve({ recording: null, evaluations: 0, seeds: 0, curves: [], note: 'not a replay session: baseline strategies are compared on recorded spaces only' });
-    let stamp = '';
+    let stamp: string;
     try {
       stamp = String(fs.statSync(recording).mtimeMs);
     } catch {

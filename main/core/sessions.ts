@@ -98,7 +98,7 @@ export class SessionViews {
   detail(id: string): SessionDetail {
     const run = this.live(id);
     const journal = path.join(this.root, id, 'journal.jsonl');
-    let key = '';
+    let key: string;
     try {
       const st = fs.statSync(journal);
       key = `${st.size}:${st.mtimeMs}`;

@@ -43,7 +43,7 @@ export function recordingsFor(taskName: string, env: NodeJS.ProcessEnv = process
   const roots = [path.join(path.dirname(resourcesDir()), 'bench', 'spaces'), path.join(kernelduelHome(env), 'spaces')];
   const out: string[] = [];
   for (const r of roots) {
-    let gpus: fs.Dirent[] = [];
+    let gpus: fs.Dirent[];
     try {
       gpus = fs.readdirSync(r, { withFileTypes: true });
     } catch {
@@ -188,7 +188,7 @@ export class TaskRegistry {
     const s = this.summary(id, dir, builtin);
     const read = (f: TaskFileKind): { name: string; text: string } => {
       const p = this.file(id, f).path;
-      let text = '';
+      let text: string;
       try {
         text = fs.readFileSync(p, 'utf8');
       } catch {
@@ -199,7 +199,7 @@ export class TaskRegistry {
     const m = read('manifest');
     const k = read('kernel');
     const r = read('reference');
-    let sig: string | null = null;
+    let sig: string | null;
     let defaults = {};
     let sizes: Array<Record<string, number>> = [];
     try {

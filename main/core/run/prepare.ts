@@ -95,7 +95,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   }
   let measurer: Measurer;
   let label: string;
-  let gpuMeta: { name: string; uuid?: string; arch: string } | null = null;
+  let gpuMeta: { name: string; uuid?: string; arch: string } | null;
   let seeds: number[] | undefined;
   let arch: string | null = null;
   if (o.backend.kind === 'replay') {

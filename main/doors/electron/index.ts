@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ApiService, type SecretStore } from '../../core/service.js';
 import { createDispatcher } from '../../core/dispatch.js';
 import { IPC_CALL, IPC_EVENT, IPC_PICK_FOLDER, IPC_SAVE_AS } from '../../contract/methods.js';
-import { contentSecurityPolicy } from '../csp.js';
+import { contentSecurityPolicy } from '../../core/csp.js';
 import { isAllowedNavigation, isTrustedSender, type TrustedWindow } from './sender.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

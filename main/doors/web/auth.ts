@@ -44,7 +44,7 @@ export interface AuthInput {
 
 /** Where the request's token came from, or null when it has none that matches. */
 export function authenticate(req: AuthInput, token: string, port: number): 'query' | 'cookie' | null {
-  let q: string | null = null;
+  let q: string | null;
   try {
     q = new URL(req.url, 'http://x').searchParams.get('token');
   } catch {

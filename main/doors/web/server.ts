@@ -10,7 +10,7 @@ import type { ApiEvent, ClientFrame, ServerFrame } from '../../contract/api.js';
 import { createDispatcher, type Dispatch } from '../../core/dispatch.js';
 import { ApiService } from '../../core/service.js';
 import { allowedHosts, authenticate, cookieName, hostAllowed, machineNames, newToken, originAllowed } from './auth.js';
-import { contentSecurityPolicy } from '../csp.js';
+import { contentSecurityPolicy } from '../../core/csp.js';
 import { resourcesDir } from '../../engine/base/paths.js';
 import { spawn } from 'node:child_process';
 

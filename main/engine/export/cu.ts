@@ -194,7 +194,7 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
     });
     defines = renderDefines(variant.config);
   } catch (e) {
-    throw new Error(`cannot export variant ${variant.id} of session ${sid}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`cannot export variant ${variant.id} of session ${sid}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   const source = variant.source.endsWith('\n') ? variant.source : variant.source + '\n';
   const text = header + (defines ? '\n' + defines : '') + '\n' + source;

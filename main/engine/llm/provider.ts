@@ -236,7 +236,7 @@ export class LlmProvider {
   private async completeNow(messages: ChatMessage[], o: CompleteOptions): Promise<Completion> {
     const t0 = Date.now();
     let attempt = 0;
-    let partial = '';
+    let partial: string;
     for (;;) {
       attempt++;
       const r = await this.attempt(messages, o, attempt);

@@ -91,7 +91,7 @@ export function loadSpace(path: string): RecordedSpace {
   try {
     json = JSON.parse(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new Error(`cannot read the recorded space ${path}: ${(e as Error).message}`);
+    throw new Error(`cannot read the recorded space ${path}: ${(e as Error).message}`, { cause: e });
   }
   const p = RecordedSpaceSchema.safeParse(json);
   if (!p.success) {

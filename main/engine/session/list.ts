@@ -97,7 +97,7 @@ export function listSessions(root: string): SessionSummary[] {
     names = fs.readdirSync(root, { withFileTypes: true });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new Error(`cannot list sessions in ${root} (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+    throw new Error(`cannot list sessions in ${root} (${(e as NodeJS.ErrnoException).code ?? String(e)})`, { cause: e });
   }
   const out: SessionSummary[] = [];
   for (const d of names) {

@@ -55,9 +55,10 @@ function readMeta(dir: string): SessionMeta {
         fs.existsSync(dir)
           ? `session folder ${dir} has no ${SESSION_FILE}: it is not a KernelDuel session or its creation was interrupted; move it aside`
           : `no session at ${dir}: the folder does not exist (list sessions with \`kernelduel sessions\`)`,
+        { cause: e },
       );
     }
-    throw new Error(`cannot read ${file} (${code ?? String(e)})`);
+    throw new Error(`cannot read ${file} (${code ?? String(e)})`, { cause: e });
   }
   let json: unknown;
   try {
@@ -293,15 +294,15 @@ export function createSession(root: string, meta: SessionMeta): Session {
   try {
     fs.mkdirSync(root, { recursive: true });
   } catch (e) {
-    throw new Error(`cannot create the sessions folder ${root} (${(e as NodeJS.ErrnoException).code ?? String(e)}); set KERNELDUEL_HOME to a writable folder`);
+    throw new Error(`cannot create the sessions folder ${root} (${(e as NodeJS.ErrnoException).code ?? String(e)}); set KERNELDUEL_HOME to a writable folder`, { cause: e });
   }
   const dir = path.join(root, meta.id);
   try {
     fs.mkdirSync(dir);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new Error(`session ${meta.id} already exists at ${dir}; open it instead or choose a new id`);
-    throw new Error(`cannot create session folder ${dir} (${code ?? String(e)}); set KERNELDUEL_HOME to a writable folder`);
+    if (code === 'EEXIST') throw new Error(`session ${meta.id} already exists at ${dir}; open it instead or choose a new id`, { cause: e });
+    throw new Error(`cannot create session folder ${dir} (${code ?? String(e)}); set KERNELDUEL_HOME to a writable folder`, { cause: e });
   }
   fsyncDir(root);
   writeFileAtomic(path.join(dir, SESSION_FILE), JSON.stringify(meta, null, 2) + '\n');

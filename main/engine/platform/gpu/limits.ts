@@ -48,7 +48,7 @@ export function pickLimits(files: Array<{ name: string; json: unknown }>, gpuNam
 /** Reads bench/results/*-foundation.json under `resultsDir` and picks the session GPU's ceilings. */
 export function measuredLimits(resultsDir: string, gpuName: string | null): MeasuredLimits {
   const files: Array<{ name: string; json: unknown }> = [];
-  let names: string[] = [];
+  let names: string[];
   try {
     names = fs.readdirSync(resultsDir).filter((f) => f.endsWith('-foundation.json')).sort();
   } catch {

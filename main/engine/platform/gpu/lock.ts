@@ -67,7 +67,7 @@ function create(path: string): boolean {
 
 function tryAcquire(path: string): { ok: true } | { ok: false; owner: string | null } {
   if (create(path)) return { ok: true };
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch {
