@@ -58,29 +58,9 @@ export class JournalError extends Error {
 
 // ---------------------------------------------------------------------------------------------- crc32
 
-let crcTable: Uint32Array | undefined;
-
-/** Table-based CRC-32 (IEEE, same as zlib). Used when zlib.crc32 is missing (Node < 20.15). */
-export function crc32Fallback(data: string | Uint8Array): number {
-  if (!crcTable) {
-    crcTable = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c >>> 0;
-    }
-  }
-  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  let crc = 0xffffffff;
-  for (let i = 0; i < buf.length; i++) crc = crcTable[(crc ^ buf[i]) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
-
-const nativeCrc32 = (zlib as unknown as { crc32?: (d: string | Uint8Array) => number }).crc32;
-
-/** CRC-32 of the UTF-8 bytes of `data`. */
+/** CRC-32 (IEEE) of the UTF-8 bytes of `data`: zlib's (Node >= 20.15; package.json requires 20.19). */
 export function crc32(data: string | Uint8Array): number {
-  return typeof nativeCrc32 === 'function' ? nativeCrc32(data) >>> 0 : crc32Fallback(data);
+  return zlib.crc32(data) >>> 0;
 }
 
 // ---------------------------------------------------------------------------------------------- parsing
