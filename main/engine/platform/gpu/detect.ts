@@ -1,9 +1,14 @@
 // GPU detection through nvidia-smi (with a systeminformation fallback for names only).
 // Plain Node: never imports electron.
 
-import { spawn } from 'node:child_process';
 import type { ClockReading, GpuInfo } from '../../base/types.js';
 import { archForComputeCapability } from './arch.js';
+import { outcomeOf, runProcess, type ProcessOutcome } from '../proc/run.js';
+
+/** nvidia-smi, time-limited (its whole process group is killed at the deadline). */
+async function runSmi(smi: string, args: string[], timeoutMs: number): Promise<ProcessOutcome> {
+  return outcomeOf(await runProcess(smi, args, { timeoutMs: Math.max(1, timeoutMs) }));
+}
 
 export interface GpuDetection {
   gpus: GpuInfo[];
@@ -106,74 +111,6 @@ function defaultNvidiaSmi(): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Process helper: async, time-limited, kills the whole process group on timeout.
-
-export type RunOutcome =
-  | { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-  | { kind: 'timeout'; stdout: string; stderr: string }
-  | { kind: 'spawn-error'; code: string; message: string };
-
-const MAX_OUTPUT = 1 << 20;
-
-export function runWithTimeout(cmd: string, args: string[], timeoutMs: number, env?: NodeJS.ProcessEnv): Promise<RunOutcome> {
-  return new Promise<RunOutcome>((resolve) => {
-    let settled = false;
-    let stdout = '';
-    let stderr = '';
-    const posix = process.platform !== 'win32';
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(cmd, args, {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: posix, // own process group, so a timeout kills grandchildren too
-        windowsHide: true,
-        env: env ?? process.env,
-      });
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      resolve({ kind: 'spawn-error', code: e.code ?? 'UNKNOWN', message: e.message });
-      return;
-    }
-    const finish = (o: RunOutcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(o);
-    };
-    const kill = () => {
-      try {
-        if (posix && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        try {
-          child.kill('SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      }
-    };
-    const timer = setTimeout(() => {
-      kill();
-      finish({ kind: 'timeout', stdout, stderr });
-    }, Math.max(1, timeoutMs));
-    child.stdout?.setEncoding('utf8');
-    child.stderr?.setEncoding('utf8');
-    child.stdout?.on('data', (d: string) => {
-      if (stdout.length < MAX_OUTPUT) stdout += d;
-    });
-    child.stderr?.on('data', (d: string) => {
-      if (stderr.length < MAX_OUTPUT) stderr += d;
-    });
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      finish({ kind: 'spawn-error', code: err.code ?? 'UNKNOWN', message: err.message });
-    });
-    child.on('close', (code, signal) => {
-      finish({ kind: 'exit', code, signal, stdout, stderr });
-    });
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
 // Parsing
 
 function isNA(v: string | undefined): boolean {
@@ -238,7 +175,7 @@ function oneLine(s: string, max = 400): string {
   return t.length > max ? `${t.slice(0, max)}…` : t;
 }
 
-function describeFailure(smi: string, outcome: RunOutcome, timeoutMs: number): string {
+function describeFailure(smi: string, outcome: ProcessOutcome, timeoutMs: number): string {
   if (outcome.kind === 'spawn-error') {
     if (outcome.code === 'ENOENT') {
       return smi === 'nvidia-smi'
@@ -302,13 +239,13 @@ export async function detectGpus(opts: DetectGpusOptions = {}): Promise<GpuDetec
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const problems: string[] = [];
 
-  let outcome = await runWithTimeout(smi, [`--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'], timeoutMs);
+  let outcome = await runSmi(smi, [`--query-gpu=${QUERY_FIELDS.join(',')}`, '--format=csv,noheader,nounits'], timeoutMs);
   let oldDriverNoCc = false;
 
   // Old drivers (< 510) do not know the compute_cap field and refuse the whole query: ask again without it.
   if (outcome.kind === 'exit' && outcome.code !== 0 && /compute_cap/i.test(outcome.stdout + outcome.stderr)) {
     const fields = QUERY_FIELDS.filter((f) => f !== 'compute_cap');
-    const retry = await runWithTimeout(smi, [`--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits'], timeoutMs);
+    const retry = await runSmi(smi, [`--query-gpu=${fields.join(',')}`, '--format=csv,noheader,nounits'], timeoutMs);
     if (retry.kind === 'exit' && retry.code === 0) {
       oldDriverNoCc = true;
       // Re-insert an [N/A] compute_cap column so a single parser handles both.
@@ -382,7 +319,7 @@ export async function detectGpus(opts: DetectGpusOptions = {}): Promise<GpuDetec
 export async function readClocks(index: number, opts: { nvidiaSmi?: string; timeoutMs?: number } = {}): Promise<ClockReading | null> {
   if (!Number.isInteger(index) || index < 0) return null;
   const smi = opts.nvidiaSmi ?? defaultNvidiaSmi();
-  const outcome = await runWithTimeout(
+  const outcome = await runSmi(
     smi,
     ['-i', String(index), '--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw', '--format=csv,noheader,nounits'],
     opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,

@@ -35,8 +35,22 @@ export interface RunResult {
   /** The process group was killed because its output passed the cap (killOnOutputCap). */
   outputFlood?: boolean;
   durationMs: number;
-  /** spawn itself failed (ENOENT...). */
+  /** spawn itself failed (ENOENT...): `<cmd>: <message>`. */
   spawnError?: string;
+  /** Its errno code (ENOENT, EACCES, ...). */
+  spawnErrorCode?: string;
+}
+
+/** A finished process in three cases: it exited (or a signal killed it), it timed out, or it never started. */
+export type ProcessOutcome =
+  | { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+  | { kind: 'timeout'; stdout: string; stderr: string }
+  | { kind: 'spawn-error'; code: string; message: string };
+
+export function outcomeOf(r: RunResult): ProcessOutcome {
+  if (r.spawnError !== undefined) return { kind: 'spawn-error', code: r.spawnErrorCode ?? 'UNKNOWN', message: r.spawnError };
+  if (r.timedOut) return { kind: 'timeout', stdout: r.stdout, stderr: r.stderr };
+  return { kind: 'exit', code: r.code, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
 const PRLIMIT = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
@@ -68,7 +82,14 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
     let cancelled = false;
     let flood = false;
     let settled = false;
-    const child = spawn(file, argv, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(file, argv, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      resolve({ code: null, signal: null, stdout: '', stderr: '', timedOut: false, cancelled: false, outputTruncated: false, durationMs: 0, spawnError: `${cmd}: ${err.message}`, spawnErrorCode: err.code ?? 'UNKNOWN' });
+      return;
+    }
     const killGroup = (): void => {
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -113,7 +134,7 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
         stdout: out, stderr: err, timedOut, cancelled, outputTruncated: truncated, ...(flood ? { outputFlood: true } : {}), durationMs: Date.now() - started, ...r,
       });
     };
-    child.on('error', (e) => finish({ code: null, signal: null, spawnError: `${cmd}: ${e.message}` }));
+    child.on('error', (e: NodeJS.ErrnoException) => finish({ code: null, signal: null, spawnError: `${cmd}: ${e.message}`, spawnErrorCode: e.code ?? 'UNKNOWN' }));
     child.on('close', (code, signal) => finish({ code, signal }));
   });
 }

@@ -1,9 +1,9 @@
 // CUDA toolchain discovery: nvcc, its version, the architectures it can target, libcudart and a host compiler.
 // Plain Node: never imports electron.
 
-import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { outcomeOf, runProcess, type ProcessOutcome } from '../proc/run.js';
 
 export interface Toolchain {
   nvcc: string | null;
@@ -40,50 +40,9 @@ export function parseNvccVersion(text: string): string | null {
 
 // ---------------------------------------------------------------------------------------------
 
-type Outcome =
-  | { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-  | { kind: 'timeout' }
-  | { kind: 'spawn-error'; code: string; message: string };
-
-function run(cmd: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv): Promise<Outcome> {
-  return new Promise<Outcome>((resolve) => {
-    let settled = false;
-    let stdout = '';
-    let stderr = '';
-    let child: ReturnType<typeof spawn>;
-    try {
-      child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: !IS_WIN, windowsHide: true, env });
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      resolve({ kind: 'spawn-error', code: e.code ?? 'UNKNOWN', message: e.message });
-      return;
-    }
-    const finish = (o: Outcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(o);
-    };
-    const timer = setTimeout(() => {
-      try {
-        if (!IS_WIN && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-      finish({ kind: 'timeout' });
-    }, Math.max(1, timeoutMs));
-    child.stdout?.setEncoding('utf8');
-    child.stderr?.setEncoding('utf8');
-    child.stdout?.on('data', (d: string) => {
-      if (stdout.length < 1 << 20) stdout += d;
-    });
-    child.stderr?.on('data', (d: string) => {
-      if (stderr.length < 1 << 20) stderr += d;
-    });
-    child.on('error', (e: NodeJS.ErrnoException) => finish({ kind: 'spawn-error', code: e.code ?? 'UNKNOWN', message: e.message }));
-    child.on('close', (code, signal) => finish({ kind: 'exit', code, signal, stdout, stderr }));
-  });
+/** A tool of the toolchain, time-limited (its whole process group is killed at the deadline). */
+async function run(cmd: string, args: string[], timeoutMs: number, env: NodeJS.ProcessEnv): Promise<ProcessOutcome> {
+  return outcomeOf(await runProcess(cmd, args, { timeoutMs: Math.max(1, timeoutMs), env }));
 }
 
 function isExecutableFile(p: string): boolean {
@@ -255,7 +214,7 @@ async function discover(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Tool
   return { nvcc, version, cudaHome, libDir, targets, hostCompiler, problems };
 }
 
-function nvccFailed(nvcc: string, o: Outcome, timeoutMs: number): string {
+function nvccFailed(nvcc: string, o: ProcessOutcome, timeoutMs: number): string {
   const tail = 'KernelDuel cannot compile variants; it can only replay recorded spaces until nvcc works.';
   if (o.kind === 'timeout') return `nvcc at ${nvcc} did not answer --version within ${Math.round(timeoutMs / 100) / 10} s and was killed: ${tail}`;
   if (o.kind === 'spawn-error') return `nvcc at ${nvcc} could not be started (${o.code}: ${o.message}): ${tail}`;
