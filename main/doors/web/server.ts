@@ -2,9 +2,15 @@
 // engineers whose GPU sits in a headless server. Bound to 127.0.0.1 by default; every request
 // needs the random token of the printed URL (then an HttpOnly cookie), a Host header naming this
 // server, and (WebSocket) an Origin of this server.
+//
+// The files themselves are served by sirv (the small static server Vite's and Vitest's own servers
+// use): content types, HEAD, ranges and paths that try to leave the folder are its job. It looks
+// each file up when asked (a rebuilt renderer is served at once); a folder holding a link that
+// leads out of it is refused when the server starts.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import sirv from 'sirv';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { ApiEvent, ClientFrame, ServerFrame } from '../../contract/api.js';
 import { createDispatcher, type Dispatch } from '../../core/dispatch.js';
@@ -16,21 +22,6 @@ import { spawn } from 'node:child_process';
 
 export const API_PATH = '/api';
 const MAX_FRAME_BYTES = 8 << 20;
-
-const MIME: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.ttf': 'font/ttf',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.map': 'application/json',
-};
 
 export interface WebServerOptions {
   /** Default 127.0.0.1. */
@@ -73,29 +64,23 @@ function refuse(res: http.ServerResponse, code: number, text: string): void {
   res.end(text + '\n');
 }
 
-function inside(root: string, p: string): boolean {
-  const r = path.relative(root, p);
-  return r !== '' && !r.startsWith('..') && !path.isAbsolute(r);
-}
-
-/** The file under `root` that a URL path names, or null when it escapes `root` or does not exist. */
-export function staticFile(root: string, urlPath: string): string | null {
-  let rel: string;
-  try {
-    rel = decodeURIComponent(urlPath.split('?')[0]);
-  } catch {
-    return null;
+/** Links under `root` whose target lies outside it (the built renderer holds none). */
+export function linksLeadingOut(root: string): string[] {
+  const real = fs.realpathSync(root);
+  const out: string[] = [];
+  for (const e of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!e.isSymbolicLink()) continue;
+    const p = path.join(e.parentPath, e.name);
+    let target: string;
+    try {
+      target = fs.realpathSync(p);
+    } catch {
+      continue; // dangling: serves nothing
+    }
+    const r = path.relative(real, target);
+    if (r === '' || r.startsWith('..') || path.isAbsolute(r)) out.push(p);
   }
-  if (rel.includes('\0')) return null;
-  if (rel === '/' || rel === '') rel = '/index.html';
-  const p = path.resolve(root, '.' + path.posix.normalize(rel));
-  if (!inside(root, p)) return null;
-  try {
-    // A link inside the folder must not lead out of it either.
-    return fs.statSync(p).isFile() && inside(fs.realpathSync(root), fs.realpathSync(p)) ? p : null;
-  } catch {
-    return null;
-  }
+  return out;
 }
 
 /** What to do when the port is taken: `--port 0` picks a free one (through npm: `npm start -- --port 0`). */
@@ -110,6 +95,13 @@ export function startWebServer(o: WebServerOptions): Promise<WebServer> {
   if (!fs.existsSync(path.join(staticDir, 'index.html'))) {
     return Promise.reject(new Error(`no built workbench in ${staticDir} (index.html missing): run \`npm run build\` first`));
   }
+  const links = linksLeadingOut(staticDir);
+  if (links.length) return Promise.reject(new Error(`${links[0]} links to a file outside ${staticDir}: the workbench serves only its own files; remove the link (or rebuild with \`npm run build\`)`));
+  const files = sirv(staticDir, {
+    dev: true,
+    dotfiles: false,
+    setHeaders: (res, pathname) => res.setHeader('Cache-Control', pathname === '/' || pathname.endsWith('.html') ? 'no-store' : 'private, max-age=3600'),
+  });
   const service = o.service ?? new ApiService({ mode: 'browser', env: o.env });
   const dispatch: Dispatch = createDispatcher(service.handlers());
   let port = 0;
@@ -132,13 +124,7 @@ export function startWebServer(o: WebServerOptions): Promise<WebServer> {
       res.setHeader('Cache-Control', 'no-store');
       return res.end();
     }
-    const file = staticFile(staticDir, url.pathname);
-    if (!file) return refuse(res, 404, 'not found');
-    res.statusCode = 200;
-    res.setHeader('Content-Type', MIME[path.extname(file)] ?? 'application/octet-stream');
-    res.setHeader('Cache-Control', file.endsWith('index.html') ? 'no-store' : 'private, max-age=3600');
-    if (req.method === 'HEAD') return res.end();
-    fs.createReadStream(file).on('error', () => res.destroy()).pipe(res);
+    files(req, res, () => refuse(res, 404, 'not found'));
   });
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
