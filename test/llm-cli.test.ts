@@ -11,6 +11,7 @@ import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
 import { GOOD_ANSWER, GOOD_CODE, MALFORMED_ANSWER } from './fixtures/llm/answers.js';
 import { openSession, sessionsRoot } from '../main/engine/session/store.js';
 import { llmInfoOf } from '../main/engine/llm/variant-info.js';
+import { NO_NVCC } from './fixtures/toolchain.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const KEY = 'sk-cli-SECRET-123456789';
@@ -41,7 +42,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
 }
 
 describe('kernelduel optimize --strategy llm', () => {
-  it('streams the analysis, records the three parts and the provider settings without the key', async () => {
+  it.skipIf(NO_NVCC)('streams the analysis, records the three parts and the provider settings without the key', async () => {
     let n = 0;
     srv.handler = () => ({ type: 'ok', text: [GOOD_ANSWER, MALFORMED_ANSWER][n++ % 2], chunk: 40 });
     const r = await cli(['optimize', 'softmax', '--strategy', 'llm', '--budget', '2', '--llm-base-url', srv.url, '--llm-model', 'test-model', '--llm-key-env', 'MY_LLM_KEY', '--llm-temperature', '0.2', '--llm-max-tokens', '4000', '--llm-timeout-ms', '20000']);

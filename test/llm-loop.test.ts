@@ -12,7 +12,7 @@ import { createSession, type Session } from '../main/engine/session/store.js';
 import { runLoop } from '../main/engine/search/loop.js';
 import type { Measurer, MeasuredSpec } from '../main/engine/measure/measurer.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
-import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
 import { LlmProvider } from '../main/engine/llm/provider.js';
 import { LlmStrategy, mixedStrategy, remeasureIfSuspicious } from '../main/engine/search/llm.js';
 import { llmInfoOf } from '../main/engine/llm/variant-info.js';
@@ -43,14 +43,12 @@ function newSession(): Session {
 // A generous timeout: CI machines run other suites beside this one (a 5 s limit timed out there).
 const provider = (): LlmProvider => new LlmProvider({ baseURL: srv.url, model: 'test-model', retries: 0, requestTimeoutMs: 60_000 }, { env: { KERNELDUEL_LLM_API_KEY: KEY } });
 
-describe('LLM policy, compile-only with the real Evaluator', () => {
+describe.skipIf(NO_NVCC)('LLM policy, compile-only with the real Evaluator', () => {
   it('records the three parts, builds the good answer and rejects the rest with reasons', async () => {
     const replies = [GOOD_ANSWER, MALFORMED_ANSWER, NO_ENTRY_ANSWER, answer(CHEATS[0].code)];
     let n = 0;
     srv.handler = () => ({ type: 'ok', text: replies[n++ % replies.length], chunk: 200 });
-    const tc = await findToolchain();
-    if (!tc.nvcc) throw new Error(`these tests need nvcc: ${tc.problems.join(' ')}`);
-    const evaluator = new Evaluator({ task, toolchain: tc, gpu: null, workRoot: join(root, 'work') });
+    const evaluator = new Evaluator({ task, toolchain: NVCC!, gpu: null, workRoot: join(root, 'work') });
     const session = newSession();
     const deltas = new Map<string, string>();
     const strategy = new LlmStrategy({ task, session, provider: provider(), seed: 1, onDelta: (e) => deltas.set(e.answerId, (deltas.get(e.answerId) ?? '') + e.delta) });

@@ -14,6 +14,7 @@ import { openSessionReadOnly } from '../main/engine/session/store.js';
 import { etaText, describeVariant } from '../main/doors/cli/progress.js';
 import { chooseTaskDir } from '../main/engine/task/resolve.js';
 import { cliEnv, runCli, showRun, KERNELDUEL_BIN as BIN, REPO, type CliRun } from './fixtures/cli.js';
+import { NO_NVCC } from './fixtures/toolchain.js';
 
 let home: string;
 let work: string;
@@ -40,7 +41,7 @@ function axpyWithFailures(): string {
 }
 
 describe('a baseline that does not build', () => {
-  it('stops optimize at once with its error and a non-zero exit, spending none of the budget', async () => {
+  it.skipIf(NO_NVCC)('stops optimize at once with its error and a non-zero exit, spending none of the budget', async () => {
     const dir = path.join(work, 'axpy-broken');
     fs.cpSync(path.join(builtinTasksDir(), 'axpy'), dir, { recursive: true });
     fs.appendFileSync(path.join(dir, 'kernel.cu'), '\nthis does not compile;\n');
@@ -57,7 +58,7 @@ describe('a baseline that does not build', () => {
 });
 
 describe('progress lines', () => {
-  it('compile-only, not a terminal: one line per variant with its configuration and registers, failures with their first line', async () => {
+  it.skipIf(NO_NVCC)('compile-only, not a terminal: one line per variant with its configuration and registers, failures with their first line', async () => {
     const dir = axpyWithFailures();
     const r = await cli(REPO, 'optimize', dir, '--budget', '8', '--tunables-only', '--seed', '2');
     expect(r.code, show(r)).toBe(0);
@@ -66,7 +67,7 @@ describe('progress lines', () => {
     expect(r.stderr).not.toMatch(/NaN|Infinity|NF|INF/);
   }, 170_000);
 
-  it('in a terminal: failed and built variants get lines above the bar, and the ETA is "-" before there is a rate, never NFs', async (ctx) => {
+  it.skipIf(NO_NVCC)('in a terminal: failed and built variants get lines above the bar, and the ETA is "-" before there is a rate, never NFs', async (ctx) => {
     if (spawnSync('script', ['--version']).status !== 0) ctx.skip();
     const dir = axpyWithFailures();
     // util-linux `script` gives the CLI a terminal for its stderr.
@@ -94,7 +95,7 @@ describe('progress lines', () => {
 });
 
 describe('a task argument that names a folder here and a built-in task', () => {
-  it('uses the folder when it is a task folder, the built-in task otherwise, and says which', async () => {
+  it.skipIf(NO_NVCC)('uses the folder when it is a task folder, the built-in task otherwise, and says which', async () => {
     const here = path.join(work, 'cwd-task');
     fs.mkdirSync(here, { recursive: true });
     fs.cpSync(path.join(builtinTasksDir(), 'axpy'), path.join(here, 'axpy'), { recursive: true });
