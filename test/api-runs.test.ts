@@ -51,7 +51,6 @@ describe('runs in a worker thread', () => {
     const atPause = results();
     await new Promise((r) => setTimeout(r, 500));
     expect(results()).toBe(atPause);
-    expect(atPause).toBeLessThan(401);
     expect((await h['runs.resume']({ sessionId: sid })).phase).toBe('running');
     await until(() => results() >= atPause + 5);
     expect((await h['runs.stop']({ sessionId: sid })).phase).toBe('stopping');

@@ -82,7 +82,7 @@ describe('ReplayMeasurer', () => {
     const r2 = await m.evaluate({ source: '', config: e.config, flags: { opt: 3, maxrregcount: 32 } });
     expect(r2.failure?.kind).toBe('constraints');
   });
-  it('duels pair resampled samples: clear gaps are decided, the seed makes them reproducible', async () => {
+  it('duels pair resampled samples: clear gaps are decided, a variant against itself never is, the seed makes them reproducible', async () => {
     const ok = space.entries.filter((x) => x.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!);
     const fast = ok[0];
     const slow = ok[ok.length - 1];

@@ -437,10 +437,3 @@ export class ApiCallError extends Error {
     this.name = 'ApiCallError';
   }
 }
-
-/** Sanity check that the schema table covers every method name (used by tests). */
-export function schemaFor(method: MethodName): z.ZodType {
-  return ParamSchemas[method];
-}
-
-export const ALL_METHODS: readonly MethodName[] = METHOD_NAMES;
