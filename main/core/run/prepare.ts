@@ -1,6 +1,7 @@
 // Everything an optimisation run needs, from plain (serialisable) options: the task, the backend
 // (a GPU through the Evaluator, or a recorded space through the ReplayMeasurer), the session (new
-// or resumed), the action space and the strategy. Shared by the CLI and the worker thread.
+// or resumed), the action space and the strategy. Run by the run lifecycle (worker.ts) for every
+// front door, with the one GPU picker (../gpus.ts) and the one evaluator factory (../evaluators.ts).
 import { resolveTask } from '../../engine/task/resolve.js';
 import type { Task } from '../../engine/task/manifest.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';

@@ -1,6 +1,8 @@
-// The optimisation loop in a worker thread, so a UI stays responsive: the worker prepares the run
-// (task, backend, session, strategy), runs `runLoop` and posts every loop event to the parent. The
-// parent side, `startOptimisation`, gives an async-iterable event stream and pause / resume / stop.
+// The run lifecycle every front door uses (`startRun`): prepare the run (task, backend, session,
+// strategy), run `runLoop`, journal the preference model's notes, post every loop event, obey
+// pause / resume / stop, close the session. The app and the web server run it in a worker thread,
+// so a UI stays responsive; the CLI runs it in its own thread. Either way the caller gets the same
+// async-iterable message stream and the same commands.
 //
 // This one module is both sides: imported in the main thread it only exports; started as a worker
 // (workerData.kind === WORKER_KIND) it runs the loop.

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// KernelDuel's command line. A thin front door over the engine in main/: every command is also
-// available to the app through the API contract.
+// KernelDuel's command line, a thin front door over the core (main/core): the GPU picker, the
+// evaluator factory and the run lifecycle are the ones the app uses; this file parses arguments,
+// reads tasks and sessions, and prints.
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
