@@ -4,7 +4,7 @@
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
 import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
-import { METHOD_NAMES, type MethodName } from './methods.js';
+import type { MethodName } from './methods.js';
 import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';

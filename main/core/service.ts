@@ -62,11 +62,6 @@ export class ApiService {
     return this.hub.on(listener);
   }
 
-  /** Recorded spaces for a task: bench/spaces/<gpu>/<task>.json in the checkout and $KERNELDUEL_HOME/spaces. */
-  recordingsFor(taskName: string): string[] {
-    return this.tasks.recordingsFor(taskName);
-  }
-
   /** Stops every run (server shutdown); resolves when their journals are closed. */
   stopAll(): Promise<void> {
     return this.runs.stopAll();
