@@ -13,10 +13,9 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { LAYERS, layerByName, layerOf } from './layers.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const rel = (p) => path.relative(root, p).split(path.sep).join('/');
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function sourceFiles(dir) {
+function sourceFiles(root, dir) {
   const out = [];
   const walk = (d) => {
     for (const e of fs.readdirSync(d, { withFileTypes: true })) {
@@ -25,7 +24,7 @@ function sourceFiles(dir) {
       else if (/\.(ts|tsx)$/.test(e.name) && !e.name.endsWith('.d.ts')) out.push(p);
     }
   };
-  walk(path.join(root, dir));
+  if (fs.existsSync(path.join(root, dir))) walk(path.join(root, dir));
   return out;
 }
 
@@ -61,8 +60,10 @@ function resolveSpec(from, spec) {
   return null;
 }
 
-export function importGraph() {
-  const files = ['main', 'preload', 'renderer/src'].flatMap(sourceFiles);
+/** The layer-to-layer graph of the tree at `root` (default: this repository) and what is wrong with it. */
+export function importGraph(root = REPO) {
+  const rel = (p) => path.relative(root, p).split(path.sep).join('/');
+  const files = ['main', 'preload', 'renderer/src'].flatMap((d) => sourceFiles(root, d));
   const problems = [];
   /** key "a -> b" -> { from, to, count, typeOnly (all of them), examples } */
   const edges = new Map();
