@@ -10,7 +10,6 @@
 // field is copied into the results; anything but 'real GPU' is flagged loudly).
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { parseArgs as parseCommandLine } from 'node:util';
 import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/engine/measure/replay.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import type { ActionSpace } from '../main/engine/search/actions.js';
@@ -29,18 +28,19 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const { values: v } = parseCommandLine({
-    args: argv,
-    options: {
-      spaces: { type: 'string', default: 'bench/spaces/h200' },
-      out: { type: 'string', default: 'bench/results' },
-      seeds: { type: 'string', default: '20' },
-      budget: { type: 'string', default: '100' },
-      gpu: { type: 'string', default: 'h200' },
-      strategies: { type: 'string', default: STRATEGY_NAMES.join(',') },
-    },
-  });
-  const a: Args = { spaces: v.spaces, out: v.out, seeds: Number(v.seeds), budget: Number(v.budget), gpu: v.gpu, strategies: v.strategies.split(',') as StrategyName[] };
+  const a: Args = { spaces: 'bench/spaces/h200', out: 'bench/results', seeds: 20, budget: 100, gpu: 'h200', strategies: [...STRATEGY_NAMES] };
+  for (let i = 0; i < argv.length; i++) {
+    const v = argv[i + 1];
+    switch (argv[i]) {
+      case '--spaces': a.spaces = v; i++; break;
+      case '--out': a.out = v; i++; break;
+      case '--seeds': a.seeds = Number(v); i++; break;
+      case '--budget': a.budget = Number(v); i++; break;
+      case '--gpu': a.gpu = v; i++; break;
+      case '--strategies': a.strategies = v.split(',') as StrategyName[]; i++; break;
+      default: throw new Error(`unknown argument ${argv[i]}`);
+    }
+  }
   if (!(a.seeds >= 1) || !(a.budget >= 1)) throw new Error('--seeds and --budget must be positive');
   return a;
 }

@@ -2,7 +2,7 @@
 // as runLoop (the baseline first, proposals one at a time, a duel after each timed result when
 // the strategy asks for one), for benchmarks and tests on recorded spaces.
 import type { DuelResult, EvalResult, VariantRecord } from '../base/types.js';
-import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
+import { isTimedSuccess } from '../measure/verdict.js';
 import { defaultConfig } from '../task/space.js';
 import type { ModelStats, Strategy } from './loop.js';
 import type { Measurer } from '../measure/measurer.js';
@@ -39,7 +39,7 @@ export async function simulate(strategy: Strategy, m: Measurer, budget: number, 
   variants.set(base.id, base);
   results.set(base.id, br);
   strategy.observe?.(base, br);
-  const baselineMs = timedMedianMs(br);
+  const baselineMs = isTimedSuccess(br) ? br.timing[0].medianMs : null;
   let best = baselineMs;
   const steps: SimStep[] = [];
   const duels: SimResult['duels'] = [];
@@ -53,7 +53,7 @@ export async function simulate(strategy: Strategy, m: Measurer, budget: number, 
     const r = await m.evaluate(v);
     results.set(v.id, r);
     strategy.observe?.(v, r);
-    const ms = timedMedianMs(r);
+    const ms = isTimedSuccess(r) ? r.timing[0].medianMs : null;
     if (ms !== null && (best === null || ms < best)) best = ms;
     steps.push({ index: i, id: v.id, medianMs: ms, bestMs: best, failure: r.failure?.kind });
     if (strategy.opponentFor && ms !== null) {
