@@ -23,6 +23,9 @@ export const LAYERS = [
   { name: 'engine/llm', path: 'main/engine/llm', rank: 7, allow: ENGINE_BELOW('session', 'measure', 'source', 'task', 'base'), note: 'the language model: provider, prompts, answers, exemplars, dataset' },
   { name: 'engine/search', path: 'main/engine/search', rank: 8, allow: ENGINE_BELOW('llm', 'session', 'measure', 'build', 'source', 'task', 'platform', 'base'), note: 'the loop and the strategies: contrastive, preference model, features, LLM policy' },
   { name: 'engine/export', path: 'main/engine/export', rank: 9, allow: ENGINE_BELOW('session', 'measure', 'task', 'base'), note: 'a variant as a .cu file with its provenance, and reading one back' },
+  // Recorded spaces to and from other tools' formats (Kernel Tuner caches, T4 files): the folder
+  // arrives with issue 18 (main/interop/ there; it belongs here, as main/engine/interop/).
+  { name: 'engine/interop', path: 'main/engine/interop', rank: 9, allow: ENGINE_BELOW('measure', 'task', 'platform', 'base'), note: 'recorded spaces to and from other tools\' formats' },
   {
     name: 'contract', path: 'main/contract', rank: 10, allow: ENGINE_BELOW('base', 'llm'),
     // What the renderer may see of the engine: plain data types and the LLM settings' schema (zod only).
@@ -31,7 +34,7 @@ export const LAYERS = [
   },
   {
     name: 'core', path: 'main/core', rank: 11,
-    allow: ['contract', ...ENGINE_BELOW('export', 'search', 'llm', 'session', 'measure', 'build', 'source', 'task', 'platform', 'base')],
+    allow: ['contract', ...ENGINE_BELOW('export', 'interop', 'search', 'llm', 'session', 'measure', 'build', 'source', 'task', 'platform', 'base')],
     note: 'the one core behind every front door: GPU choice, evaluators, the run lifecycle, the API handlers, the pages\' security policy',
   },
   { name: 'doors/electron', path: 'main/doors/electron', rank: 12, allow: ['core', 'contract'], note: 'the desktop app: one window, IPC' },
@@ -40,7 +43,7 @@ export const LAYERS = [
     name: 'doors/cli', path: 'main/doors/cli', rank: 13,
     // Reads tasks and sessions and parses LLM settings itself; measuring, GPU choice, runs and the
     // model go through the core (only their types are seen here).
-    allow: ['doors/web', 'core', 'contract', ...ENGINE_BELOW('export', 'llm', 'session', 'task', 'base')],
+    allow: ['doors/web', 'core', 'contract', ...ENGINE_BELOW('export', 'interop', 'llm', 'session', 'task', 'base')],
     only: { 'engine/llm': ['main/engine/llm/settings.ts'] },
     typesFrom: ENGINE_BELOW('search', 'measure'),
     note: 'the command line (its serve command opens the web door)',
