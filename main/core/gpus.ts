@@ -1,7 +1,7 @@
 // The one GPU picker behind every front door: which GPU a command, a run or a resumed session
 // measures on. KERNELDUEL_NO_GPU=1 means none (compile-only) everywhere.
 import type { GpuInfo } from '../engine/base/types.js';
-import { detectGpus } from '../engine/platform/gpu/detect.js';
+import { detectGpus, normaliseGpuName } from '../engine/platform/gpu/detect.js';
 import { CoreError } from './errors.js';
 
 export interface GpuChoice {
@@ -44,4 +44,48 @@ export async function pickGpu(c: GpuChoice, o: PickGpuOptions = {}): Promise<Gpu
   const g = usable.find((x) => x.index === c.index);
   if (!g) throw new CoreError('not_found', `no usable GPU ${c.index} (${have}): choose another, or none (compile-only)`);
   return g;
+}
+
+/** `--gpus`: every usable GPU, or these indices. */
+export type GpuPoolChoice = 'all' | number[];
+
+/** `all`, `0,1,3` -> a pool choice; throws a message naming the option for anything else. */
+export function parseGpuPool(text: string): GpuPoolChoice {
+  const t = text.trim();
+  if (t === 'all') return 'all';
+  const parts = t.split(',').map((x) => x.trim());
+  if (!parts.length || parts.some((x) => !/^\d+$/.test(x))) throw new Error(`--gpus ${text}: give "all" or GPU indices separated by commas, e.g. 0,1,3`);
+  const idx = parts.map(Number);
+  if (new Set(idx).size !== idx.length) throw new Error(`--gpus ${text}: a GPU is named twice`);
+  return idx;
+}
+
+/**
+ * The GPUs of a pool run: every usable GPU (`all`) or those named, all of one model (times of
+ * different models are never compared: refused, naming them). `model`: a resumed session's GPU
+ * name, which every GPU must match. Throws a CoreError naming what is missing.
+ */
+export async function pickGpus(c: GpuPoolChoice, o: PickGpuOptions & { model?: string } = {}): Promise<GpuInfo[]> {
+  const env = o.env ?? process.env;
+  if (env.KERNELDUEL_NO_GPU === '1') throw new CoreError('not_found', '--gpus: KERNELDUEL_NO_GPU=1 hides every GPU; unset it, or leave --gpus out for a compile-only run');
+  const det = await detectGpus();
+  for (const p of det.problems) o.onNote?.(p);
+  const usable = det.gpus.filter((x) => x.arch);
+  const have = usable.length ? `have ${usable.map((x) => `${x.index}: ${x.name}`).join('; ')}` : 'no usable GPU found';
+  let gpus: GpuInfo[];
+  if (c === 'all') gpus = usable;
+  else {
+    const missing = c.filter((i) => !usable.some((g) => g.index === i));
+    if (missing.length) throw new CoreError('not_found', `--gpus: no usable GPU ${missing.join(', ')} (${have})`);
+    gpus = c.map((i) => usable.find((g) => g.index === i)!);
+  }
+  if (!gpus.length) throw new CoreError('not_found', `--gpus: ${have}; a pool run needs at least one GPU`);
+  const models = [...new Set(gpus.map((g) => normaliseGpuName(g.name)))];
+  if (models.length > 1) {
+    throw new CoreError('failed', `--gpus: these GPUs are of different models (${gpus.map((g) => `${g.index}: ${g.name}`).join('; ')}), and times of different models are never compared in one run: name GPUs of one model (e.g. --gpus ${gpus.filter((g) => normaliseGpuName(g.name) === models[0]).map((g) => g.index).join(',')})`);
+  }
+  if (o.model !== undefined && normaliseGpuName(o.model) !== models[0]) {
+    throw new CoreError('not_found', `--gpus: the session measured on ${o.model}, and these GPUs are ${gpus[0].name}: resume it on GPUs of its model (times of different models are not comparable)`);
+  }
+  return gpus;
 }

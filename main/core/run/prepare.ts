@@ -7,7 +7,9 @@ import type { Task } from '../../engine/task/manifest.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
 import { ReplayMeasurer } from '../../engine/measure/replay.js';
 import type { Evaluator } from '../../engine/measure/evaluate.js';
-import { pickGpu } from '../gpus.js';
+import { pickGpu, pickGpus, type GpuPoolChoice } from '../gpus.js';
+import { evaluatorLane, type Lane } from '../../engine/measure/lane.js';
+import { simulatedGpuLanes, type SimulatedFault } from '../../engine/measure/simulated-gpus.js';
 import { makeEvaluator } from '../evaluators.js';
 import { KERNELDUEL_VERSION } from '../../engine/base/version.js';
 import type { Measurer } from '../../engine/measure/measurer.js';
@@ -19,9 +21,15 @@ import type { LlmSettingsInput } from '../../engine/llm/settings.js';
 import { LlmStrategy, mixedStrategy } from '../../engine/search/llm.js';
 
 export type Backend =
-  | { kind: 'replay'; recording: string; seed?: number }
+  | {
+      kind: 'replay'; recording: string; seed?: number;
+      /** A pool of SIMULATED GPUs answering from the recording (REPLAY; tests and demos of the pool loop). */
+      simulateGpus?: { count: number; latencyMs?: number[]; fault?: SimulatedFault };
+    }
   | {
       kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number;
+      /** One run on a pool of GPUs (`--gpus all|0,1,3`): one evaluation queue and judge per GPU. */
+      gpus?: GpuPoolChoice;
       /** Compile-only even when a GPU is present. */
       noGpu?: boolean;
       /** This GPU only (a resumed session's): refused when it is not usable here. */
@@ -46,6 +54,8 @@ export interface RunOptions {
   llm?: LlmSettingsInput;
   /** The API key itself (e.g. from the OS keychain); never stored. Default: the environment variable the settings name. */
   apiKey?: string;
+  /** Limits of a pool run's fault handling (main/engine/search/pool.ts); defaults there. */
+  pool?: { hangMs?: number; healthMs?: number; lookaheadPerLane?: number };
 }
 
 /** What the LLM policy streams while it asks the model (not journaled: the answers are, on their variants). */
@@ -71,6 +81,8 @@ export interface PreparedRun {
   /** nvcc's target (null for a replay). */
   arch: string | null;
   warnings: string[];
+  /** A pool run's GPUs (`--gpus`, or simulated ones): the pool loop measures on these; `measurer` is the first one's. */
+  lanes?: Lane[];
 }
 
 export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<PreparedRun> {
@@ -99,12 +111,30 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   let gpuMeta: { name: string; uuid?: string; arch: string } | null;
   let seeds: number[] | undefined;
   let arch: string | null = null;
+  let lanes: Lane[] | undefined;
+  let poolGpus: Array<{ index: number; uuid: string; name: string }> | undefined;
   if (o.backend.kind === 'replay') {
     const r = new ReplayMeasurer(task, o.backend.recording, { seed: o.backend.seed ?? o.seed });
     if (!r.taskHashMatches) warnings.push(`the recording ${r.recording} was made from different contents of task ${task.manifest.name}`);
     measurer = r;
     label = `REPLAY of ${r.recording} (${r.space.measured}, ${r.space.gpu.name}, ${r.space.date})`;
     gpuMeta = { name: `REPLAY ${r.space.gpu.name}`, uuid: r.space.gpu.uuid, arch: `sm_${r.space.gpu.computeCapability.replace('.', '')}` };
+    if (o.backend.simulateGpus) {
+      lanes = simulatedGpuLanes(r, o.backend.simulateGpus);
+      label += ` on ${lanes.length} SIMULATED GPUs`;
+    }
+  } else if (o.backend.gpus !== undefined && !o.backend.noGpu) {
+    const b = o.backend;
+    const gpus = await pickGpus(b.gpus!, { model: b.gpuName });
+    const evs = [];
+    for (const g of gpus) evs.push(await makeEvaluator(task, { gpu: g, arch: b.arch, maxMs: b.maxMs }));
+    lanes = evs.map(evaluatorLane);
+    measurer = evs[0];
+    seeds = evs[0].seeds;
+    arch = evs[0].env.arch;
+    label = `${gpus.length} GPU${gpus.length === 1 ? '' : 's'} (${gpus.map((g) => g.index).join(',')}) ${gpus[0].name}`;
+    gpuMeta = { name: gpus[0].name, uuid: gpus[0].uuid, arch };
+    poolGpus = gpus.map((g) => ({ index: g.index, uuid: g.uuid, name: g.name }));
   } else {
     const b = o.backend;
     const gpu = await pickGpu({ index: b.noGpu ? null : b.gpu, uuid: b.uuid, name: b.gpuName });
@@ -120,8 +150,9 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     // Everything --resume continues with (main/core/run/resume.ts reads it back).
     settings: { strategy: o.strategy, budget: o.budget, seed: o.seed, ...(seeds ? { seeds } : {}),
       backend: o.backend.kind === 'replay'
-        ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording, seed: o.backend.seed ?? o.seed }
-        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly },
+        ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording, seed: o.backend.seed ?? o.seed,
+            ...(o.backend.simulateGpus ? { simulateGpus: { count: o.backend.simulateGpus.count, ...(o.backend.simulateGpus.latencyMs ? { latencyMs: o.backend.simulateGpus.latencyMs } : {}) } } : {}) }
+        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).
       ...(provider ? { llm: provider.describe() } : {}) },
@@ -143,5 +174,6 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     });
     strategy = o.strategy === 'llm' ? llm : mixedStrategy({ llm, task, session, seed: o.seed });
   } else strategy = makeStrategy(o.strategy as Exclude<RunStrategyName, 'llm' | 'mixed'>, space, o.seed);
-  return { task, measurer, session, space, strategy, label, arch, warnings };
+  if (lanes && !o.resume) session.append({ type: 'note', level: 'info', message: `GPU pool of ${lanes.length}: ${lanes.map((l) => `${l.id} ${l.gpu.name}${l.gpu.uuid ? ` ${l.gpu.uuid}` : ''}`).join('; ')}` });
+  return { task, measurer, session, space, strategy, label, arch, warnings, ...(lanes ? { lanes } : {}) };
 }

@@ -10,6 +10,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { runLoop, type LoopEvent } from '../../engine/search/loop.js';
+import { runPoolLoop } from '../../engine/search/pool.js';
 import { prepareRun, type LlmStreamEvent, type RunOptions } from './prepare.js';
 import { modelNote } from '../views.js';
 
@@ -162,9 +163,9 @@ async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void
   const session = run.session;
   post({ type: 'started', sessionId: session.id, sessionDir: session.dir, label: run.label, warnings: run.warnings, compileOnly: run.measurer.compileOnly, arch: run.arch });
   try {
-    const r = await runLoop({
-      session, evaluator: run.measurer, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
-      onEvent: (event) => {
+    const common = {
+      session, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
+      onEvent: (event: LoopEvent) => {
         // The preference model's accuracy is kept in the journal (as a note) for the plots.
         if (event.type === 'model') session.append({ type: 'note', level: 'info', message: modelNote(event.stats) });
         post({ type: 'event', event });
@@ -175,7 +176,9 @@ async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void
         await new Promise<void>((r) => setImmediate(r));
         if (paused) await paused.promise;
       },
-    });
+    };
+    // A pool of GPUs (--gpus, or simulated ones) runs the pool loop: one evaluation queue per GPU.
+    const r = run.lanes ? await runPoolLoop({ ...common, lanes: run.lanes, ...(opts.pool ?? {}) }) : await runLoop({ ...common, evaluator: run.measurer });
     post({ type: 'finished', evaluated: r.evaluated });
   } catch (e) {
     try {

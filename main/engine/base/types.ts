@@ -135,7 +135,34 @@ export interface DuelResult {
 }
 
 /** Where a measurement came from: a real GPU, or answered from a recorded space (always labelled). */
-export type MeasurementSource = { kind: 'gpu'; gpu: string; uuid?: string } | { kind: 'replay'; recording: string } | { kind: 'none' };
+export type MeasurementSource =
+  | { kind: 'gpu'; gpu: string; uuid?: string }
+  /** simulatedGpu: answered by one simulated GPU of a REPLAY pool (main/engine/measure/simulated-gpus.ts), never a real one. */
+  | { kind: 'replay'; recording: string; simulatedGpu?: { index: number; uuid: string } }
+  | { kind: 'none' };
+
+/** One GPU of a run's pool as the workbench and the CLI show it (main/engine/search/pool.ts). */
+export interface GpuActivity {
+  /** The lane's id in the pool, e.g. `gpu1` (or `sim1` for a simulated GPU of a REPLAY pool). */
+  id: string;
+  index: number;
+  uuid: string;
+  name: string;
+  /** busy: measuring a variant (or its duel); removed: taken out of the pool after a fault. */
+  state: 'idle' | 'busy' | 'removed';
+  /** The variant being measured, when busy. */
+  variantId: string | null;
+  /** Results this GPU measured (the baseline included). */
+  evaluated: number;
+  /** Evaluations per minute since the pool started. */
+  evalsPerMinute: number | null;
+  /** Share of the pool's wall time this GPU spent measuring. */
+  busyFraction: number | null;
+  /** Why it was removed. */
+  removedReason?: string;
+  /** True for a simulated GPU of a REPLAY pool. */
+  simulated?: boolean;
+}
 
 export interface EvalResult {
   build: BuildResult;

@@ -71,7 +71,19 @@ export function parseCompilerMessages(log: string, variantFile: string): Compile
   return out;
 }
 
+/** Builds in progress in this process, by build folder: the evaluators of several GPUs share one build of a variant. */
+const building = new Map<string, Promise<BuildResult>>();
+
 export async function buildVariant(task: Task, v: Pick<VariantSpec, 'source' | 'config' | 'flags'>, env: BuildEnv, signal?: AbortSignal): Promise<BuildResult> {
+  const dir = join(env.workRoot, 'builds', buildKey(task, v, env));
+  const inProgress = building.get(dir);
+  if (inProgress) return inProgress;
+  const b = buildVariantOnce(task, v, env, signal).finally(() => building.delete(dir));
+  building.set(dir, b);
+  return b;
+}
+
+async function buildVariantOnce(task: Task, v: Pick<VariantSpec, 'source' | 'config' | 'flags'>, env: BuildEnv, signal?: AbortSignal): Promise<BuildResult> {
   const key = buildKey(task, v, env);
   const dir = join(env.workRoot, 'builds', key);
   const lib = join(dir, 'variant.so');

@@ -64,6 +64,9 @@ export function harnessSources(): string[] {
   return readdirSync(dir).filter((f) => /\.(cu|h|cpp)$/.test(f)).sort().map((f) => join(dir, f));
 }
 
+/** Harness builds in progress in this process, by binary path: evaluators of several GPUs share one build. */
+const harnessBuilds = new Map<string, Promise<string>>();
+
 export async function ensureHarness(env: BuildEnv): Promise<string> {
   const srcPath = join(resourcesDir(), 'harness', 'harness.cu');
   const hash = createHash('sha256').update(env.nvccVersion).update(env.arch);
@@ -72,6 +75,14 @@ export async function ensureHarness(env: BuildEnv): Promise<string> {
   const dir = join(env.workRoot, 'harness', key);
   const bin = join(dir, 'kd_harness');
   if (existsSync(bin)) return bin;
+  const inProgress = harnessBuilds.get(bin);
+  if (inProgress) return inProgress;
+  const building = buildHarness(env, srcPath, dir, bin).finally(() => harnessBuilds.delete(bin));
+  harnessBuilds.set(bin, building);
+  return building;
+}
+
+async function buildHarness(env: BuildEnv, srcPath: string, dir: string, bin: string): Promise<string> {
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `kd_harness.${process.pid}.tmp`);
   // -export-dynamic: the CUDA runtime calls a captured variant makes resolve to kd_interpose.cpp's wrappers.

@@ -6,7 +6,7 @@
 // A strategy may ask for a duel of each measured variant against an opponent of its choice: the
 // duel is journaled (`{type:'duel'}`) and streamed, and the strategy is told its result.
 import { createHash } from 'node:crypto';
-import type { Config, DuelResult, EvalResult, Failure, VariantRecord, VariantSpec } from '../base/types.js';
+import type { Config, DuelResult, EvalResult, Failure, GpuActivity, VariantRecord, VariantSpec } from '../base/types.js';
 import type { Measurer } from '../measure/measurer.js';
 import type { PairPredictionRecord } from '../session/events.js';
 import type { Session } from '../session/store.js';
@@ -21,7 +21,9 @@ export type LoopEvent =
   | { type: 'result'; variantId: string; result: EvalResult; index: number; budget: number; speedup: number | null; bestSpeedup: number | null; bestMs: number | null }
   | { type: 'duel'; a: string; b: string; result: DuelResult; prediction?: PairPredictionRecord }
   | { type: 'model'; stats: ModelStats }
-  | { type: 'done'; evaluated: number; bestId: string | null; bestMs: number | null; bestSpeedup: number | null };
+  /** A GPU pool's activity (pool.ts): on every change; `message` when a GPU was removed from the pool. */
+  | { type: 'gpus'; gpus: GpuActivity[]; message?: string }
+  | { type: 'done'; evaluated: number; bestId: string | null; bestMs: number | null; bestSpeedup: number | null; gpus?: GpuActivity[] };
 
 /** How well a strategy's learned model predicts comparisons (streamed as `model` events). */
 export interface ModelStats {
@@ -129,7 +131,29 @@ export class BaselineError extends Error {
   }
 }
 
-async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
+/** What the loop and the pool loop (pool.ts) share once the baseline is measured and the journal replayed. */
+export interface LoopStart {
+  baselineId: string;
+  baseMs: number | null;
+  /** Keys of every proposal the session holds (de-duplication). */
+  seen: Set<string>;
+  /** Variants (besides the baseline) the session already measured. */
+  evaluated: number;
+  /** Variants journaled but never measured (killed mid-way): measured first. */
+  pending: VariantRecord[];
+  /** Keeps the strategy's state beside the session (evaluated: the results so far). */
+  saveState(evaluated: number): void;
+  /** Streams a `model` event when the strategy's model changed. */
+  modelEvent(): void;
+  /** Asks the strategy for a duel of v (just measured) and runs it on `measurer`. */
+  duelFor(v: VariantRecord, result: EvalResult, measurer: Measurer): Promise<void>;
+}
+
+/**
+ * Measures the baseline (on `o.evaluator`), stops with a BaselineError when it fails, replays the
+ * session's journal into the strategy (results, duels, its saved state) for a resume.
+ */
+export async function beginLoop(o: LoopOptions): Promise<LoopStart> {
   const { session, evaluator, strategy } = o;
   const baselineExisted = session.variants().some((v) => v.origin === 'baseline' && session.resultOf(v.id));
   const baselineId = await ensureBaseline(o);
@@ -168,8 +192,8 @@ async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
     const why = strategy.restoreState!(saved.state);
     if (why) session.append({ type: 'note', level: 'warn', message: `the ${strategy.name} policy starts afresh: its saved state does not fit (${why})` });
   }
-  const saveState = (): void => {
-    if (strategy.saveState) writePolicyState(session.dir, { strategy: strategy.name, results: evaluated, state: strategy.saveState() });
+  const saveState = (results: number): void => {
+    if (strategy.saveState) writePolicyState(session.dir, { strategy: strategy.name, results, state: strategy.saveState() });
   };
   let modelVersion = -1;
   const modelEvent = (): void => {
@@ -180,13 +204,14 @@ async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
     }
   };
   modelEvent();
-  const duelFor = async (v: VariantRecord, result: EvalResult): Promise<void> => {
+  const duelFor = async (v: VariantRecord, result: EvalResult, measurer: Measurer): Promise<void> => {
     if (!strategy.opponentFor || !isTimedSuccess(result)) return;
     const oppId = strategy.opponentFor(v, result);
     const opp = oppId ? session.variant(oppId) : undefined;
     if (!opp || opp.id === v.id || !isTimedSuccess(session.resultOf(opp.id))) return;
     const prediction = strategy.predict?.(v, opp) ?? null; // before the measurement
-    const d = await evaluator.duel(v, opp, o.signal);
+    // Both sides on the one measurer given: one GPU, one judge process.
+    const d = await measurer.duel(v, opp, o.signal);
     if (o.signal?.aborted || !d.duels?.length) return;
     const duel = d.duels[0];
     const extra = prediction ? { prediction } : {};
@@ -194,8 +219,17 @@ async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
     o.onEvent?.({ type: 'duel', a: v.id, b: opp.id, result: duel, ...extra });
     strategy.observeDuel?.(v, opp, duel);
   };
-  // Variants journaled but never measured (killed mid-way) are measured first.
   const pending: VariantRecord[] = session.variants().filter((v) => v.origin !== 'baseline' && !session.resultOf(v.id));
+  return { baselineId, baseMs, seen, evaluated, pending, saveState, modelEvent, duelFor };
+}
+
+async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
+  const { session, evaluator, strategy } = o;
+  const start = await beginLoop(o);
+  const { baselineId, baseMs, seen, pending, modelEvent } = start;
+  let evaluated = start.evaluated;
+  const saveState = (): void => start.saveState(evaluated);
+  const duelFor = (v: VariantRecord, result: EvalResult): Promise<void> => start.duelFor(v, result, evaluator);
   // Builds run ahead of the GPU; a backend with nothing to build (replay) proposes one at a time.
   const lookahead = o.lookahead ?? (evaluator.build ? 4 : 1);
   const inflight: Array<{ v: VariantRecord; build: Promise<unknown> }> = [];

@@ -6,13 +6,19 @@ import { z } from 'zod';
 import type { SessionMeta } from './events.js';
 
 export const StoredBackendSchema = z.discriminatedUnion('kind', [
-  z.looseObject({ kind: z.literal('replay'), recording: z.string().min(1), seed: z.number().optional() }),
+  z.looseObject({
+    kind: z.literal('replay'), recording: z.string().min(1), seed: z.number().optional(),
+    /** SIMULATED GPUs of a REPLAY pool (main/engine/measure/simulated-gpus.ts). */
+    simulateGpus: z.looseObject({ count: z.number().int().positive(), latencyMs: z.array(z.number().nonnegative()).optional() }).optional(),
+  }),
   z.looseObject({
     kind: z.literal('gpu'),
     arch: z.string().optional(),
     maxMs: z.number().positive().optional(),
     /** Built without a GPU (none was usable, or none was asked for). */
     compileOnly: z.boolean().optional(),
+    /** The GPUs of a pool run (`--gpus`), all of one model. */
+    gpus: z.array(z.looseObject({ index: z.number().int().nonnegative(), uuid: z.string(), name: z.string() })).optional(),
   }),
 ]);
 export type StoredBackend = z.infer<typeof StoredBackendSchema>;
