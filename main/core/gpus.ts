@@ -4,6 +4,9 @@ import type { GpuInfo } from '../engine/base/types.js';
 import { detectGpus, normaliseGpuName } from '../engine/platform/gpu/detect.js';
 import { CoreError } from './errors.js';
 
+/** `--simulate-gpu-fault` (REPLAY pools), for the front doors. */
+export { parseSimulatedFault } from '../engine/measure/simulated-gpus.js';
+
 export interface GpuChoice {
   /** A GPU index; undefined: the first usable GPU (none: compile-only); null: none (compile-only). */
   index?: number | null;

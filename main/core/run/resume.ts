@@ -21,6 +21,8 @@ export interface GivenRunOptions {
   replay?: string;
   tunablesOnly?: boolean;
   gpu?: number;
+  /** --gpus: the pool a resumed session continues on (its GPUs must be of the session's model). */
+  gpus?: 'all' | number[];
   arch?: string;
   maxMs?: number;
   /** LLM settings given by --llm-* flags, by settings field name (only those given). */
@@ -89,20 +91,28 @@ export function resumeRunOptions(meta: SessionMeta, given: GivenRunOptions): Res
   const b = s.backend;
   if (b?.kind === 'replay') {
     if (given.replay !== undefined && path.resolve(given.replay) !== path.resolve(b.recording)) conflicts.push(`--replay ${given.replay}: the session is a REPLAY of ${b.recording}`);
+    if (given.gpus !== undefined) conflicts.push(`--gpus: the session is a REPLAY of ${b.recording} (answered from the recording, never measured)`);
     for (const [opt, v] of [['--gpu', given.gpu], ['--arch', given.arch], ['--max-ms', given.maxMs]] as const) {
       if (v !== undefined) conflicts.push(`${opt} ${v}: the session is a REPLAY of ${b.recording} (answered from the recording, never measured)`);
     }
-    backend = { kind: 'replay', recording: b.recording, seed: b.seed ?? seed };
+    backend = { kind: 'replay', recording: b.recording, seed: b.seed ?? seed, ...(b.simulateGpus ? { simulateGpus: { count: b.simulateGpus.count, ...(b.simulateGpus.latencyMs ? { latencyMs: b.simulateGpus.latencyMs } : {}) } } : {}) };
   } else {
     if (given.replay !== undefined) conflicts.push(`--replay ${given.replay}: the session ${meta.gpu ? `measures on GPU ${meta.gpu.name}` : 'is compile-only'}, not a REPLAY of a recording`);
     const compileOnly = b?.compileOnly ?? meta.gpu === null;
     if (compileOnly && given.gpu !== undefined) conflicts.push(`--gpu ${given.gpu}: the session is compile-only (no GPU measured its baseline)`);
+    if (compileOnly && given.gpus !== undefined) conflicts.push('--gpus: the session is compile-only (no GPU measured its baseline)');
+    // A pool session continues on a pool (--gpus, else every GPU of its model); a one-GPU session may continue on a pool of its model.
+    const pool = given.gpus ?? (b?.gpus?.length ? 'all' : undefined);
     const arch = b?.arch ?? meta.gpu?.arch;
     differ('--arch', given.arch, arch);
     differ('--max-ms', given.maxMs, b?.maxMs);
     backend = {
       kind: 'gpu',
-      ...(compileOnly ? { noGpu: true } : { uuid: meta.gpu?.uuid, gpuName: meta.gpu?.name, ...(given.gpu !== undefined ? { gpu: given.gpu } : {}) }),
+      ...(compileOnly
+        ? { noGpu: true }
+        : pool !== undefined
+          ? { gpus: pool, gpuName: meta.gpu?.name }
+          : { uuid: meta.gpu?.uuid, gpuName: meta.gpu?.name, ...(given.gpu !== undefined ? { gpu: given.gpu } : {}) }),
       ...((arch ?? given.arch) ? { arch: arch ?? given.arch } : {}),
       ...((b?.maxMs ?? given.maxMs) ? { maxMs: b?.maxMs ?? given.maxMs } : {}),
     };

@@ -19,7 +19,8 @@ import { builtinTasksDir } from '../../engine/base/paths.js';
 import { LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../../engine/llm/settings.js';
 import { ConfigError } from '../../engine/task/config.js';
 import { describeMachine } from '../../core/environment.js';
-import { pickGpu } from '../../core/gpus.js';
+import { parseGpuPool, parseSimulatedFault, pickGpu, type GpuPoolChoice } from '../../core/gpus.js';
+import type { SimulatedFault } from '../../engine/measure/simulated-gpus.js';
 import { makeEvaluator } from '../../core/evaluators.js';
 import { exportDataset } from '../../core/llm.js';
 import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../../core/strategies.js';
@@ -100,9 +101,35 @@ interface OptimizeFlags extends LlmFlags {
   tunablesOnly?: boolean;
   resume?: string;
   gpu?: number;
+  /** `all` or `0,1,3`: one run on a pool of GPUs. */
+  gpus?: string;
+  /** With --replay: a pool of SIMULATED GPUs. */
+  simulateGpus?: number;
+  simulateGpuLatency?: string;
+  simulateGpuFault?: string;
   arch?: string;
   maxMs?: number;
   json?: boolean;
+}
+
+/** The pool options of `optimize`: --gpus on GPUs, --simulate-gpus on a replay; a UsageError naming the option for a bad one. */
+function poolBackendOptions(o: OptimizeFlags): { gpus?: GpuPoolChoice; simulateGpus?: { count: number; latencyMs?: number[]; fault?: SimulatedFault } } {
+  if (o.gpus !== undefined && o.gpu !== undefined) throw new UsageError('give --gpu N (one GPU) or --gpus LIST (a pool), not both');
+  if (o.gpus !== undefined && o.replay) throw new UsageError('--gpus measures on GPUs; a --replay answers from a recording (use --simulate-gpus N to replay on simulated GPUs)');
+  const sim = o.simulateGpus !== undefined || o.simulateGpuLatency !== undefined || o.simulateGpuFault !== undefined;
+  if (sim && !o.replay) throw new UsageError('--simulate-gpus, --simulate-gpu-latency and --simulate-gpu-fault need --replay <space.json> (simulated GPUs answer from a recording)');
+  try {
+    if (o.gpus !== undefined) return { gpus: parseGpuPool(o.gpus) };
+    if (!sim) return {};
+    const count = o.simulateGpus ?? 2;
+    if (!Number.isInteger(count) || count < 1 || count > 64) throw new Error(`--simulate-gpus ${o.simulateGpus}: give 1 to 64 simulated GPUs`);
+    const latencyMs = o.simulateGpuLatency?.split(',').map((x) => Number(x.trim()));
+    if (latencyMs?.some((x) => !Number.isFinite(x) || x < 0)) throw new Error(`--simulate-gpu-latency ${o.simulateGpuLatency}: give milliseconds per simulated GPU, e.g. 20,40`);
+    const fault = o.simulateGpuFault !== undefined ? parseSimulatedFault(o.simulateGpuFault, count) : undefined;
+    return { simulateGpus: { count, ...(latencyMs ? { latencyMs } : {}), ...(fault ? { fault } : {}) } };
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }
 
 /**
@@ -121,6 +148,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
         ...(taskArg !== undefined ? { taskDir: resolveTaskDir(taskArg) } : {}),
         strategy: pick('strategy'), budget: pick('budget'), seed: pick('seed'), replay: o.replay !== undefined ? resolve(o.replay) : undefined,
         tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), llm: llmFlagFields(o),
+        ...(o.gpus !== undefined ? { gpus: poolBackendOptions(o).gpus } : {}),
       });
       return { task: meta.task.dir, resume: meta.id, sessionsRoot: root, ...r };
     } catch (e) {
@@ -129,6 +157,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     }
   }
   if (taskArg === undefined) throw new UsageError('optimize needs a task (a built-in name or a task folder), or --resume <session>');
+  const pool = poolBackendOptions(o);
   taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
   const llm = llmSettingsFromFlags(o);
   if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
@@ -139,7 +168,9 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
   }
   return {
     task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed,
-    backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
+    backend: o.replay
+      ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed, ...(pool.simulateGpus ? { simulateGpus: pool.simulateGpus } : {}) }
+      : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs, ...(pool.gpus ? { gpus: pool.gpus } : {}) },
     flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
     ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
   };
@@ -273,6 +304,10 @@ program
   .option('--tunables-only', 'vary only the tunables (no compiler flags, no source transforms)')
   .option('--resume <session>', 'continue a session that was stopped or killed, with its own strategy, budget, seed, backend and flags')
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
+  .option('--gpus <all|0,1,3>', 'one run on several GPUs of one model: one evaluation queue per GPU, builds shared')
+  .option('--simulate-gpus <n>', 'with --replay: a pool of n SIMULATED GPUs answering from the recording (tests the pool; default 2)', (v) => Number(v))
+  .option('--simulate-gpu-latency <ms,...>', 'with --replay: milliseconds per evaluation of each simulated GPU')
+  .option('--simulate-gpu-fault <gpu:eval[:fail|hang]>', 'with --replay: a simulated GPU that fails (or hangs) at its n-th evaluation')
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
   .option('--llm-base-url <url>', `OpenAI-compatible base URL (llm/mixed; default ${LLM_DEFAULTS.baseURL})`)

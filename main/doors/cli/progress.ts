@@ -3,7 +3,7 @@
 // compile-only, for every built variant; elsewhere: one line per result. A built variant's line
 // shows its configuration, flags and registers. The ETA is '-' until there is a rate to go by.
 import cliProgress from 'cli-progress';
-import type { EvalResult, VariantRecord } from '../../engine/base/types.js';
+import type { EvalResult, GpuActivity, VariantRecord } from '../../engine/base/types.js';
 import type { LoopEvent } from '../../engine/search/loop.js';
 import { fmtMs } from './format.js';
 
@@ -52,6 +52,13 @@ export function builtLine(id: string, r: EvalResult, v: VariantRecord | undefine
   return `${id} built (compile-only): ${describeVariant(v) || 'baseline configuration'}${regs ? `; ${regs}` : ''}`;
 }
 
+/** One GPU of a pool at the end of a run: results, evaluations per minute, busy share (and why it was removed). */
+export function gpuLine(g: GpuActivity): string {
+  const rate = g.evalsPerMinute === null ? '-' : g.evalsPerMinute.toFixed(1);
+  const busy = g.busyFraction === null ? '-' : `${Math.round(g.busyFraction * 100)}%`;
+  return `  ${g.id} ${g.name}${g.simulated ? ' [SIMULATED]' : ''}: ${g.evaluated} results, ${rate} evaluations/min, busy ${busy}${g.state === 'removed' ? `, removed: ${g.removedReason ?? ''}` : ''}`;
+}
+
 export interface ProgressOptions {
   budget: number;
   /** A terminal: draw a bar. */
@@ -95,6 +102,11 @@ export class OptimizeProgress {
       this.line(`  model: ${e.stats.trainedOn} decided comparisons, held-out accuracy ${e.stats.heldOutAccuracy === null ? '-' : `${(e.stats.heldOutAccuracy * 100).toFixed(1)}% (${e.stats.heldOutPairs} pairs)`}`);
     } else if (e.type === 'duel' && !this.bar) {
       this.line(`  duel ${e.a} vs ${e.b}: ${e.result.verdict} ${e.result.ratio.toFixed(3)}× [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]${tag}`);
+    } else if (e.type === 'gpus') {
+      // A GPU left the pool: said at once, above the bar.
+      if (e.message) this.line(`warning: ${e.message}`);
+    } else if (e.type === 'done' && e.gpus) {
+      for (const g of e.gpus) this.line(gpuLine(g));
     } else if (e.type === 'result') {
       const v = this.variants.get(e.variantId);
       const best = e.bestSpeedup ? `${e.bestSpeedup.toFixed(2)}× (${fmtMs(e.bestMs)})${tag}` : '-';

@@ -23,6 +23,8 @@ export interface Lane {
   readonly id: string;
   readonly gpu: LaneGpu;
   readonly measurer: Measurer;
+  /** A measurement that gives no answer for this long means this GPU hangs (default: the pool's). */
+  readonly hangMs?: number;
   /** Starts what the first measurement needs (probe, reference build, judge); throws why the GPU cannot measure. */
   warm?(signal?: AbortSignal): Promise<void>;
   /** After a runtime or timeout failure: null when the GPU still works, else why it does not. */

@@ -107,6 +107,8 @@ export function simulatedGpuLanes(replay: ReplayMeasurer, o: SimulatedGpusOption
       id: `sim${i}`,
       gpu: { index: i, uuid, name, model: name, simulated: true },
       measurer: gpu,
+      // A simulated hang is seen as one after far longer than the GPU's latency (a few seconds at most).
+      hangMs: Math.min(5000, Math.max(200, 50 * lat[Math.min(i, lat.length - 1)])),
       async health() {
         return gpu.broken;
       },

@@ -120,6 +120,7 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
   if (ids.size !== o.lanes.length) throw new PoolError(`a GPU is named twice in the pool (${o.lanes.map((l) => l.id).join(', ')})`);
   const hangMs = o.hangMs ?? 30 * 60_000;
   const healthMs = o.healthMs ?? 5 * 60_000;
+  const hangOf = (s: LaneState): number => o.hangMs ?? s.lane.hangMs ?? hangMs;
   const aborted = (): boolean => !!o.signal?.aborted;
   const lanes: LaneState[] = o.lanes.map((lane) => {
     const s: LaneState = { lane, measurer: lane.measurer, alive: true, variantId: null, evaluated: 0, busyMs: 0, depth: 0, busySince: 0 };
@@ -287,8 +288,8 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
     let first: EvalResult | null = null;
     let fault: string | null = null;
     try {
-      const r = await withDeadline(s.measurer.evaluate(v, { signal: o.signal, onStage: (stage) => o.onEvent?.({ type: 'stage', variantId: v.id, stage }) }), hangMs);
-      if (r === TIMEOUT) fault = `no answer within ${secs(hangMs)} while it measured ${v.id}: the GPU is taken as hung`;
+      const r = await withDeadline(s.measurer.evaluate(v, { signal: o.signal, onStage: (stage) => o.onEvent?.({ type: 'stage', variantId: v.id, stage }) }), hangOf(s));
+      if (r === TIMEOUT) fault = `no answer within ${secs(hangOf(s))} while it measured ${v.id}: the GPU is taken as hung`;
       else {
         first = r;
         const f = r.failure;
@@ -307,8 +308,8 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
     if (aborted()) return;
     journal(v, result, s);
     exhausted = false; // a result may give the strategy new proposals
-    const d = await withDeadline(start.duelFor(v, result, s.measurer), hangMs);
-    if (d === TIMEOUT && !aborted()) return removeLane(s, `no answer within ${secs(hangMs)} while it timed a duel of ${v.id}: the GPU is taken as hung (${v.id}'s result is kept)`, null, null);
+    const d = await withDeadline(start.duelFor(v, result, s.measurer), hangOf(s));
+    if (d === TIMEOUT && !aborted()) return removeLane(s, `no answer within ${secs(hangOf(s))} while it timed a duel of ${v.id}: the GPU is taken as hung (${v.id}'s result is kept)`, null, null);
     start.modelEvent();
     start.saveState(evaluated);
   };
