@@ -187,6 +187,11 @@ export class Evaluator {
     return this.gpu ? { kind: 'gpu', gpu: this.gpu.name, uuid: this.gpu.uuid } : { kind: 'none' };
   }
 
+  /** This GPU's own subfolder name for harness work (plan and result files), so GPUs of one pool never share one. */
+  private get gpuDir(): string {
+    return this.gpu ? (this.gpu.uuid || `gpu${this.gpu.index}`).replace(/[^A-Za-z0-9_-]/g, '_') : 'none';
+  }
+
   /** The GPU queue this evaluator measures through (shared per GPU). */
   queue(): GpuQueue {
     return gpuQueue(this.gpu ? this.gpu.uuid || String(this.gpu.index) : 'none');
@@ -242,7 +247,7 @@ export class Evaluator {
         ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
         let first: string | null = null;
         for (const a of attempts) {
-          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: a.iso });
+          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe', this.gpuDir), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: a.iso });
           if (r.ok && r.body) {
             this.iso = a.iso;
             if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); variants' host code runs without it (the measurements do not depend on it: docs/ISOLATION.md)`);
@@ -313,7 +318,8 @@ export class Evaluator {
     const cached = this.captures.get(before);
     if (cached && existsSync(cached.desc)) return { ...cached, durationMs: 0, digest: before };
     const h = await this.harness();
-    const dir = join(lib, '..', 'runs');
+    // A folder per GPU: evaluators of several GPUs (a pool run) capture the same library at once.
+    const dir = join(lib, '..', 'runs', this.gpuDir);
     mkdirSync(dir, { recursive: true });
     const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
     const r = await runHarness<CaptureBody>({

@@ -1,0 +1,253 @@
+// One optimisation run on 1 GPU and on N GPUs of one host (issue 19): for each task, the same
+// strategy, budget and seed with `--gpus 0` and with `--gpus 0,1[,..]` (the pool loop,
+// main/engine/search/pool.ts), recording evaluations per minute, the best variant found and each
+// GPU's busy fraction. Real GPU measurements only (it refuses to run without a GPU).
+//   npm run bench:multigpu -- [--tasks matmul,softmax,layernorm] [--budgets 16,8,8] [--pools 1,2]
+//                             [--seed 1] [--strategy contrastive] [--deadline-s 280] [--out bench/results]
+//   -> <out>/<gpu>x<N>-multi-gpu.json and .md (h200x2-multi-gpu.* on two H200s)
+// Results are rewritten after every run (`complete: false` until the last), so a run killed by a
+// time limit keeps what it measured. Each run stops at its share of the time left before
+// --deadline-s (then it is marked stoppedByTimeLimit and its rate still counts); SIGTERM stops the
+// run in progress and writes what there is. Every run starts with an empty build cache, so the
+// runs after the first do not profit from the builds of the first.
+//
+// evaluations/min: results after the baseline's, divided by the time from the baseline's result to
+// the last result (the GPUs' warm-up, done before the baseline, is not counted). GPU busy: the
+// share of that window during which a check, time or duel process held the GPU's queue (sampled
+// every 20 ms).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { prepareRun } from '../main/core/run/prepare.js';
+import { runPoolLoop } from '../main/engine/search/pool.js';
+import { Evaluator, gpuQueue } from '../main/engine/measure/evaluate.js';
+import { detectGpus, gpuSlug, normaliseGpuName } from '../main/engine/platform/gpu/detect.js';
+import { KERNELDUEL_VERSION } from '../main/engine/base/version.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
+import { isRunStrategyName, type RunStrategyName } from '../main/engine/search/strategies.js';
+import type { GpuActivity } from '../main/engine/base/types.js';
+
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: 'matmul,softmax,layernorm' },
+    budgets: { type: 'string', default: '16,8,8' },
+    pools: { type: 'string', default: '1,2' },
+    seed: { type: 'string', default: '1' },
+    strategy: { type: 'string', default: 'contrastive' },
+    'deadline-s': { type: 'string', default: '280' },
+    out: { type: 'string', default: 'bench/results' },
+  },
+});
+const started = Date.now();
+const log = (s: string): void => void process.stderr.write(`${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s  ${s}\n`);
+const fail = (s: string): never => {
+  process.stderr.write(`bench multi-gpu: ${s}\n`);
+  process.exit(2);
+};
+const tasks = values.tasks!.split(',').map((t) => t.trim()).filter(Boolean);
+const budgetList = values.budgets!.split(',').map(Number);
+if (budgetList.some((b) => !Number.isInteger(b) || b < 1)) fail(`--budgets ${values.budgets}: positive integers, one per task (or one for all)`);
+const budgetOf = (i: number): number => budgetList[Math.min(i, budgetList.length - 1)];
+const pools = values.pools!.split(',').map(Number);
+if (pools.some((n) => !Number.isInteger(n) || n < 1)) fail(`--pools ${values.pools}: GPU counts, e.g. 1,2`);
+const seed = Number(values.seed);
+if (!isRunStrategyName(values.strategy!)) fail(`--strategy ${values.strategy}: not a strategy`);
+const strategy = values.strategy as RunStrategyName;
+const deadlineMs = Number(values['deadline-s']) * 1000;
+if (!(deadlineMs > 0)) fail(`--deadline-s ${values['deadline-s']}: seconds, e.g. 280`);
+const outDir = resolve(values.out!);
+mkdirSync(outDir, { recursive: true });
+
+// A home of its own: empty build cache, its own sessions; the harness is built once and kept.
+const home = mkdtempSync(join(tmpdir(), 'kd-multigpu-'));
+process.env.KERNELDUEL_HOME = home;
+
+const det = await detectGpus();
+const usable = det.gpus.filter((g) => g.arch);
+if (!usable.length) fail(`needs a GPU (${det.problems.join('; ') || 'none found'})`);
+const maxPool = Math.max(...pools);
+if (usable.length < maxPool) fail(`--pools ${values.pools} needs ${maxPool} GPUs; this host has ${usable.length} (${usable.map((g) => g.name).join(', ')})`);
+const poolGpus = usable.slice(0, maxPool);
+if (new Set(poolGpus.map((g) => normaliseGpuName(g.name))).size > 1) fail(`the first ${maxPool} GPUs are of different models (${poolGpus.map((g) => g.name).join(', ')})`);
+const slug = `${gpuSlug(poolGpus[0].name)}x${maxPool}`;
+const command = invokedAs(`npm run bench:multigpu -- --tasks ${tasks.join(',')} --budgets ${budgetList.join(',')} --pools ${pools.join(',')} --seed ${seed} --strategy ${strategy} --deadline-s ${values['deadline-s']}`);
+
+interface RunRow {
+  task: string;
+  gpus: number;
+  gpuIndices: number[];
+  budget: number;
+  seed: number;
+  session: string;
+  evaluated: number;
+  /** Results after the baseline's per minute of the window from the baseline's result to the last. */
+  evaluationsPerMinute: number | null;
+  windowSeconds: number | null;
+  wallSeconds: number;
+  stoppedByTimeLimit: boolean;
+  baselineMs: number | null;
+  bestMs: number | null;
+  bestRelNoise: number | null;
+  bestSpeedup: number | null;
+  bestVariant: { id: string; config: Record<string, number>; flags: unknown; transforms: string[]; measuredOn: string | null } | null;
+  failures: number;
+  duels: number;
+  perGpu: Array<{ index: number; uuid: string; results: number; busyFraction: number | null; poolBusyFraction: number | null; state: GpuActivity['state']; removedReason?: string }>;
+  error?: string;
+}
+const rows: RunRow[] = [];
+const plan = tasks.flatMap((t, i) => pools.map((n) => ({ task: t, gpus: n, budget: budgetOf(i) })));
+
+function comparisons(): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const t of tasks) {
+    const one = rows.find((r) => r.task === t && r.gpus === 1);
+    for (const r of rows.filter((x) => x.task === t && x.gpus > 1)) {
+      if (!one) continue;
+      const ratio = one.evaluationsPerMinute && r.evaluationsPerMinute ? r.evaluationsPerMinute / one.evaluationsPerMinute : null;
+      const bestRatio = one.bestMs && r.bestMs ? r.bestMs / one.bestMs : null;
+      const noise = Math.max(0.02, 2 * Math.max(one.bestRelNoise ?? 0, r.bestRelNoise ?? 0));
+      out.push({
+        task: t, gpus: r.gpus, evaluationsPerMinuteRatio: ratio, target: r.gpus === 2 ? 1.8 : r.gpus === 4 ? 3.4 : null,
+        bestMsRatio: bestRatio, bestWithinNoise: bestRatio === null ? null : Math.abs(bestRatio - 1) <= noise, noiseAllowance: noise,
+        sameBestVariant: !!one.bestVariant && !!r.bestVariant && JSON.stringify([one.bestVariant.config, one.bestVariant.flags, one.bestVariant.transforms]) === JSON.stringify([r.bestVariant.config, r.bestVariant.flags, r.bestVariant.transforms]),
+      });
+    }
+  }
+  return out;
+}
+
+const fmt = (x: number | null | undefined, d = 2): string => (x === null || x === undefined ? '-' : x.toFixed(d));
+function write(complete: boolean): void {
+  const doc = {
+    benchmark: 'multi-gpu', measured: 'real GPU measurements (not simulated, not replayed)', complete, date: new Date().toISOString(), command, kernelduelVersion: KERNELDUEL_VERSION,
+    gpus: poolGpus.map((g) => ({ index: g.index, name: g.name, uuid: g.uuid, computeCapability: g.computeCapability, driver: g.driverVersion, smClockMHz: g.smClockMHz, maxSmClockMHz: g.maxSmClockMHz })),
+    strategy, seed, plan, runs: rows, comparisons: comparisons(),
+    definitions: {
+      evaluationsPerMinute: "results after the baseline's, per minute of the window from the baseline's result to the last result (the GPUs' warm-up before the baseline is not counted)",
+      busyFraction: "share of that window during which a check, time or duel process held the GPU's queue (sampled every 20 ms)",
+      poolBusyFraction: 'the pool loop\'s own account: share of the run during which the GPU\'s lane was measuring',
+      bestWithinNoise: "|best(N GPUs) / best(1 GPU) - 1| <= max(2%, twice the larger relative noise of the two bests' medians)",
+    },
+  };
+  writeFileSync(join(outDir, `${slug}-multi-gpu.json`), JSON.stringify(doc, null, 2) + '\n');
+  const md: string[] = [
+    `# One run on several GPUs: ${poolGpus.length} × ${poolGpus[0].name}`, '',
+    `Real GPU measurements. ${complete ? 'Complete.' : '**Partial: the benchmark did not finish (results so far).**'}`, '',
+    `- date: ${doc.date}`, `- command: \`${command}\``, `- KernelDuel ${KERNELDUEL_VERSION}; strategy ${strategy}, seed ${seed}`,
+    ...poolGpus.map((g) => `- GPU ${g.index}: ${g.name}, ${g.uuid}, driver ${g.driverVersion}`), '',
+    '| task | GPUs | budget | evaluated | evals/min | best ms | best × baseline | per-GPU busy | time limit hit |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${r.budget} | ${r.evaluated} | ${fmt(r.evaluationsPerMinute, 1)} | ${fmt(r.bestMs, 4)} | ${fmt(r.bestSpeedup)} | ${r.perGpu.map((g) => `${g.index}: ${g.busyFraction === null ? '-' : `${Math.round(g.busyFraction * 100)}%`}`).join(', ')} | ${r.stoppedByTimeLimit ? 'yes' : 'no'}${r.error ? ` (error: ${r.error})` : ''} |`),
+    '', '| task | GPUs | evals/min ratio | target | best(N)/best(1) | within noise | same best variant |', '|---|---|---|---|---|---|---|',
+    ...comparisons().map((c) => `| ${c.task} | ${c.gpus} | ${fmt(c.evaluationsPerMinuteRatio as number | null)} | ${c.target ?? '-'} | ${fmt(c.bestMsRatio as number | null, 3)} | ${c.bestWithinNoise === null ? '-' : c.bestWithinNoise ? 'yes' : 'no'} | ${c.sameBestVariant ? 'yes' : 'no'} |`),
+    '', ...Object.entries(doc.definitions).map(([k, v]) => `- ${k}: ${v}`), '',
+  ];
+  writeFileSync(join(outDir, `${slug}-multi-gpu.md`), md.join('\n'));
+}
+
+let current: AbortController | null = null;
+let terminated = false;
+process.on('SIGTERM', () => {
+  terminated = true;
+  log('SIGTERM: stopping the run in progress and writing what there is');
+  current?.abort();
+});
+
+write(false);
+for (let k = 0; k < plan.length && !terminated; k++) {
+  const p = plan[k];
+  // This run's share of the time left: a 1-GPU run is weighted as taking N times an N-GPU run's time.
+  const left = deadlineMs - (Date.now() - started);
+  const weight = (n: number): number => 1 / n;
+  const share = (left * weight(p.gpus)) / plan.slice(k).reduce((a, x) => a + weight(x.gpus), 0);
+  if (share < 15_000) {
+    log(`${p.task} on ${p.gpus} GPU(s): skipped, ${Math.round(left / 1000)} s left before the deadline`);
+    continue;
+  }
+  rmSync(join(home, 'work', 'builds'), { recursive: true, force: true });
+  const indices = poolGpus.slice(0, p.gpus).map((g) => g.index);
+  log(`${p.task} on GPUs ${indices.join(',')}: budget ${p.budget}, seed ${seed}, at most ${Math.round(share / 1000)} s`);
+  const ac = new AbortController();
+  current = ac;
+  const timer = setTimeout(() => ac.abort(), share);
+  const t0 = Date.now();
+  let baseAt: number | null = null;
+  let lastAt: number | null = null;
+  let after = 0;
+  let failures = 0;
+  let duels = 0;
+  let gpusAtEnd: GpuActivity[] = [];
+  const samples = new Map<string, { n: number; busy: number }>();
+  let sampler: NodeJS.Timeout | null = null;
+  try {
+    const run = await prepareRun({ task: p.task, strategy, budget: p.budget, seed, backend: { kind: 'gpu', gpus: indices }, sessionsRoot: join(home, 'sessions') });
+    if (!run.lanes || !(run.measurer instanceof Evaluator) || !run.measurer.gpu) throw new Error(`not a GPU pool: ${run.label}`);
+    const queues = run.lanes.map((l) => ({ uuid: l.gpu.uuid, q: gpuQueue(l.gpu.uuid || String(l.gpu.index)) }));
+    for (const x of queues) samples.set(x.uuid, { n: 0, busy: 0 });
+    const row: RunRow = {
+      task: p.task, gpus: p.gpus, gpuIndices: indices, budget: p.budget, seed, session: run.session.meta.id, evaluated: 0, evaluationsPerMinute: null, windowSeconds: null,
+      wallSeconds: 0, stoppedByTimeLimit: false, baselineMs: null, bestMs: null, bestRelNoise: null, bestSpeedup: null, bestVariant: null, failures: 0, duels: 0, perGpu: [],
+    };
+    rows.push(row);
+    const r = await runPoolLoop({
+      session: run.session, lanes: run.lanes, strategy: run.strategy, budget: p.budget, signal: ac.signal,
+      onEvent: (e) => {
+        if (e.type === 'duel') duels++;
+        if (e.type === 'gpus') gpusAtEnd = e.gpus;
+        if (e.type === 'done' && e.gpus) gpusAtEnd = e.gpus;
+        if (e.type !== 'result') return;
+        if (e.index === 0 && baseAt === null) {
+          baseAt = Date.now();
+          // The busy window starts with the baseline's result.
+          sampler = setInterval(() => {
+            for (const x of queues) {
+              const s = samples.get(x.uuid)!;
+              s.n++;
+              if (x.q.running > 0) s.busy++;
+            }
+          }, 20);
+          return;
+        }
+        after++;
+        lastAt = Date.now();
+        if (e.result.failure) failures++;
+        log(`${p.task} ×${p.gpus} [${e.index}/${p.budget}] best ${e.bestSpeedup?.toFixed(2) ?? '-'}×`);
+      },
+    });
+    const best = run.session.best();
+    const base = run.session.variants().find((v) => v.origin === 'baseline');
+    const window = baseAt !== null && lastAt !== null ? (lastAt - baseAt) / 1000 : null;
+    const src = best?.result.source;
+    Object.assign(row, {
+      evaluated: r.evaluated, evaluationsPerMinute: window && after ? after / (window / 60) : null, windowSeconds: window, wallSeconds: (Date.now() - t0) / 1000,
+      stoppedByTimeLimit: ac.signal.aborted, baselineMs: base ? (run.session.resultOf(base.id)?.timing?.[0]?.medianMs ?? null) : null,
+      bestMs: best?.medianMs ?? null, bestRelNoise: best?.result.timing?.[0]?.relNoise ?? null, bestSpeedup: best?.speedup ?? null,
+      bestVariant: best ? { id: best.variant.id, config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [], measuredOn: src?.kind === 'gpu' ? (src.uuid ?? src.gpu) : null } : null,
+      failures, duels,
+      perGpu: run.lanes.map((l) => {
+        const s = samples.get(l.gpu.uuid);
+        const g = gpusAtEnd.find((x) => x.uuid === l.gpu.uuid);
+        return { index: l.gpu.index, uuid: l.gpu.uuid, results: g?.evaluated ?? 0, busyFraction: s && s.n ? s.busy / s.n : null, poolBusyFraction: g?.busyFraction ?? null, state: g?.state ?? 'idle', ...(g?.removedReason ? { removedReason: g.removedReason } : {}) };
+      }),
+    } satisfies Partial<RunRow>);
+    log(`${p.task} ×${p.gpus}: ${fmt(row.evaluationsPerMinute, 1)} evals/min, best ${fmt(row.bestMs, 4)} ms (${fmt(row.bestSpeedup)}×)${row.stoppedByTimeLimit ? ', stopped by the time limit' : ''}`);
+    run.session.close();
+    for (const l of run.lanes) l.abandon?.();
+  } catch (e) {
+    const msg = (e as Error).message.split('\n')[0];
+    log(`${p.task} ×${p.gpus}: failed: ${msg}`);
+    const row = rows.find((x) => x.task === p.task && x.gpus === p.gpus);
+    if (row) row.error = msg;
+    else rows.push({ task: p.task, gpus: p.gpus, gpuIndices: indices, budget: p.budget, seed, session: '', evaluated: 0, evaluationsPerMinute: null, windowSeconds: null, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: false, baselineMs: null, bestMs: null, bestRelNoise: null, bestSpeedup: null, bestVariant: null, failures, duels, perGpu: [], error: msg });
+  } finally {
+    clearTimeout(timer);
+    if (sampler) clearInterval(sampler);
+    current = null;
+  }
+  write(false);
+}
+write(!terminated && rows.length === plan.length && rows.every((r) => !r.error));
+log(`done: ${join(outDir, `${slug}-multi-gpu.json`)}`);
+process.exit(0);
