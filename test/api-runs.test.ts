@@ -67,6 +67,21 @@ describe('runs in a worker thread', () => {
     expect(last()!.evaluated).toBeLessThan(400);
   }, 60_000);
 
+  it('a run on SIMULATED GPUs streams each GPU\'s activity with the run\'s state; simulated GPUs need a recording', async () => {
+    const h = service.handlers();
+    const st = (await h['runs.start']({ task: 'softmax', strategy: 'random', budget: 16, gpu: null, recording, simulateGpus: 2 })) as RunState;
+    const sid = st.sessionId;
+    const states = (): RunState[] => events.flatMap((e) => (e.type === 'run.state' && e.state.sessionId === sid ? [e.state] : []));
+    await until(() => states().at(-1)?.phase === 'finished', 40_000);
+    const withGpus = states().filter((x) => x.gpus?.length);
+    expect(withGpus.length).toBeGreaterThan(0);
+    const end = states().at(-1)!.gpus!;
+    expect(end.map((g) => [g.id, g.simulated, g.state])).toEqual([['sim0', true, 'idle'], ['sim1', true, 'idle']]);
+    expect(end.reduce((a, g) => a + g.evaluated, 0)).toBe(17);
+    expect(end.every((g) => g.evalsPerMinute !== null && g.evalsPerMinute > 0)).toBe(true);
+    await expect(h['runs.start']({ task: 'softmax', strategy: 'random', budget: 1, gpu: null, simulateGpus: 2 })).rejects.toThrow(/simulated GPUs answer from a recorded space/);
+  }, 60_000);
+
   it('the llm policy refuses a recorded space', async () => {
     await expect(service.handlers()['runs.start']({ task: 'softmax', strategy: 'llm', budget: 1, gpu: null, recording })).rejects.toThrow(/recorded space cannot answer/);
   });

@@ -3,13 +3,15 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
 import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
 /** The LLM provider settings' schema: the renderer validates its settings form with it. */
 export { LlmSettingsSchema, type LlmSettings };
+/** A pool run's GPU as the workbench shows it (RunState.gpus). */
+export type { GpuActivity };
 
 // ---------------------------------------------------------------------------------------------- argument schemas
 
@@ -46,11 +48,15 @@ export const ParamSchemas = {
     /** Strategies llm and mixed use the saved LLM settings (llm.saveSettings). */
     strategy: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9_-]*$/, 'not a strategy name'),
     budget: z.number().int().min(0).max(100_000),
-    /** GPU index, or null for compile-only (or replay). */
+    /** GPU index, or null for compile-only (or replay, or a pool). */
     gpu: z.number().int().min(0).nullable(),
+    /** One run on a pool of GPUs of one model: every usable GPU, or these indices (with gpu null). */
+    gpus: z.union([z.literal('all'), z.array(z.number().int().min(0)).min(1).max(64)]).optional(),
     seed: z.number().int().min(0).max(2 ** 31).optional(),
     /** A recorded space to replay (strategies that replay). */
     recording: z.string().max(4096).optional(),
+    /** With a recording: replay it on this many SIMULATED GPUs (a demo and test of pool runs; labelled REPLAY). */
+    simulateGpus: z.number().int().min(1).max(16).optional(),
   }),
   'runs.pause': z.strictObject({ sessionId: SessionId }),
   'runs.resume': z.strictObject({ sessionId: SessionId }),
@@ -171,6 +177,8 @@ export interface RunState {
   replay: boolean;
   compileOnly: boolean;
   error?: string;
+  /** A pool run's GPUs as they work (busy / idle / removed, the variant each measures, their rates). */
+  gpus?: GpuActivity[];
 }
 
 export interface SessionSummaryDTO {

@@ -96,7 +96,7 @@ export class ApiService {
       'runs.start': (p) => {
         const task = this.tasks.load(p.task);
         return this.runs.start({
-          task, strategy: p.strategy, budget: p.budget, gpu: p.gpu, seed: p.seed, recording: p.recording, recordings: this.tasks.recordingsFor(task.manifest.name),
+          task, strategy: p.strategy, budget: p.budget, gpu: p.gpu, ...(p.gpus !== undefined ? { gpus: p.gpus } : {}), ...(p.simulateGpus !== undefined ? { simulateGpus: p.simulateGpus } : {}), seed: p.seed, recording: p.recording, recordings: this.tasks.recordingsFor(task.manifest.name),
           llm: { settings: this.llm.settings(), apiKey: this.llm.apiKey() },
         });
       },

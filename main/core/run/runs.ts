@@ -11,7 +11,7 @@ import type { Task } from '../../engine/task/manifest.js';
 import type { RunState } from '../../contract/api.js';
 import { CoreError, errMsg } from '../errors.js';
 import type { EventHub } from '../events.js';
-import { pickGpu } from '../gpus.js';
+import { pickGpu, pickGpus } from '../gpus.js';
 import { variantRow } from '../views.js';
 import type { RunOptions } from './prepare.js';
 import { startRun, type OptimisationHandle, type RunThread } from './worker.js';
@@ -20,8 +20,12 @@ export interface StartRequest {
   task: Task;
   strategy: string;
   budget: number;
-  /** null: compile-only (or a replay). */
+  /** null: compile-only (or a replay, or a pool). */
   gpu: number | null;
+  /** One run on a pool of GPUs of one model (gpu null). */
+  gpus?: 'all' | number[];
+  /** With a recording: that many SIMULATED GPUs answer from it (REPLAY). */
+  simulateGpus?: number;
   seed?: number;
   /** A recorded space to replay, one of `recordings`. */
   recording?: string;
@@ -83,6 +87,11 @@ export class Runs {
       const want = path.resolve(p.recording);
       if (!p.recordings.includes(want)) throw new CoreError('not_found', `no recorded space ${p.recording} for task ${task.manifest.name} (have: ${p.recordings.join(', ') || 'none'})`);
       recording = want;
+    } else if (p.simulateGpus !== undefined) {
+      throw new CoreError('failed', 'simulated GPUs answer from a recorded space: choose a recording to replay');
+    } else if (p.gpus !== undefined) {
+      if (p.gpu !== null) throw new CoreError('failed', `give a GPU (gpu ${p.gpu}) or a pool (gpus), not both`);
+      await pickGpus(p.gpus, { env: this.o.env });
     } else if (p.gpu !== null) {
       await pickGpu({ index: p.gpu }, { env: this.o.env });
     }
@@ -91,7 +100,7 @@ export class Runs {
     // The same preparation as the CLI's, in a worker thread: task, backend, session, action space, strategy.
     const opts: RunOptions = {
       task: task.dir, strategy: p.strategy, budget: p.budget, seed, sessionsRoot: this.o.sessionsRoot,
-      backend: recording ? { kind: 'replay', recording, seed } : p.gpu === null ? { kind: 'gpu', noGpu: true } : { kind: 'gpu', gpu: p.gpu },
+      backend: recording ? { kind: 'replay', recording, seed, ...(p.simulateGpus ? { simulateGpus: { count: p.simulateGpus, latencyMs: [20] } } : {}) } : p.gpus !== undefined ? { kind: 'gpu', gpus: p.gpus } : p.gpu === null ? { kind: 'gpu', noGpu: true } : { kind: 'gpu', gpu: p.gpu },
       ...(llm && p.llm ? { llm: p.llm.settings, apiKey: p.llm.apiKey } : {}),
     };
     const handle = startRun(opts, this.o.thread);
@@ -207,6 +216,7 @@ export class Runs {
     const variants = new Map<string, VariantRecord>();
     const results = new Map<string, EvalResult>();
     let baselineMs: number | null = null;
+    let gpusPublished = 0;
     const rowOf = (v: VariantRecord): ReturnType<typeof variantRow> => variantRow(v, results.get(v.id), baselineMs, null);
     return (e) => {
       if (e.type === 'variant') {
@@ -230,7 +240,16 @@ export class Runs {
         this.hub.log(sid, 'info', `duel ${e.a} vs ${e.b}: ${e.result.verdict}, ${e.result.ratio.toFixed(3)}x [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]`);
       } else if (e.type === 'model') {
         if (e.stats.heldOutAccuracy !== null) this.hub.log(sid, 'info', `preference model v${e.stats.version}: held-out accuracy ${(e.stats.heldOutAccuracy * 100).toFixed(0)}% on ${e.stats.heldOutPairs} pairs`);
+      } else if (e.type === 'gpus') {
+        // Per-GPU activity of a pool run: published with the run's state, at most twice a second (and at once when a GPU left the pool).
+        run.state.gpus = e.gpus;
+        if (e.message) this.hub.log(sid, 'warn', e.message);
+        if (e.message || Date.now() - gpusPublished > 500) {
+          gpusPublished = Date.now();
+          this.publish(run);
+        }
       } else if (e.type === 'done') {
+        if (e.gpus) run.state.gpus = e.gpus;
         this.hub.log(sid, 'info', `done: ${e.evaluated} evaluated${e.bestSpeedup ? `, best ${e.bestId} ${e.bestSpeedup.toFixed(2)}x` : ''}`);
       }
     };

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useApp, fmtMs, fmtX } from '../store.js';
 import { VariantTree } from './Tree.js';
+import { GpuActivityPanel } from './GpuActivity.js';
 
 function fmtEta(s: number | null): string {
   if (s === null || !Number.isFinite(s)) return 'ETA –';
@@ -55,7 +56,7 @@ export function RunView() {
     if (!api || !task) return;
     setStarting(true);
     try {
-      const st = await api.call('runs.start', { task: task.id, strategy, budget, gpu: gpu === 'none' ? null : Number(gpu), ...(recording ? { recording } : {}) });
+      const st = await api.call('runs.start', { task: task.id, strategy, budget, gpu: gpu === 'none' || gpu === 'all' ? null : Number(gpu), ...(gpu === 'all' && !recording ? { gpus: 'all' as const } : {}), ...(recording ? { recording } : {}) });
       useApp.setState((s) => ({ runs: { ...s.runs, [st.sessionId]: st } }));
       await useApp.getState().refreshSessions();
       await useApp.getState().openSession(st.sessionId);
@@ -86,6 +87,7 @@ export function RunView() {
           else { setRecording(''); setGpu(v.slice(4)); }
         }}>
           {(env?.gpus ?? []).map((g) => <option key={g.index} value={`gpu:${g.index}`}>GPU {g.index}: {g.name}</option>)}
+          {(env?.gpus.length ?? 0) > 1 && <option value="gpu:all">all {env!.gpus.length} GPUs, one run</option>}
           <option value="gpu:none">no GPU (compile-only)</option>
           {(task?.recordings ?? []).map((r) => <option key={r} value={`rec:${r}`}>REPLAY: {r.split('/').slice(-2).join('/')}</option>)}
         </select></label>
@@ -118,6 +120,7 @@ export function RunView() {
           </span>
         </div>
       )}
+      {run?.gpus && <GpuActivityPanel gpus={run.gpus} />}
       <div className="run-body">
         <div className="run-tree">
           {session ? <VariantTree rows={session.variants} selected={selected} bestId={session.bestId} onSelect={(id) => { select(id); setView('variants'); }} height={420} /> : <p className="muted">Start a run, or pick a past session above.</p>}
