@@ -156,6 +156,27 @@ describe('pool loop on simulated GPUs (REPLAY)', () => {
     again.close();
   });
 
+  it('asks the strategy for batches that fill every GPU (an asynchronous policy: several requests at once)', async () => {
+    const { lanes, strategy } = pool({ count: 3, latencyMs: [5] }, 'random');
+    const asked: number[] = [];
+    const asyncPolicy: Strategy = {
+      name: 'async-spy',
+      propose: () => [],
+      async proposeAsync(n) {
+        asked.push(n);
+        await new Promise((r) => setTimeout(r, 5)); // a model answering
+        return strategy.propose(n);
+      },
+      observe: (spec, r) => strategy.observe?.(spec, r),
+    };
+    const session = newSession();
+    const r = await runPoolLoop({ session, lanes, strategy: asyncPolicy, budget: 12 });
+    expect(r.evaluated).toBe(12);
+    expect(asked[0]).toBe(3); // one per GPU (a replay builds nothing ahead)
+    expect(Math.max(...asked)).toBeGreaterThan(1);
+    session.close();
+  });
+
   it('refuses GPUs of different models in one pool, naming them', () => {
     const { lanes } = pool({ count: 2 });
     const other: Lane = { ...lanes[1], gpu: { ...lanes[1].gpu, name: 'NVIDIA A100', model: 'a100' } };
