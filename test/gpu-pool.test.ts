@@ -19,7 +19,7 @@ import { ActionSpace } from '../main/engine/search/actions.js';
 import { makeStrategy } from '../main/engine/search/strategies.js';
 import { createSession, newSessionId, openSession, type Session } from '../main/engine/session/store.js';
 import type { EvalResult, GpuActivity } from '../main/engine/base/types.js';
-import { parseGpuPool, pickGpus } from '../main/core/gpus.js';
+import { gpuGroupsByModel, parseGpuPool, pickGpus } from '../main/core/gpus.js';
 import { startOptimisation, type OptimisationMessage } from '../main/core/run/worker.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
@@ -196,7 +196,7 @@ describe('choosing the GPUs of a pool', () => {
     expect(() => parseSimulatedFault('2:1', 2)).toThrow(/there are 2 simulated GPUs/);
   });
 
-  it('refuses a host whose GPUs are of different models unless they are named apart', async () => {
+  it('refuses a host whose GPUs are of different models unless they are named apart, and groups them by model when asked', async () => {
     const smi = join(dir, 'fake-smi');
     writeFileSync(smi, `#!/bin/sh\ncat <<'CSV'\n0, NVIDIA H200, GPU-aaaa, 9.0, 143771, 1980, 3201, 1980, 3201, 570.86.15\n1, NVIDIA A100-SXM4-80GB, GPU-bbbb, 8.0, 81920, 1410, 1593, 1410, 1593, 570.86.15\n2, NVIDIA H200, GPU-cccc, 9.0, 143771, 1980, 3201, 1980, 3201, 570.86.15\nCSV\n`);
     chmodSync(smi, 0o755);
@@ -208,6 +208,9 @@ describe('choosing the GPUs of a pool', () => {
       expect((await pickGpus([0, 2], { env })).map((g) => g.uuid)).toEqual(['GPU-aaaa', 'GPU-cccc']);
       await expect(pickGpus([3], { env })).rejects.toThrow(/no usable GPU 3/);
       await expect(pickGpus([0, 2], { env, model: 'NVIDIA A100-SXM4-80GB' })).rejects.toThrow(/the session measured on NVIDIA A100/);
+      // Asked for (--mixed-models): one group, and so one session and one best, per model.
+      expect(await gpuGroupsByModel('all', { env })).toEqual([{ name: 'NVIDIA H200', indices: [0, 2] }, { name: 'NVIDIA A100-SXM4-80GB', indices: [1] }]);
+      await expect(gpuGroupsByModel([1, 5], { env })).rejects.toThrow(/no usable GPU 5/);
     } finally {
       if (saved === undefined) delete process.env.KERNELDUEL_NVIDIA_SMI;
       else process.env.KERNELDUEL_NVIDIA_SMI = saved;

@@ -85,10 +85,40 @@ export async function pickGpus(c: GpuPoolChoice, o: PickGpuOptions & { model?: s
   if (!gpus.length) throw new CoreError('not_found', `--gpus: ${have}; a pool run needs at least one GPU`);
   const models = [...new Set(gpus.map((g) => normaliseGpuName(g.name)))];
   if (models.length > 1) {
-    throw new CoreError('failed', `--gpus: these GPUs are of different models (${gpus.map((g) => `${g.index}: ${g.name}`).join('; ')}), and times of different models are never compared in one run: name GPUs of one model (e.g. --gpus ${gpus.filter((g) => normaliseGpuName(g.name) === models[0]).map((g) => g.index).join(',')})`);
+    throw new CoreError('failed', `--gpus: these GPUs are of different models (${gpus.map((g) => `${g.index}: ${g.name}`).join('; ')}), and times of different models are never compared in one run: name GPUs of one model (e.g. --gpus ${gpus.filter((g) => normaliseGpuName(g.name) === models[0]).map((g) => g.index).join(',')}), or run one session per model (optimize --mixed-models)`);
   }
   if (o.model !== undefined && normaliseGpuName(o.model) !== models[0]) {
     throw new CoreError('not_found', `--gpus: the session measured on ${o.model}, and these GPUs are ${gpus[0].name}: resume it on GPUs of its model (times of different models are not comparable)`);
   }
   return gpus;
+}
+
+/**
+ * `--mixed-models`: the GPUs chosen (every usable one, or those named) grouped by model, in order
+ * of their first index; each group runs as a session of its own (never compared with another).
+ */
+export async function gpuGroupsByModel(c: GpuPoolChoice, o: PickGpuOptions = {}): Promise<Array<{ name: string; indices: number[] }>> {
+  const env = o.env ?? process.env;
+  if (env.KERNELDUEL_NO_GPU === '1') throw new CoreError('not_found', '--gpus: KERNELDUEL_NO_GPU=1 hides every GPU');
+  const det = await detectGpus();
+  for (const p of det.problems) o.onNote?.(p);
+  const usable = det.gpus.filter((x) => x.arch);
+  const chosen: GpuInfo[] = [];
+  const missing: number[] = [];
+  if (c === 'all') chosen.push(...usable);
+  else {
+    for (const i of c) {
+      const g = usable.find((x) => x.index === i);
+      if (g) chosen.push(g);
+      else missing.push(i);
+    }
+  }
+  if (missing.length || !chosen.length) throw new CoreError('not_found', `--gpus: no usable GPU ${missing.join(', ')} (have ${usable.map((x) => `${x.index}: ${x.name}`).join('; ') || 'none'})`);
+  const groups = new Map<string, { name: string; indices: number[] }>();
+  for (const g of chosen) {
+    const k = normaliseGpuName(g.name);
+    if (!groups.has(k)) groups.set(k, { name: g.name, indices: [] });
+    groups.get(k)!.indices.push(g.index);
+  }
+  return [...groups.values()];
 }

@@ -19,7 +19,7 @@ import { builtinTasksDir } from '../../engine/base/paths.js';
 import { LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../../engine/llm/settings.js';
 import { ConfigError } from '../../engine/task/config.js';
 import { describeMachine } from '../../core/environment.js';
-import { parseGpuPool, parseSimulatedFault, pickGpu, type GpuPoolChoice } from '../../core/gpus.js';
+import { gpuGroupsByModel, parseGpuPool, parseSimulatedFault, pickGpu, type GpuPoolChoice } from '../../core/gpus.js';
 import type { SimulatedFault } from '../../engine/measure/simulated-gpus.js';
 import { makeEvaluator } from '../../core/evaluators.js';
 import { exportDataset } from '../../core/llm.js';
@@ -103,6 +103,8 @@ interface OptimizeFlags extends LlmFlags {
   gpu?: number;
   /** `all` or `0,1,3`: one run on a pool of GPUs. */
   gpus?: string;
+  /** With --gpus: GPUs of different models, one session per model. */
+  mixedModels?: boolean;
   /** With --replay: a pool of SIMULATED GPUs. */
   simulateGpus?: number;
   simulateGpuLatency?: string;
@@ -305,6 +307,7 @@ program
   .option('--resume <session>', 'continue a session that was stopped or killed, with its own strategy, budget, seed, backend and flags')
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--gpus <all|0,1,3>', 'one run on several GPUs of one model: one evaluation queue per GPU, builds shared')
+  .option('--mixed-models', 'with --gpus: GPUs of different models run at once, one session (and one best) per model; their times are never compared')
   .option('--simulate-gpus <n>', 'with --replay: a pool of n SIMULATED GPUs answering from the recording (tests the pool; default 2)', (v) => Number(v))
   .option('--simulate-gpu-latency <ms,...>', 'with --replay: milliseconds per evaluation of each simulated GPU')
   .option('--simulate-gpu-fault <gpu:eval[:fail|hang]>', 'with --replay: a simulated GPU that fails (or hangs) at its n-th evaluation')
@@ -318,96 +321,113 @@ program
   .option('--llm-timeout-ms <ms>', `whole-request timeout (default ${LLM_DEFAULTS.requestTimeoutMs})`, (v) => Number(v))
   .option('--json', 'machine-readable output (one JSON event per line)')
   .action(async (taskArg: string | undefined, o: OptimizeFlags, cmd: Command) => {
-    const log = (s: string): void => void process.stderr.write(s + '\n');
     const runOptions = optimizeRunOptions(taskArg, o, (name) => cmd.getOptionValueSource(name) === 'cli');
-    const root = runOptions.sessionsRoot ?? sessionsRoot();
-    const { strategy: strategyName, budget } = runOptions;
-    const replay = runOptions.backend.kind === 'replay';
-    const tag = replay ? ' [REPLAY]' : '';
-    // The model's answer as it is written (not with --json): each answer under its id.
-    let streaming: string | null = null;
-    const onLlm = (e: LlmStreamEvent): void => {
-      if (o.json) {
-        if (e.type === 'llm.prompt') process.stdout.write(JSON.stringify(e) + '\n');
-        return;
-      }
-      if (e.type === 'llm.prompt') {
-        if (streaming) process.stderr.write('\n');
-        streaming = null;
-        log(`asking the model: prompt ${e.promptId} (${e.chars} characters), ${e.answerIds.length} answer(s)`);
-        return;
-      }
-      if (streaming !== e.answerId) {
-        process.stderr.write(`${streaming ? '\n' : ''}--- ${e.answerId}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''} ---\n`);
-        streaming = e.answerId;
-      }
-      process.stderr.write(e.delta);
-    };
-    const progress = o.json ? null : new OptimizeProgress({ budget, tty: !!process.stderr.isTTY, tag, write: log });
-    const onEvent = (e: LoopEvent): void => {
-      if (o.json) {
-        const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
-        process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
-        return;
-      }
-      if (e.type === 'result' && streaming) {
-        process.stderr.write('\n');
-        streaming = null;
-      }
-      progress?.event(e);
-    };
-    /** What the run says once its session exists. */
-    const onStarted = (m: Extract<OptimisationMessage, { type: 'started' }>): void => {
-      const meta = readSessionMeta(root, m.sessionId);
-      if (isLlmStrategyName(strategyName)) {
-        const d = meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
-        if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
-      }
-      for (const w of m.warnings) log(`warning: ${w}`);
-      if (!replay && m.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${m.arch}) but not checked or timed`);
-      if (!o.json) log(`session ${m.sessionId} (${m.sessionDir}): ${runOptions.resume ? 'resumed, ' : ''}${meta.task.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${m.label}`);
-      if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
-    };
-    // The run lifecycle every front door uses (main/core/run/worker.ts), in this process.
-    const run = startRun(runOptions, false);
-    const stop = (): void => {
-      log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
-      run.stop();
-      process.once('SIGINT', () => process.exit(130));
-    };
-    let started: Extract<OptimisationMessage, { type: 'started' }> | null = null;
-    let failed: Extract<OptimisationMessage, { type: 'error' }> | null = null;
-    try {
-      for await (const m of run.events) {
-        if (m.type === 'started') {
-          started = m;
-          onStarted(m);
-          process.once('SIGINT', stop);
-        } else if (m.type === 'event') onEvent(m.event);
-        else if (m.type === 'llm') onLlm(m.event);
-        else if (m.type === 'error') failed = m;
-      }
-    } finally {
-      progress?.stop();
-      process.removeListener('SIGINT', stop);
+    const b = runOptions.backend;
+    if (o.mixedModels && !(b.kind === 'gpu' && b.gpus !== undefined && !runOptions.resume)) throw new UsageError('--mixed-models goes with --gpus on a new session (it splits the GPUs into one session per model)');
+    if (o.mixedModels && b.kind === 'gpu' && b.gpus !== undefined) {
+      // GPUs of different models: one session per model, all running at once; never compared across models.
+      const groups = await gpuGroupsByModel(b.gpus);
+      const log = (s: string): void => void process.stderr.write(s + '\n');
+      if (!o.json) log(`--mixed-models: ${groups.length} model${groups.length === 1 ? '' : 's'}, one session each, budget ${runOptions.budget} each: ${groups.map((g) => `${g.name} (GPUs ${g.indices.join(',')})`).join('; ')}`);
+      const bests = await Promise.all(groups.map((g) => runOptimize({ ...runOptions, backend: { ...b, gpus: g.indices } }, o, g.name)));
+      if (!o.json) for (const [i, g] of groups.entries()) log(`best on ${g.name}: ${bests[i]}`);
+      return;
     }
-    if (failed) {
-      // Before the session exists: a problem with the options or the machine (a task's own error keeps its name).
-      if (!started && failed.name !== 'TaskError') throw new UsageError(failed.message);
-      throw Object.assign(new Error(failed.message), { name: failed.name, stack: failed.stack ?? `${failed.name}: ${failed.message}` });
-    }
-    if (!started) throw new UsageError('the run ended before it started');
-    const snap = openSessionReadOnly(root, started.sessionId);
-    const best = snap.best();
-    snap.close();
-    const taskName = snap.meta.task.name;
-    if (!o.json) {
-      if (best) {
-        log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
-        log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);
-      } else log(`no variant was timed (${started.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${started.sessionId} --variant <id> -o ${taskName}-variant.cu`);
-    }
+    await runOptimize(runOptions, o);
   });
+
+/** One optimisation run with its progress and final lines; `model`: the GPU model of one session of a --mixed-models run (prefixed to its lines). */
+async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: string): Promise<string> {
+  const log = (s: string): void => void process.stderr.write(`${model ? `[${model}] ` : ''}${s}\n`);
+  const root = runOptions.sessionsRoot ?? sessionsRoot();
+  const { strategy: strategyName, budget } = runOptions;
+  const replay = runOptions.backend.kind === 'replay';
+  const tag = replay ? ' [REPLAY]' : '';
+  // The model's answer as it is written (not with --json): each answer under its id.
+  let streaming: string | null = null;
+  const onLlm = (e: LlmStreamEvent): void => {
+    if (o.json) {
+      if (e.type === 'llm.prompt') process.stdout.write(JSON.stringify(e) + '\n');
+      return;
+    }
+    if (e.type === 'llm.prompt') {
+      if (streaming) process.stderr.write('\n');
+      streaming = null;
+      log(`asking the model: prompt ${e.promptId} (${e.chars} characters), ${e.answerIds.length} answer(s)`);
+      return;
+    }
+    if (streaming !== e.answerId) {
+      process.stderr.write(`${streaming ? '\n' : ''}--- ${e.answerId}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''} ---\n`);
+      streaming = e.answerId;
+    }
+    process.stderr.write(e.delta);
+  };
+  const progress = o.json ? null : new OptimizeProgress({ budget, tty: !model && !!process.stderr.isTTY, tag, write: log });
+  const onEvent = (e: LoopEvent): void => {
+    if (o.json) {
+      const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
+      process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
+      return;
+    }
+    if (e.type === 'result' && streaming) {
+      process.stderr.write('\n');
+      streaming = null;
+    }
+    progress?.event(e);
+  };
+  /** What the run says once its session exists. */
+  const onStarted = (m: Extract<OptimisationMessage, { type: 'started' }>): void => {
+    const meta = readSessionMeta(root, m.sessionId);
+    if (isLlmStrategyName(strategyName)) {
+      const d = meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
+      if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
+    }
+    for (const w of m.warnings) log(`warning: ${w}`);
+    if (!replay && m.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${m.arch}) but not checked or timed`);
+    if (!o.json) log(`session ${m.sessionId} (${m.sessionDir}): ${runOptions.resume ? 'resumed, ' : ''}${meta.task.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${m.label}`);
+    if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
+  };
+  // The run lifecycle every front door uses (main/core/run/worker.ts), in this process.
+  const run = startRun(runOptions, false);
+  const stop = (): void => {
+    log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
+    run.stop();
+    process.once('SIGINT', () => process.exit(130));
+  };
+  let started: Extract<OptimisationMessage, { type: 'started' }> | null = null;
+  let failed: Extract<OptimisationMessage, { type: 'error' }> | null = null;
+  try {
+    for await (const m of run.events) {
+      if (m.type === 'started') {
+        started = m;
+        onStarted(m);
+        process.once('SIGINT', stop);
+      } else if (m.type === 'event') onEvent(m.event);
+      else if (m.type === 'llm') onLlm(m.event);
+      else if (m.type === 'error') failed = m;
+    }
+  } finally {
+    progress?.stop();
+    process.removeListener('SIGINT', stop);
+  }
+  if (failed) {
+    // Before the session exists: a problem with the options or the machine (a task's own error keeps its name).
+    if (!started && failed.name !== 'TaskError') throw new UsageError(failed.message);
+    throw Object.assign(new Error(failed.message), { name: failed.name, stack: failed.stack ?? `${failed.name}: ${failed.message}` });
+  }
+  if (!started) throw new UsageError('the run ended before it started');
+  const snap = openSessionReadOnly(root, started.sessionId);
+  const best = snap.best();
+  snap.close();
+  const taskName = snap.meta.task.name;
+  if (!o.json) {
+    if (best) {
+      log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
+      log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);
+    } else log(`no variant was timed (${started.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${started.sessionId} --variant <id> -o ${taskName}-variant.cu`);
+  }
+  return `session ${started.sessionId}, ${best ? `${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× its baseline on this model` : ''}` : 'no variant timed'}`;
+}
 
 program
   .command('sessions')

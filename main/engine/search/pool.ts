@@ -208,7 +208,10 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
   warm.forEach((why, i) => {
     if (why && !aborted()) removeLane(lanes[i], `it could not start measuring: ${why}`, null, null);
   });
-  if (!alive().length) throw new PoolError(`no GPU of the pool can measure: ${lanes.map((s) => `${laneName(s)}: ${s.removedReason}`).join('; ')}`);
+  if (!alive().length) {
+    if (!aborted()) session.append({ type: 'status', status: 'stopped', budgetUsed: session.variants().filter((v) => v.origin !== 'baseline' && session.resultOf(v.id)).length });
+    throw new PoolError(`no GPU of the pool can measure: ${lanes.map((s) => `${laneName(s)}: ${s.removedReason}`).join('; ')}`);
+  }
   t0 = Date.now();
   const firstLane = alive()[0];
   const hadBaseline = session.variants().some((v) => v.origin === 'baseline' && session.resultOf(v.id));
