@@ -360,8 +360,10 @@ export class Evaluator {
     const time = o.time !== false;
     // Clocks are read just before and just after the measurement, never while it times.
     const clocks = async (): Promise<ClockReading | undefined> => (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
+    const tQueued = Date.now();
     return (await this.queue().add(async () => {
       o.onStage?.('check');
+      const tStart = Date.now();
       const cap = await this.capture(lib, o.signal);
       if (cap.failure) {
         const check = { ok: false, checks: [], isolation: this.isolationOf(undefined, cap.body), failure: cap.failure, durationMs: cap.durationMs };
@@ -369,10 +371,18 @@ export class Evaluator {
       }
       const clocksStart = time ? await clocks() : undefined;
       const t0 = Date.now();
+      let tTime = 0;
+      const stages = (): EvalResult['stages'] => {
+        const end = Date.now();
+        return { queuedMs: tStart - tQueued, captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tTime ? end - tTime : 0 };
+      };
       let ans: JudgeAnswer<Partial<CheckBody & TimeBody>>;
       try {
         ans = await judge.call<Partial<CheckBody & TimeBody>>(['eval', lib, cap.desc!, time ? '1' : '0', String(checkTimeoutMs), String(timeTimeoutMs)], checkTimeoutMs + timeTimeoutMs + 60_000, (ev) => {
-          if (ev === 'time') o.onStage?.('time');
+          if (ev === 'time') {
+            tTime = Date.now();
+            o.onStage?.('time');
+          }
         });
       } catch (e) {
         const failure: Failure = { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message };
@@ -382,10 +392,10 @@ export class Evaluator {
       const failure: Failure | undefined = ans.status === 'ok' ? undefined : { kind: failureKind(ans.status), reason: ans.error ?? ans.status };
       const checkPassed = ans.status === 'ok' || ans.stage === 'time';
       const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), failure: checkPassed ? undefined : failure, durationMs: Date.now() - t0 };
-      if (failure) return { build, check: checkResult, failure, source: this.source };
-      if (!time) return { build, check: checkResult, source: this.source };
-      if (!ans.body.timings) return { build, check: checkResult, failure: { kind: 'runtime', reason: 'the judge gave no timings' }, source: this.source };
-      return { build, check: checkResult, timing: this.timingOf(ans.body as TimeBody, probe, clocksStart, clocksEnd), source: this.source };
+      if (failure) return { build, check: checkResult, failure, source: this.source, stages: stages() };
+      if (!time) return { build, check: checkResult, source: this.source, stages: stages() };
+      if (!ans.body.timings) return { build, check: checkResult, failure: { kind: 'runtime', reason: 'the judge gave no timings' }, source: this.source, stages: stages() };
+      return { build, check: checkResult, timing: this.timingOf(ans.body as TimeBody, probe, clocksStart, clocksEnd), source: this.source, stages: stages() };
     })) as EvalResult;
   }
 
