@@ -16,6 +16,8 @@
 //
 // Commands on stdin, one per line, fields separated by tabs; one JSON result line each on stdout:
 //   eval <id> <lib> <description> <time 0|1> <check ms> <time ms>
+//                 (when timed: after the check, an event line {"event":"time"}; the judge then
+//                 waits for a line "go" before it times, or "stop")
 //   duel <id> <libA> <descA> <libB> <descB> <time ms>
 //   quit
 #pragma once
@@ -396,6 +398,12 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     }
     v.stage = "time";
     emit_event(id, "time");
+    // Timing starts when the engine says "go": once the GPU is this judge's alone (other variants'
+    // captures and checks may run beside a check, never beside timing); "stop" ends it here.
+    {
+      std::string go;
+      if (!read_line(stdin, go) || go != "go") fail("runtime", "timing was called off by the engine" + (go.empty() ? std::string() : " (" + go.substr(0, 40) + ")"));
+    }
     deadline = now_ms() + time_ms;
     spares_up(J, deadline);
     std::string timings = "[";
