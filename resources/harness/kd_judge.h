@@ -24,6 +24,7 @@
 #include "kd_workdesc.h"
 #include "kd_compare.h"
 #include "kd_fatbin.h"
+#include "kd_nvml.h"
 #include <spawn.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -406,6 +407,8 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     }
     deadline = now_ms() + time_ms;
     spares_up(J, deadline);
+    // Clocks just before and just after the measurement, never while it times.
+    ClockReading clocks_start = read_clocks();
     std::string timings = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
@@ -460,7 +463,9 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
                  ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
     }
     timings += "]";
+    ClockReading clocks_end = read_clocks();
     v.body += ",\"l2FlushBytes\":" + std::to_string(flush) + ",\"timings\":" + timings;
+    if (clocks_start.ok && clocks_end.ok) v.body += ",\"clocks\":{\"start\":" + clocks_json(clocks_start) + ",\"end\":" + clocks_json(clocks_end) + "}";
   } catch (HarnessFailure& f) {
     v.status = f.status;
     v.error = f.error;
