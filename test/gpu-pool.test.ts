@@ -21,6 +21,7 @@ import { createSession, newSessionId, openSession, type Session } from '../main/
 import type { EvalResult, GpuActivity } from '../main/engine/base/types.js';
 import { gpuGroupsByModel, parseGpuPool, pickGpus } from '../main/core/gpus.js';
 import { startOptimisation, type OptimisationMessage } from '../main/core/run/worker.js';
+import { resumeRunOptions } from '../main/core/run/resume.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
 let dir: string;
@@ -215,6 +216,21 @@ describe('choosing the GPUs of a pool', () => {
       if (saved === undefined) delete process.env.KERNELDUEL_NVIDIA_SMI;
       else process.env.KERNELDUEL_NVIDIA_SMI = saved;
     }
+  });
+});
+
+describe('resuming a pool session', () => {
+  const meta = (backend: Record<string, unknown>) => ({
+    id: '20261201-000000-aaaaaa', task: { name: 'softmax', dir: '/t/softmax', manifestHash: 'h' }, gpu: { name: 'NVIDIA H200', uuid: 'GPU-aaaa', arch: 'sm_90' },
+    settings: { strategy: 'contrastive', budget: 10, seed: 1, backend }, createdAt: '2026-12-01T00:00:00Z', kernelduelVersion: '0.1.0',
+  });
+  it('continues on a pool of the session\'s GPU model (every such GPU, or those --gpus names); a one-GPU session stays on its GPU', () => {
+    const pooled = resumeRunOptions(meta({ kind: 'gpu', arch: 'sm_90', gpus: [{ index: 0, uuid: 'GPU-aaaa', name: 'NVIDIA H200' }, { index: 1, uuid: 'GPU-bbbb', name: 'NVIDIA H200' }] }), {});
+    expect(pooled.backend).toMatchObject({ kind: 'gpu', gpus: 'all', gpuName: 'NVIDIA H200' });
+    expect(resumeRunOptions(meta({ kind: 'gpu', arch: 'sm_90' }), { gpus: [1] }).backend).toMatchObject({ gpus: [1], gpuName: 'NVIDIA H200' });
+    expect(resumeRunOptions(meta({ kind: 'gpu', arch: 'sm_90' }), {}).backend).toMatchObject({ uuid: 'GPU-aaaa' });
+    expect(() => resumeRunOptions(meta({ kind: 'replay', recording: '/r.json' }), { gpus: 'all' })).toThrow(/--gpus: the session is a REPLAY/);
+    expect(resumeRunOptions(meta({ kind: 'replay', recording: '/r.json', simulateGpus: { count: 3 } }), {}).backend).toMatchObject({ kind: 'replay', simulateGpus: { count: 3 } });
   });
 });
 

@@ -39,7 +39,10 @@ export function describeSession(s: SessionSummary): string {
   const strategy = typeof settings.strategy === 'string' ? settings.strategy : '?';
   const budget = typeof settings.budget === 'number' ? ` (budget ${settings.budget})` : '';
   const replay = replayRecordingOf(settings) !== null;
-  const where = replay ? 'REPLAY' : s.meta ? (s.meta.gpu ? s.meta.gpu.name : 'compile-only') : '?';
+  const backend = settings.backend as { gpus?: unknown[]; simulateGpus?: { count?: number } } | undefined;
+  const pool = Array.isArray(backend?.gpus) && backend.gpus.length ? `${backend.gpus.length}× ` : '';
+  const sim = replay && backend?.simulateGpus?.count ? ` on ${backend.simulateGpus.count} simulated GPUs` : '';
+  const where = replay ? `REPLAY${sim}` : s.meta ? (s.meta.gpu ? `${pool}${s.meta.gpu.name}` : 'compile-only') : '?';
   const best = s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}${replay ? ' [REPLAY]' : ''}` : '';
   const hint = s.status === 'interrupted' ? ' (kernelduel optimize --resume ' + s.id + ')' : '';
   return `${s.id}  ${s.meta?.task.name ?? '?'}  ${strategy}  ${where}  ${s.results} results${budget}  ${s.status ?? ''}${hint}${best}${s.tornTail ? '  (torn last line: repaired when opened)' : ''}${s.error ? `  ERROR ${s.error}` : ''}`;
