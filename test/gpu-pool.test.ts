@@ -99,6 +99,31 @@ describe('pool loop on simulated GPUs (REPLAY)', () => {
     session.close();
   });
 
+  it('each GPU captures the next variant ahead (prepare) and then measures it itself', async () => {
+    const { lanes, strategy } = pool({ count: 2, latencyMs: [4, 6] });
+    const preparedOn = new Map<string, string>();
+    const withPrepare: Lane[] = lanes.map((l) => ({
+      ...l,
+      measurer: {
+        get task() {
+          return l.measurer.task;
+        },
+        compileOnly: false,
+        evaluate: (sp, o) => l.measurer.evaluate(sp, o),
+        duel: (a, b, sig) => l.measurer.duel(a, b, sig),
+        build: async () => undefined,
+        prepare: async (sp) => void preparedOn.set((sp as { id?: string }).id ?? '?', l.id),
+      },
+    }));
+    const session = newSession();
+    await runPoolLoop({ session, lanes: withPrepare, strategy, budget: 30 });
+    const results = session.events().flatMap((e) => (e.type === 'result' && preparedOn.has(e.variantId) ? [e] : []));
+    expect(results.length).toBeGreaterThan(15);
+    const same = results.filter((e) => e.type === 'result' && `sim${simIndex(e.result)}` === preparedOn.get(e.variantId)).length;
+    expect(same / results.length).toBeGreaterThan(0.8);
+    session.close();
+  });
+
   it('a GPU that fails is removed with a message, its variant measured again on another GPU once, and the run finishes', async () => {
     const { lanes, strategy } = pool({ count: 3, latencyMs: [4], fault: { gpu: 1, at: 3, kind: 'fail' } });
     const session = newSession();

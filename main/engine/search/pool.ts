@@ -80,6 +80,8 @@ interface Item {
   v: VariantRecord;
   build: Promise<unknown>;
   requeued: boolean;
+  /** The lane that captures it ahead (beside its current check) and so measures it next, unless another lane is idle. */
+  lane?: string;
 }
 
 export async function runPoolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: GpuActivity[] }> {
@@ -109,6 +111,7 @@ function tracked(s: LaneState): Measurer {
     evaluate: (spec: MeasuredSpec, eo?: EvaluateOptions) => busy(() => m.evaluate(spec, eo)),
     duel: (a: MeasuredSpec, b: MeasuredSpec, signal?: AbortSignal) => busy(() => m.duel(a, b, signal)),
     ...(m.build ? { build: (spec: MeasuredSpec, signal?: AbortSignal) => m.build!(spec, signal) } : {}),
+    ...(m.prepare ? { prepare: (spec: MeasuredSpec, signal?: AbortSignal) => m.prepare!(spec, signal) } : {}),
   };
 }
 
@@ -185,6 +188,7 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
     if (item) {
       if (!item.requeued && left > 0) {
         item.requeued = true;
+        item.lane = undefined;
         ready.unshift(item);
         what = `; ${item.v.id} is measured again on another GPU (once)`;
       } else {
@@ -317,10 +321,28 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
     start.saveState(evaluated);
   };
 
+  const laneAlive = (id: string | undefined): boolean => !!id && lanes.some((x) => x.lane.id === id && x.alive);
+  /** The next variant for lane s: one it captured ahead, else one nobody did, else (so no GPU idles) another lane's. */
+  const take = (s: LaneState): Item | undefined => {
+    let i = ready.findIndex((it) => it.lane === s.lane.id);
+    if (i < 0) i = ready.findIndex((it) => !laneAlive(it.lane));
+    if (i < 0 && ready.length) i = 0;
+    return i < 0 ? undefined : ready.splice(i, 1)[0];
+  };
+  /** Lane s captures the next free variant ahead, beside its own check (the evaluator says whether it may). */
+  const reserveNext = (s: LaneState): void => {
+    const m = s.measurer;
+    if (!m.prepare || ready.some((it) => it.lane === s.lane.id)) return;
+    const next = ready.find((it) => !laneAlive(it.lane));
+    if (!next) return;
+    next.lane = s.lane.id;
+    void next.build.then(() => m.prepare!(next.v, o.signal));
+  };
+
   const worker = async (s: LaneState): Promise<void> => {
     for (;;) {
       if (aborted() || !s.alive || fillError) return;
-      const item = ready.shift();
+      const item = take(s);
       if (!item) {
         const more = claimed() < o.budget && !exhausted;
         if (!more && !filling && inMeasure === 0) return;
@@ -329,7 +351,8 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
         continue;
       }
       inMeasure++;
-      void fill();
+      void fill().then(() => s.alive && reserveNext(s));
+      reserveNext(s);
       try {
         await item.build;
         if (o.gate) await o.gate();
