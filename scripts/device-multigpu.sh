@@ -12,7 +12,7 @@
 #                                              (also partial ones) into $OUT (or ./device-out)
 #                                              and into bench/results/
 #
-# Read at start: KD_MG_TASKS (matmul,softmax,layernorm), KD_MG_BUDGETS (24,28,28: one per task),
+# Read at start: KD_MG_TASKS (matmul,softmax,layernorm), KD_MG_BUDGETS (24,40,40: one per task),
 # KD_MG_POOLS (1,2), KD_MG_SEED (1), KD_MG_DEADLINE_S (275: the benchmark plans its runs to end by
 # then), KD_MG_LIMIT_S (295: then it is sent SIGTERM, writes what it has and stops; killed 20 s later).
 # Nothing here changes clocks or settings of the GPU.
@@ -28,7 +28,7 @@ work() {
   cd "$ROOT" || exit 1
   echo "$(stamp) bench multi-gpu"
   timeout -s TERM -k 20 "${KD_MG_LIMIT_S:-295}" "$KD/bench" multi-gpu \
-    --tasks "${KD_MG_TASKS:-matmul,softmax,layernorm}" --budgets "${KD_MG_BUDGETS:-24,28,28}" --pools "${KD_MG_POOLS:-1,2}" \
+    --tasks "${KD_MG_TASKS:-matmul,softmax,layernorm}" --budgets "${KD_MG_BUDGETS:-24,40,40}" --pools "${KD_MG_POOLS:-1,2}" \
     --seed "${KD_MG_SEED:-1}" --deadline-s "${KD_MG_DEADLINE_S:-275}" --out "$S/res" > "$S/res/multi-gpu.log" 2>&1
   echo "$(stamp) bench multi-gpu exit $?"
   echo done > "$S/done"
