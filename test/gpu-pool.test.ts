@@ -13,6 +13,7 @@ import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import { parseSimulatedFault, simulatedGpuLanes, type SimulatedGpusOptions } from '../main/engine/measure/simulated-gpus.js';
 import type { Lane } from '../main/engine/measure/lane.js';
+import type { MeasuredSpec, Measurer } from '../main/engine/measure/measurer.js';
 import { checkOneModel, PoolError, runPoolLoop } from '../main/engine/search/pool.js';
 import type { LoopEvent, Strategy } from '../main/engine/search/loop.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
@@ -44,6 +45,12 @@ function pool(sim: SimulatedGpusOptions, strategyName: 'random' | 'contrastive' 
   return { lanes, strategy: makeStrategy(strategyName, ActionSpace.fromRecording(task, replay), seed) };
 }
 
+/** A lane whose measurer is the simulated GPU's with some methods replaced (to watch what the pool asks of which GPU). */
+const spy = (l: Lane, over: Partial<Measurer>): Lane => ({
+  ...l,
+  measurer: { task: l.measurer.task, compileOnly: false, evaluate: (sp, o) => l.measurer.evaluate(sp, o), duel: (a, b, sig) => l.measurer.duel(a, b, sig), ...over },
+});
+const idOf = (spec: MeasuredSpec): string => (spec as { id?: string }).id ?? '?';
 const simIndex = (r: EvalResult): number | undefined => (r.source.kind === 'replay' ? r.source.simulatedGpu?.index : undefined);
 
 describe('pool loop on simulated GPUs (REPLAY)', () => {
@@ -73,20 +80,14 @@ describe('pool loop on simulated GPUs (REPLAY)', () => {
   it('times both sides of every duel on the GPU that measured the new variant', async () => {
     const { lanes, strategy } = pool({ count: 2, latencyMs: [3, 5] }, 'contrastive');
     const duelLane = new Map<string, string>();
-    const spied: Lane[] = lanes.map((l) => ({
-      ...l,
-      measurer: {
-        get task() {
-          return l.measurer.task;
-        },
-        compileOnly: false,
-        evaluate: (s, o) => l.measurer.evaluate(s, o),
+    const spied = lanes.map((l) =>
+      spy(l, {
         duel: (a, b, sig) => {
-          duelLane.set((a as { id?: string }).id ?? '?', l.id);
+          duelLane.set(idOf(a), l.id);
           return l.measurer.duel(a, b, sig);
         },
-      },
-    }));
+      }),
+    );
     const session = newSession();
     await runPoolLoop({ session, lanes: spied, strategy, budget: 40 });
     const duels = session.events().filter((e) => e.type === 'duel');
@@ -102,19 +103,7 @@ describe('pool loop on simulated GPUs (REPLAY)', () => {
   it('each GPU captures the next variant ahead (prepare) and then measures it itself', async () => {
     const { lanes, strategy } = pool({ count: 2, latencyMs: [4, 6] });
     const preparedOn = new Map<string, string>();
-    const withPrepare: Lane[] = lanes.map((l) => ({
-      ...l,
-      measurer: {
-        get task() {
-          return l.measurer.task;
-        },
-        compileOnly: false,
-        evaluate: (sp, o) => l.measurer.evaluate(sp, o),
-        duel: (a, b, sig) => l.measurer.duel(a, b, sig),
-        build: async () => undefined,
-        prepare: async (sp) => void preparedOn.set((sp as { id?: string }).id ?? '?', l.id),
-      },
-    }));
+    const withPrepare = lanes.map((l) => spy(l, { build: async () => undefined, prepare: async (sp) => void preparedOn.set(idOf(sp), l.id) }));
     const session = newSession();
     await runPoolLoop({ session, lanes: withPrepare, strategy, budget: 30 });
     const results = session.events().flatMap((e) => (e.type === 'result' && preparedOn.has(e.variantId) ? [e] : []));
