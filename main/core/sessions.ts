@@ -4,7 +4,7 @@
 // are pure (main/core/views.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunState, SessionDetail, SessionSummaryDTO, VariantDetail } from '../contract/api.js';
+import type { LogLineDTO, RunState, SessionDetail, SessionSummaryDTO, VariantDetail } from '../contract/api.js';
 import { resourcesDir } from '../engine/base/paths.js';
 import { loadTask, sizeLayout, type Task } from '../engine/task/manifest.js';
 import { measuredLimits } from '../engine/platform/gpu/limits.js';
@@ -12,6 +12,9 @@ import { listSessions, type SessionSummary } from '../engine/session/list.js';
 import { openSessionReadOnly, type Session } from '../engine/session/store.js';
 import { replayRecordingOf } from '../engine/session/run-settings.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
+import { effectiveSource } from '../engine/source/effective.js';
+import { variantPerf } from './perf.js';
+import { journalLog } from './run/log.js';
 import { CoreError, errMsg } from './errors.js';
 import { baselineOf, duels, sessionPlots, variantRow, variantRows, type RooflineInput, type SessionEventLike, type SessionFacts } from './views.js';
 
@@ -26,17 +29,25 @@ export function recordingOf(s: Session): string | null {
   return r && r.source.kind === 'replay' ? r.source.recording : replayRecordingOf(s.meta.settings);
 }
 
-/** The roofs and per-size work of a session's task on its GPU, or null when the task has no metrics. */
-function roofline(taskDir: string, gpuName: string | null): RooflineInput | null {
-  let task: Task;
+function taskAt(dir: string): Task | null {
   try {
-    task = loadTask(taskDir);
+    return loadTask(dir);
   } catch {
     return null;
   }
+}
+
+/** The GPU's measured copy bandwidth and SGEMM rate from bench/results/*-foundation.json (matched by GPU name). */
+function limitsFor(gpuName: string | null) {
+  return measuredLimits(path.join(path.dirname(resourcesDir()), 'bench', 'results'), gpuName);
+}
+
+/** The roofs and per-size work of a session's task on its GPU, or null when the task has no metrics. */
+function roofline(taskDir: string, gpuName: string | null): RooflineInput | null {
+  const task = taskAt(taskDir);
+  if (!task) return null;
   if (task.manifest.metrics?.bytes === undefined || task.manifest.metrics?.flops === undefined) return null;
-  // The GPU's measured copy bandwidth and SGEMM rate from bench/results/*-foundation.json (matched by GPU name).
-  const limits = measuredLimits(path.join(path.dirname(resourcesDir()), 'bench', 'results'), gpuName);
+  const limits = limitsFor(gpuName);
   return {
     workOf: (i) => {
       try {
@@ -140,6 +151,16 @@ export class SessionViews {
     const llm = info
       ? { model: info.model, promptId: info.promptId, answerId: info.answerId, analysis: info.analysis, design: info.design, code: v.source, exemplars: info.exemplars, ...(info.missing ? { missing: info.missing } : {}), ...(info.error ? { error: info.error.message } : {}) }
       : null;
-    return { variant: v, result: r ?? null, row, llm };
+    const limits = limitsFor(s.meta.gpu?.name ?? null);
+    const perf = variantPerf({
+      task: taskAt(s.meta.task.dir), variant: v, result: r, arch: s.meta.gpu?.arch ?? null,
+      peakGbps: limits.peakGbps, peakGflops: limits.peakGflops, limitsSource: limits.limitsSource, limitsNote: limits.note ?? null,
+    });
+    return { variant: v, result: r ?? null, row, llm, effectiveSource: effectiveSource(v.source, v.config), perf };
+  }
+
+  /** A session's log as its run wrote it, rebuilt from the journal (the last `max` lines). */
+  log(id: string, max = 2000): LogLineDTO[] {
+    return this.withSession(id, (s) => journalLog(s.meta, s.entries(), max));
   }
 }
