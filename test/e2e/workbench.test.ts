@@ -6,13 +6,14 @@
 // only) is offered beside it and must not be the one picked.
 // Every main view is screenshotted: into a temporary folder, or into docs/screenshots/ with
 // `npm run screenshots` (KERNELDUEL_SCREENSHOTS=1), so `npm test` leaves the checkout as it was.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureRendererBuilt, ROOT } from './build-renderer.js';
+import { startServe } from './serve.js';
 import { loadTask } from '../../main/engine/task/manifest.js';
 import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
@@ -47,24 +48,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const spaceDir = path.join(home, 'spaces', 'synthetic-test-fixture');
     fs.mkdirSync(spaceDir, { recursive: true });
     fs.writeFileSync(path.join(spaceDir, 'axpy.json'), JSON.stringify(syntheticSpace(task, { seed: 3, samples: 30, failRate: 0.08 })));
-    server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main', 'doors', 'cli', 'index.ts'), 'serve', '--port', '0', '--json'], {
-      cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      let err = '';
-      const t = setTimeout(() => reject(new Error(`kernelduel serve did not start: ${err}`)), 30_000);
-      server.stderr!.on('data', (d) => (err += d));
-      server.stdout!.on('data', (d) => {
-        out += d;
-        const line = out.split('\n').find((l) => l.startsWith('{'));
-        if (line) {
-          clearTimeout(t);
-          resolve((JSON.parse(line) as { url: string }).url);
-        }
-      });
-      server.on('exit', (c) => reject(new Error(`kernelduel serve exited with ${c}: ${err}`)));
-    });
+    ({ server, url } = await startServe(home));
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
     fs.mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });

@@ -166,7 +166,7 @@ export function CompareView() {
           {cmp.notes.map((n, i) => <div key={i} className={n.startsWith('REPLAY') ? 'replay-inline' : 'muted'}>{n}</div>)}
           <div className="compare-grid">
             <div>
-              <h4>Timing distributions (size {cmp.a.result?.timing?.[0]?.size ?? '-'})</h4>
+              <h4>Timing distributions{cmp.a.result?.timing?.[0] ? ` at the timed size (sizes[${cmp.a.result.timing[0].size}] of task.yaml)` : ''}</h4>
               <Distributions a={{ id: cmp.a.variant.id, samples: samples(cmp.a) }} b={{ id: cmp.b.variant.id, samples: samples(cmp.b) }} />
             </div>
             <div>

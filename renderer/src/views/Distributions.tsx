@@ -10,7 +10,7 @@ const COLORS = { A: '#2563eb', B: '#f59e0b' };
 export function Distributions(props: { a: { id: string; samples: number[] }; b: { id: string; samples: number[] }; width?: number }) {
   const [hover, setHover] = useState<string | null>(null);
   const all = [...props.a.samples, ...props.b.samples].filter((x) => Number.isFinite(x) && x > 0);
-  if (!all.length) return <p className="muted">No timing samples (compile-only or failed): nothing to plot.</p>;
+  if (!all.length) return <p className="muted">No raw timing samples recorded for {props.a.id} or {props.b.id} (compile-only, failed, or a result kept without its samples): nothing to plot.</p>;
   const log = wantsLogAxis([Math.min(...props.a.samples), Math.max(...props.a.samples), Math.min(...props.b.samples), Math.max(...props.b.samples)].filter(Number.isFinite), 2);
   const lo0 = Math.min(...all);
   const hi0 = Math.max(...all);

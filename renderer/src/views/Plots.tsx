@@ -88,11 +88,12 @@ function ParallelCoordinates(props: { rows: VariantRow[]; onOpen: (id: string) =
   const params = [...new Set(timed.flatMap((r) => Object.keys(r.config)))];
   if (!timed.length || !params.length) return <p className="muted">No timed variants with tunables yet.</p>;
   const axes = [...params.map((p) => ({ key: p, values: [...new Set(timed.map((r) => r.config[p]).filter((v) => v !== undefined))].sort((a, b) => a - b) })), { key: 'speedup', values: [] as number[] }];
-  const W = 640;
-  const H = 240;
+  // Drawn at most at its own size (a wide pane must not blow the labels up).
+  const W = Math.max(520, 110 * axes.length);
+  const H = 260;
   const top = 18;
   const bot = H - 26;
-  const xs = (i: number): number => 40 + (i * (W - 80)) / (axes.length - 1);
+  const xs = (i: number): number => 44 + (i * (W - 110)) / (axes.length - 1);
   const sp = timed.map((r) => Math.log(r.speedup!));
   const [slo, shi] = [Math.min(...sp), Math.max(...sp)];
   const y = (axis: number, r: VariantRow): number => {
@@ -103,7 +104,7 @@ function ParallelCoordinates(props: { rows: VariantRow[]; onOpen: (id: string) =
   };
   return (
     <div data-testid="parallel-coordinates">
-      <svg width="100%" viewBox={`0 0 ${W} ${H}`} role="img" aria-label="parallel coordinates">
+      <svg width="100%" viewBox={`0 0 ${W} ${H}`} style={{ maxWidth: W, display: 'block' }} role="img" aria-label="parallel coordinates">
         {timed.map((r) => (
           <polyline
             key={r.id}
@@ -186,7 +187,7 @@ export function PlotsView() {
               <XAxis dataKey="index" type="number" domain={[0, 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} label={{ value: 'evaluation #', position: 'insideBottom', offset: -12, style: AXIS }} />
               <YAxis domain={['auto', 'auto']} width={56} tick={{ fontSize: 11 }} tickFormatter={(v: number) => `${fmtTick(v)}×`} label={{ value: 'speedup vs baseline (×)', angle: -90, position: 'insideLeft', offset: 4, dy: 70, style: AXIS }} />
               <Tooltip content={evalTip} />
-              <Legend verticalAlign="top" height={22} />
+              <Legend verticalAlign="top" wrapperStyle={{ fontSize: 11, paddingBottom: 4 }} />
               <Line type="stepAfter" dataKey="bestSpeedup" name={`best so far (${session.summary.strategy})`} stroke="#2563eb" dot={false} activeDot={false} isAnimationActive={false} connectNulls />
               <Line dataKey="speedup" name="each variant" stroke="#64748b" strokeWidth={0} dot={(d: object) => <Dot key={(d as { index: number }).index} {...(d as object)} onOpen={open} />} activeDot={(d: object) => <Dot key="active" {...(d as object)} r={5} fill="#1e3a8a" onOpen={open} />} isAnimationActive={false} />
               {(baselines?.curves ?? []).map((c) => (
@@ -244,7 +245,7 @@ export function PlotsView() {
                 <YAxis dataKey="gflops" type="number" scale="log" domain={roofs ? roofs.yDomain : ['auto', 'auto']} ticks={yTicks} allowDataOverflow name="attained" width={64} tick={{ fontSize: 11 }} tickFormatter={(v: number) => fmtRate(Number(v), 'FLOP/s').replace('FLOP/s', '')} label={{ value: 'attained FLOP/s (log)', angle: -90, position: 'insideLeft', offset: -4, dy: 60, style: AXIS }} />
                 <ZAxis range={[36, 36]} />
                 <Tooltip content={roofTip} />
-                <Legend verticalAlign="top" height={22} />
+                <Legend verticalAlign="top" wrapperStyle={{ fontSize: 11, paddingBottom: 4 }} />
                 {roofs && roofs.memory.length ? <Scatter name={`memory roof ${(roof!.peakGbps! / 1000).toFixed(2)} TB/s`} data={roofs.memory} line={{ stroke: '#dc2626', strokeWidth: 2 }} shape={() => <g />} fill="#dc2626" legendType="line" isAnimationActive={false} /> : null}
                 {roofs && roofs.compute.length ? <Scatter name={`compute roof ${(roof!.peakGflops! / 1000).toFixed(1)} TFLOP/s`} data={roofs.compute} line={{ stroke: '#f59e0b', strokeWidth: 2 }} shape={() => <g />} fill="#f59e0b" legendType="line" isAnimationActive={false} /> : null}
                 <Scatter name="variants" data={roof?.points ?? []} fill="#2563eb" isAnimationActive={false} shape={(d: object) => <Dot {...(d as object)} fill="#2563eb" r={4} onOpen={open} />} />
@@ -290,7 +291,7 @@ export function PlotsView() {
                   <XAxis dataKey="value" tick={{ fontSize: 10 }} label={{ value: `${name} (value)`, position: 'insideBottom', offset: -12, style: AXIS }} />
                   <YAxis width={52} tick={{ fontSize: 10 }} tickFormatter={(v: number) => (timed ? `${fmtTick(v)}×` : fmtTick(v))} label={{ value: timed ? 'mean speedup (×)' : 'variants', angle: -90, position: 'insideLeft', offset: 4, dy: 40, style: AXIS }} />
                   <Tooltip formatter={(v, n) => [n === 'mean speedup' ? fmtX(Number(v)) : String(v), String(n)]} labelFormatter={(l) => `${name} = ${String(l)}`} />
-                  {anyFail && <Legend verticalAlign="top" height={20} />}
+                  {anyFail && <Legend verticalAlign="top" wrapperStyle={{ fontSize: 11 }} />}
                   {timed ? <Bar dataKey="meanSpeedup" name="mean speedup" fill="#2563eb" isAnimationActive={false} /> : <Bar dataKey="count" name="variants" fill="#64748b" isAnimationActive={false} />}
                   {anyFail && <Bar dataKey="failures" name="failures (count)" fill="#dc2626" isAnimationActive={false} />}
                 </BarChart>

@@ -185,6 +185,8 @@ export function TasksView() {
         theme="vs"
         onMount={(ed) => {
           editorRef.current = ed;
+          const at = ed.getPosition();
+          setCursor({ line: at?.lineNumber ?? 1, column: at?.column ?? 1 });
           if (tab === 'kernel') setMarkers(ed, 'nvcc', build?.messages ?? []);
           ed.onDidChangeCursorPosition((e) => setCursor({ line: e.position.lineNumber, column: e.position.column }));
           if (pendingJump.current !== null) {
