@@ -66,6 +66,8 @@ function roofline(taskDir: string, gpuName: string | null): RooflineInput | null
 
 export class SessionViews {
   private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail, 'run'> }>();
+  private readonly snapshots = new Map<string, { key: string; s: Session }>();
+  private readonly rowCache = new WeakMap<Session, ReturnType<typeof variantRows>>();
 
   constructor(
     private readonly root: string,
@@ -75,17 +77,45 @@ export class SessionViews {
 
   /** Reads a session from a snapshot of its journal; not_found when there is none. */
   withSession<T>(id: string, fn: (s: Session) => T): T {
+    // A read-only snapshot is plain memory (close() writes nothing): the last two are kept while
+    // their journal is unchanged, so clicking through a 20,000-variant session does not re-read
+    // and re-index its journal for every variant (issue 16).
+    const key = this.journalKey(id);
+    const hit = this.snapshots.get(id);
+    if (hit && key && hit.key === key) return fn(hit.s);
     let s: Session;
     try {
       s = openSessionReadOnly(this.root, id);
     } catch (e) {
       throw new CoreError('not_found', errMsg(e));
     }
+    if (key) {
+      this.snapshots.delete(id);
+      this.snapshots.set(id, { key, s });
+      while (this.snapshots.size > 2) this.snapshots.delete(this.snapshots.keys().next().value!);
+    }
     try {
       return fn(s);
     } finally {
       s.close();
     }
+  }
+
+  /** The journal's size and mtime: a snapshot taken at this key is still the whole journal. */
+  private journalKey(id: string): string {
+    try {
+      const st = fs.statSync(path.join(this.root, id, 'journal.jsonl'));
+      return `${st.size}:${st.mtimeMs}`;
+    } catch {
+      return '';
+    }
+  }
+
+  /** Every variant's row of a snapshot, computed once per snapshot. */
+  private rowsOf(s: Session): ReturnType<typeof variantRows> {
+    let rows = this.rowCache.get(s);
+    if (!rows) this.rowCache.set(s, (rows = variantRows(factsOf(s))));
+    return rows;
   }
 
   list(): SessionSummaryDTO[] {
@@ -120,7 +150,7 @@ export class SessionViews {
     if (cached && key && cached.key === key) return { ...cached.detail, run };
     const detail = this.withSession(id, (s) => {
       const f = factsOf(s);
-      const rows = variantRows(f);
+      const rows = this.rowsOf(s);
       const recording = recordingOf(s);
       const sum = listSessions(this.root).find((x) => x.id === id) ?? { id, dir: s.dir, meta: s.meta, variants: rows.length, results: 0 };
       return {
@@ -146,7 +176,7 @@ export class SessionViews {
     if (!v) throw new CoreError('not_found', `session ${s.id} has no variant ${id}`);
     const r = s.resultOf(id);
     const f = factsOf(s);
-    const row = variantRows(f).find((x) => x.id === id) ?? variantRow(v, r, baselineOf(f).ms, null);
+    const row = this.rowsOf(s).find((x) => x.id === id) ?? variantRow(v, r, baselineOf(f).ms, null);
     const info = llmInfoOf(v);
     const llm = info
       ? { model: info.model, promptId: info.promptId, answerId: info.answerId, analysis: info.analysis, design: info.design, code: v.source, exemplars: info.exemplars, ...(info.missing ? { missing: info.missing } : {}), ...(info.error ? { error: info.error.message } : {}) }
