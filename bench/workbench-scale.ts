@@ -64,6 +64,12 @@ try {
   await step('tree: 10 scroll jumps to the end', async () => {
     for (let i = 1; i <= 10; i++) await tree.evaluate((el, f) => { el.scrollTop = el.scrollHeight * f; }, i / 10);
   }, () => page.getByTestId('tree-row').last().waitFor(), 'tree-row');
+  const row = page.getByTestId('tree-row').nth(5);
+  const vid = (await row.getAttribute('data-variant'))!;
+  await step(`tree: click a variant (${vid}) until its detail shows`, () => row.click(), () => page.getByTestId('variant-panel').locator('h3', { hasText: new RegExp(`^${vid}\\b`) }).waitFor(), 'tree-row', 'variants.get over the WebSocket');
+  const ids = await page.getByTestId('tree-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-variant')));
+  const next = ids[ids.indexOf(vid) + 1]!;
+  await step(`tree: down arrow to the next variant (${next}) until its detail shows`, () => page.keyboard.press('ArrowDown'), () => page.getByTestId('variant-panel').locator('h3', { hasText: new RegExp(`^${next}\\b`) }).waitFor(), 'tree-row');
   await step('tree: filter "BLOCK=1024 VEC=4"', () => page.getByTestId('tree-search').fill('BLOCK=1024 VEC=4'), () => text('tree-count')(/^\d+ of /), 'tree-row');
   await page.getByTestId('tree-search').fill('');
   await text('tree-count')(all);
