@@ -26,7 +26,7 @@ function policies() {
 }
 
 export default tseslint.config(
-  { ignores: ['out/**', 'dist/**', 'dist-gpu/**', 'node_modules/**', 'bench/results/**', 'bench/spaces/**', 'resources/**', 'docs/**'] },
+  { ignores: ['out/**', 'dist/**', 'dist-gpu/**', 'node_modules/**', 'bench/results/**', 'bench/spaces/**', 'resources/**', 'docs/**', 'test-artifacts/**', 'device-out/**', '.kd-*/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
