@@ -418,6 +418,10 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(await page.getByText(/roofs measured on this GPU: copy 4\.19 TB\/s, FP32 SGEMM 50\.5 TFLOP\/s/).count()).toBe(1);
     await roof.scrollIntoViewIfNeeded();
     await shot('plots-roofline-h200');
+    // The run form follows this session: matmul, replayed from the benchmark's recorded results.
+    await page.getByTestId('nav-run').click();
+    expect(await page.getByTestId('run-task').inputValue()).toBe('matmul');
+    expect(await page.getByTestId('run-backend').inputValue()).toMatch(/^rec:.*h200-foundation\.json$/);
   });
 
   it('panes are resizable and keep their size after a reload; at 1024×700 nothing overflows sideways', async () => {

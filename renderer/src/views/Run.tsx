@@ -94,7 +94,10 @@ export function RunView() {
   }, [env]);
   const task = tasks.find((t) => t.id === taskId);
   const recording = backend.startsWith('rec:') ? backend.slice(4) : '';
-  const recordings = task?.recordings ?? [];
+  // The open session's recording is offered too when the task's list does not hold it (e.g. a
+  // session replaying a benchmark's results), so the form shows what the session ran on.
+  const sessionRec = session?.replay && task && (task.name === session.summary.task) ? session.replay.recording : null;
+  const recordings = [...(task?.recordings ?? []), ...(sessionRec && !task?.recordings.includes(sessionRec) ? [sessionRec] : [])];
   const backendValid = !recording || recordings.includes(recording);
 
   const run = sessionId ? runs[sessionId] : undefined;
@@ -133,7 +136,7 @@ export function RunView() {
         <label>Measure on <select data-testid="run-backend" value={backendValid ? backend : 'gpu:none'} onChange={(e) => setBackend(e.target.value)}>
           {(env?.gpus ?? []).map((g) => <option key={g.index} value={`gpu:${g.index}`}>GPU {g.index}: {g.name}</option>)}
           <option value="gpu:none">no GPU (compile-only)</option>
-          {recordings.map((r) => <option key={r} value={`rec:${r}`}>REPLAY: {r.split('/').slice(-2).join('/')}</option>)}
+          {recordings.map((r) => <option key={r} value={`rec:${r}`}>REPLAY: {r.split('/').slice(-2).join('/')}{r === sessionRec && !task?.recordings.includes(r) ? ' (the open session\'s)' : ''}</option>)}
         </select></label>
         <label>Budget <input data-testid="run-budget" type="number" min={0} max={100000} value={budget} onChange={(e) => setBudget(Number(e.target.value))} /></label>
         <button className="primary" data-testid="run-start" onClick={() => void start()} disabled={!task || starting} title="Start a new session with these settings (Ctrl+Shift+P: Run)">{starting ? 'Starting…' : 'Start'}</button>
