@@ -178,6 +178,13 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await first.click();
     const selected = () => page.locator('[data-testid="tree-row"][aria-selected="true"]').getAttribute('data-variant');
     expect(await selected()).toBe('v1');
+    // ← folds the baseline's subtree (everything else hangs under it), → unfolds it.
+    const shown = await page.getByTestId('tree-row').count();
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => page.getByTestId('tree-row').count()).toBe(1);
+    expect(await first.getAttribute('aria-expanded')).toBe('false');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => page.getByTestId('tree-row').count()).toBe(shown);
     await page.keyboard.press('ArrowDown');
     await expect.poll(selected).toBe(await page.getByTestId('tree-row').nth(1).getAttribute('data-variant'));
     await page.keyboard.press('Space');
@@ -522,13 +529,17 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await expect.poll(() => ed.innerText()).toContain('axpy');
     await ed.click();
     await page.keyboard.press('Control+End');
-    await page.keyboard.type('\nint kd_broken = ;\n');
-    const line = Number(/Ln (\d+)/.exec(await page.getByTestId('editor-status').innerText())![1]) - 1;
+    await page.keyboard.press('Enter');
+    // Escape: close any suggestion widget (an Enter would accept a suggestion instead of a newline).
+    await page.keyboard.type('int kd_broken = ;');
+    await page.keyboard.press('Escape');
+    const line = Number(/Ln (\d+)/.exec(await page.getByTestId('editor-status').innerText())![1]);
     await page.keyboard.press('Control+Home');
     await expect.poll(() => page.getByTestId('editor-status').innerText()).toMatch(/^Ln 1, Col 1/);
     await page.getByTestId('build').click();
+    await page.getByTestId('compiler-message').first().waitFor({ timeout: 90_000 });
+    expect(await page.getByTestId('compiler-message').evaluateAll((els) => els.map((e) => e.getAttribute('data-line')))).toContain(String(line));
     const msg = page.locator(`[data-testid="compiler-message"][data-line="${line}"]`).first();
-    await msg.waitFor({ timeout: 60_000 });
     await msg.click();
     await expect.poll(() => page.getByTestId('editor-status').innerText()).toMatch(new RegExp(`^Ln ${line}, `));
     // Opening another task clears the failed build (and its banner).
