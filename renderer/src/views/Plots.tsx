@@ -150,7 +150,10 @@ export function PlotsView() {
     if (!api || !sessionId || !replayOf || !finished) return;
     let live = true;
     // On a replay, the baseline strategies on the same recorded space (computed by the backend).
-    api.call('sessions.baselines', { id: sessionId }).then((b) => live && setBaselines(b), () => live && setBaselines(null));
+    api.call('sessions.baselines', { id: sessionId }).then(
+      (b) => live && setBaselines(b),
+      (e: unknown) => live && setBaselines({ recording: replayOf, evaluations: 0, seeds: 0, curves: [], note: `no baseline strategies replayed: ${e instanceof Error ? e.message : String(e)}` }),
+    );
     return () => {
       live = false;
     };
@@ -180,7 +183,7 @@ export function PlotsView() {
       <LiveStats />
       {!timed && <div className="empty-state">No variant of this session was timed ({session.gpu ? 'all failed so far' : 'compile-only: no GPU'}): speed plots stay empty; parameter counts and failures still show.</div>}
       <div className="plot-grid">
-        <Panel title="Best-so-far speedup vs evaluations" testid="plot-history" note={baselines?.curves.length ? baselines.note : session.replay ? (finished ? 'replaying the baseline strategies on the same recorded space…' : 'the baseline strategies are replayed on the same space once the run has finished') : 'dots: each variant; click one to open it'}>
+        <Panel title="Best-so-far speedup vs evaluations" testid="plot-history" note={baselines ? baselines.note : session.replay ? (finished ? 'replaying the baseline strategies on the same recorded space…' : 'the baseline strategies are replayed on the same space once the run has finished') : 'dots: each variant; click one to open it'}>
           <ResponsiveContainer width="100%" height={250}>
             <LineChart data={p.timeline} margin={{ left: 8, right: 12, bottom: 18, top: 4 }}>
               <CartesianGrid strokeDasharray="3 3" />
