@@ -542,6 +542,14 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const msg = page.locator(`[data-testid="compiler-message"][data-line="${line}"]`).first();
     await msg.click();
     await expect.poll(() => page.getByTestId('editor-status').innerText()).toMatch(new RegExp(`^Ln ${line}, `));
+    // Monaco's own keys: F8 shows the next problem (nvcc's message as a marker), F1 its command palette.
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('F8');
+    await page.locator('.marker-widget').first().waitFor();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget').first().waitFor();
+    await page.keyboard.press('Escape');
     // Opening another task clears the failed build (and its banner).
     await page.getByTestId('task-softmax').click();
     await expect.poll(() => page.getByTestId('build-result').count()).toBe(0);
