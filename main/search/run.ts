@@ -4,7 +4,8 @@
 import { resolveTask } from '../task/resolve.js';
 import type { Task } from '../task/manifest.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../session/store.js';
-import { ReplayMeasurer } from '../eval/replay.js';
+import { loadSpace, ReplayMeasurer, recordedArch } from '../eval/replay.js';
+import { isSourceFree, originLabel, replayTask, resolveTaskOrSpace } from '../eval/space-task.js';
 import { Evaluator } from '../eval/evaluate.js';
 import { findToolchain } from '../toolchain/nvcc.js';
 import { detectGpus } from '../gpu/detect.js';
@@ -65,11 +66,13 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   const root = o.sessionsRoot ?? sessionsRoot();
   let session: Session | undefined;
   let task: Task;
+  // A replayed space without kernel source is its own task (eval/space-task.ts).
+  const recorded = o.backend.kind === 'replay' ? loadSpace(o.backend.recording) : null;
   if (o.resume) {
     session = openSession(root, o.resume);
-    task = resolveTask(session.meta.task.dir);
+    task = resolveTaskOrSpace(session.meta.task.dir);
     if (task.hash !== session.meta.task.manifestHash) warnings.push(`task ${task.manifest.name} changed since session ${session.meta.id} started`);
-  } else task = resolveTask(o.task);
+  } else task = recorded && o.backend.kind === 'replay' ? replayTask(o.task, o.backend.recording, recorded) : resolveTask(o.task);
   const llmPolicy = isLlmStrategyName(o.strategy);
   if (llmPolicy && o.backend.kind === 'replay') {
     throw new Error(`the ${o.strategy} policy writes new code, which a recorded space cannot answer: run it on a GPU, or compile-only without one`);
@@ -86,11 +89,11 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   let gpuMeta: { name: string; uuid?: string; arch: string } | null = null;
   let seeds: number[] | undefined;
   if (o.backend.kind === 'replay') {
-    const r = new ReplayMeasurer(task, o.backend.recording, { seed: o.backend.seed ?? o.seed });
+    const r = new ReplayMeasurer(task, recorded ?? o.backend.recording, { seed: o.backend.seed ?? o.seed, path: o.backend.recording });
     if (!r.taskHashMatches) warnings.push(`the recording ${r.recording} was made from different contents of task ${task.manifest.name}`);
     measurer = r;
-    label = `REPLAY of ${r.recording} (${r.space.measured}, ${r.space.gpu.name}, ${r.space.date})`;
-    gpuMeta = { name: `REPLAY ${r.space.gpu.name}`, uuid: r.space.gpu.uuid, arch: `sm_${r.space.gpu.computeCapability.replace('.', '')}` };
+    label = `REPLAY of ${r.recording} (${r.space.measured}, ${r.space.gpu.name}, ${r.space.date}${isSourceFree(r.space) ? `; ${originLabel(r.space)}; tunables only, no kernel source` : ''})`;
+    gpuMeta = { name: `REPLAY ${r.space.gpu.name}`, uuid: r.space.gpu.uuid, arch: recordedArch(r.space) };
   } else {
     const tc = await findToolchain();
     if (!tc.nvcc) throw new Error(tc.problems.join(' ') || 'nvcc not found');
