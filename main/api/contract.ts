@@ -127,6 +127,9 @@ export interface TaskSummary {
   tunables: Record<string, number[]>;
   /** Recorded spaces of this task (for replay runs), absolute paths. */
   recordings: string[];
+  /** Set for a recorded space without kernel source (imported from another tuner): it can only be
+   * replayed; says where it came from. */
+  replayOnly?: string;
   /** Why the task does not load (the others fields are then partial). */
   error?: string;
   issues?: ManifestIssueDTO[];

@@ -37,6 +37,8 @@ import { renderReport } from './report.js';
 import { measuredLimits, type MeasuredLimits } from './limits.js';
 import type { BaselineCurvesDTO } from './contract.js';
 import { loadSpace } from '../eval/replay.js';
+import { isSpaceTask, resolveTaskOrSpace } from '../eval/space-task.js';
+import { SpaceTasks, spaceTaskDetail, spaceTaskSummary } from './space-tasks.js';
 import { replayStrategy, type StrategyName } from '../search/strategies.js';
 
 /** Where the desktop app keeps the LLM API key: encrypted by the OS (Electron's safeStorage). */
@@ -116,6 +118,8 @@ export class ApiService {
   private readonly runs = new Map<string, ActiveRun>();
   private readonly opened = new Map<string, string>();
   private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail, 'run'> }>();
+  /** Recorded spaces without kernel source, listed as REPLAY-only tasks. */
+  private readonly spaceTasks = new SpaceTasks(() => this.recordingRoots());
 
   private readonly secrets: SecretStore | undefined;
   private readonly workerChoice: ServiceOptions['worker'];
@@ -175,6 +179,7 @@ export class ApiService {
 
   /** The folder of a task id; throws not_found for ids this service never issued. */
   private taskDir(taskId: string): { dir: string; builtin: boolean } {
+    if (taskId.startsWith('space:')) throw new ApiFailure('forbidden', `${taskId} is a recorded space without kernel source: it has no task files to read or edit, only a recording to replay`);
     if (taskId.startsWith('folder:')) {
       const dir = this.opened.get(taskId);
       if (!dir) throw new ApiFailure('not_found', `no opened task ${taskId}: open its folder first`);
@@ -185,7 +190,19 @@ export class ApiService {
   }
 
   private loadTaskById(taskId: string): Task {
+    if (taskId.startsWith('space:')) {
+      const e = this.spaceTasks.get(taskId);
+      if (!e) throw new ApiFailure('not_found', `no recorded space ${taskId} (import one with: kernelduel import kernel-tuner <cache.json>)`);
+      return e.task;
+    }
     return loadTask(this.taskDir(taskId).dir);
+  }
+
+  /** A task with kernel source, for what builds or asks a model; a recorded space's own task is refused. */
+  private sourceTaskById(taskId: string): Task {
+    const t = this.loadTaskById(taskId);
+    if (isSpaceTask(t)) throw new ApiFailure('failed', `${t.manifest.name} is a recorded space without kernel source: it can only be replayed (choose its REPLAY recording)`);
+    return t;
   }
 
   private summary(id: string, dir: string, builtin: boolean): TaskSummary {
@@ -277,9 +294,14 @@ export class ApiService {
     };
   }
 
+  /** Where recorded spaces are: bench/spaces in the checkout and $KERNELDUEL_HOME/spaces. */
+  private recordingRoots(): string[] {
+    return [path.join(path.dirname(resourcesDir()), 'bench', 'spaces'), path.join(kernelduelHome(this.env), 'spaces')];
+  }
+
   /** Recorded spaces for a task: bench/spaces/<gpu>/<task>.json in the checkout and $KERNELDUEL_HOME/spaces. */
   recordingsFor(taskName: string): string[] {
-    const roots = [path.join(path.dirname(resourcesDir()), 'bench', 'spaces'), path.join(kernelduelHome(this.env), 'spaces')];
+    const roots = this.recordingRoots();
     const out: string[] = [];
     for (const r of roots) {
       let gpus: fs.Dirent[] = [];
@@ -320,8 +342,9 @@ export class ApiService {
     const seed = p.seed ?? 1;
     if (!isRunStrategyName(p.strategy)) throw new ApiFailure('not_found', `no strategy "${p.strategy}" (have: ${RUN_STRATEGY_NAMES.join(', ')})`);
     let recording: string | undefined;
+    if (isSpaceTask(task) && p.recording === undefined) throw new ApiFailure('failed', `${task.manifest.name} is a recorded space without kernel source: it can only be replayed (choose its REPLAY recording)`);
     if (p.recording !== undefined) {
-      const known = this.recordingsFor(task.manifest.name);
+      const known = isSpaceTask(task) ? [task.dir] : this.recordingsFor(task.manifest.name);
       const want = path.resolve(p.recording);
       if (!known.includes(want)) throw new ApiFailure('not_found', `no recorded space ${p.recording} for task ${task.manifest.name} (have: ${known.join(', ') || 'none'})`);
       recording = want;
@@ -571,7 +594,7 @@ export class ApiService {
     let p = this.baselineCache.get(key);
     if (!p) {
       p = (async (): Promise<BaselineCurvesDTO> => {
-        const task = loadTask(info.taskDir);
+        const task = resolveTaskOrSpace(info.taskDir);
         const rec = loadSpace(info.recording!);
         const names: StrategyName[] = (['random', 'anneal', 'genetic'] as const).filter((n) => n !== info.strategy);
         const curves: BaselineCurvesDTO['curves'] = [];
@@ -682,7 +705,7 @@ export class ApiService {
   }
 
   private previewPrompt(taskId: string, sessionId: string | undefined): PromptPreviewDTO {
-    const task = this.loadTaskById(taskId);
+    const task = this.sourceTaskById(taskId);
     if (!sessionId) {
       const b = buildPrompt({ task, exemplars: [] });
       return { promptId: b.promptId, messages: b.messages, exemplars: [], note: 'No session: the first request of a new run shows only the baseline (nothing is measured yet).' };
@@ -718,9 +741,15 @@ export class ApiService {
       'tasks.list': () => {
         const out: TaskSummary[] = builtinTaskNames().map((n) => this.summary(n, path.join(builtinTasksDir(), n), true));
         for (const [id, dir] of this.opened) out.push(this.summary(id, dir, false));
+        for (const e of this.spaceTasks.list()) out.push(spaceTaskSummary(e));
         return out;
       },
       'tasks.get': (p) => {
+        if (p!.taskId.startsWith('space:')) {
+          const e = this.spaceTasks.get(p!.taskId);
+          if (!e) throw new ApiFailure('not_found', `no recorded space ${p!.taskId}`);
+          return spaceTaskDetail(e);
+        }
         const { dir, builtin } = this.taskDir(p!.taskId);
         return this.detail(p!.taskId, dir, builtin);
       },
@@ -755,13 +784,13 @@ export class ApiService {
         return { path: f.path, issues: issues.map((i) => ({ field: i.field, message: i.message, line: i.line })) };
       },
       'eval.build': async (p) => {
-        const task = this.loadTaskById(p!.taskId);
+        const task = this.sourceTaskById(p!.taskId);
         const ev = await this.evaluator(task, null);
         const r = await ev.build({ source: p!.source, config: { ...defaultConfig(task), ...(p!.config ?? {}) }, flags: { opt: 3, ...(p!.flags ?? {}) } });
         return this.buildOutcome(r);
       },
       'eval.run': async (p) => {
-        const task = this.loadTaskById(p!.taskId);
+        const task = this.sourceTaskById(p!.taskId);
         const gpu = await this.pickGpu(p!.gpu);
         const ev = await this.evaluator(task, gpu);
         const result = await ev.evaluate({ source: p!.source, config: { ...defaultConfig(task), ...(p!.config ?? {}) }, flags: { opt: 3, ...(p!.flags ?? {}) } });

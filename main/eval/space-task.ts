@@ -64,6 +64,11 @@ export function spaceTask(space: RecordedSpace, file: string): Task {
   };
 }
 
+/** Whether a task is a recorded space's own (no source: it can only be replayed). */
+export function isSpaceTask(task: Task): boolean {
+  return task.baselinePath === '' && task.referencePath === '' && task.manifestPath === task.dir;
+}
+
 /** Whether a path names a file (a recording) rather than a task folder or a built-in task's name. */
 function isFile(p: string): boolean {
   return existsSync(p) && statSync(p).isFile();

@@ -193,7 +193,7 @@ export function TasksView() {
           {tasks.map((t) => (
             <li key={t.id}>
               <button data-testid={`task-${t.name}`} className={task?.id === t.id ? 'active' : ''} onClick={() => void load(t.id)} title={t.description}>
-                {t.name} {t.builtin ? <small>built-in</small> : <small>folder</small>}
+                {t.name} {t.replayOnly ? <small title={t.replayOnly}>REPLAY only</small> : t.builtin ? <small>built-in</small> : <small>folder</small>}
                 {t.error ? <small className="field-error"> invalid</small> : <small> · {t.spaceSize ?? '?'} configs</small>}
               </button>
             </li>
@@ -219,10 +219,10 @@ export function TasksView() {
               </button>
             ))}
             <span className="spacer" />
-            <button data-testid="build" disabled={!!busy} onClick={() => void doBuild(false)}>Build</button>
-            <button data-testid="evaluate" disabled={!!busy} onClick={() => void doBuild(true)}>Evaluate</button>
+            {!task.replayOnly && <button data-testid="build" disabled={!!busy} onClick={() => void doBuild(false)}>Build</button>}
+            {!task.replayOnly && <button data-testid="evaluate" disabled={!!busy} onClick={() => void doBuild(true)}>Evaluate</button>}
             {!task.readOnly && <button onClick={() => void save()}>Save</button>}
-            {task.readOnly && <span className="muted">built-in: read-only</span>}
+            {task.readOnly && <span className="muted" data-testid="read-only">{task.replayOnly ?? 'built-in: read-only'}</span>}
             {busy && <span className="muted">{busy}</span>}
           </div>
           {tab === 'manifest' && <ManifestForm text={texts.manifest} issues={issues} readOnly={false} onChange={(manifest) => setTexts((x) => ({ ...x, manifest }))} />}
