@@ -9,17 +9,17 @@ import { join, resolve } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
-import { detectGpus, gpuSlug } from '../main/gpu/detect.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { Evaluator } from '../main/eval/evaluate.js';
-import { setBuildConcurrency } from '../main/build/compile.js';
+import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { setBuildConcurrency } from '../main/engine/build/compile.js';
 import { availableParallelism } from 'node:os';
-import { sweep } from '../main/eval/sweep.js';
-import { builtinTaskNames, resolveTask } from '../main/task/resolve.js';
-import { configKey, enumerateSpace } from '../main/task/space.js';
-import { RecordedSpaceSchema, SPACE_FORMAT, type SpaceEntry } from '../main/eval/replay.js';
-import type { EvalResult } from '../main/common/types.js';
-import { invokedAs } from '../main/common/provenance.js';
+import { sweep, SWEEP_TIMING } from '../main/engine/measure/sweep.js';
+import { builtinTaskNames, resolveTask } from '../main/engine/task/resolve.js';
+import { configKey, enumerateSpace } from '../main/engine/task/space.js';
+import { RecordedSpaceSchema, SPACE_FORMAT, type SpaceEntry } from '../main/engine/measure/replay.js';
+import type { EvalResult } from '../main/engine/base/types.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string' }, out: { type: 'string' }, minutes: { type: 'string', default: '1000' }, chunk: { type: 'string', default: '64' } } });
 const started = Date.now();
@@ -94,7 +94,7 @@ for (const name of names) {
   }
   const todo = space.filter((c) => !have.has(configKey(c)));
   log(`${name}: ${space.length} configurations, ${have.size} already recorded, ${todo.length} to go`);
-  const ev = new Evaluator({ task, toolchain, gpu, workRoot, bigOutputBytes: 64 << 20 });
+  const ev = new Evaluator({ task, toolchain, gpu, workRoot, bigOutputBytes: 64 << 20, timing: SWEEP_TIMING, checkTimeoutMs: 30_000, timeTimeoutMs: 30_000 });
   const chunk = Number(values.chunk);
   const chunks: Array<Array<{ id: string; config: Record<string, number> }>> = [];
   for (let i = 0; i < todo.length; i += chunk) chunks.push(todo.slice(i, i + chunk).map((config, j) => ({ id: `c${i + j}`, config })));
@@ -106,7 +106,7 @@ for (const name of names) {
     const part = chunks[k];
     await building; // this chunk's libraries are built (cached by content): the sweep finds them
     building = buildAll(chunks[k + 1]);
-    const res = await sweep(ev, part.map((p) => ({ id: p.id, spec: specOf(p.config) })), { perVariantTimeoutMs: 30_000 });
+    const res = await sweep(ev, part.map((p) => ({ id: p.id, spec: specOf(p.config) })));
     for (const p of part) {
       const r = res.get(p.id);
       if (!r) continue;

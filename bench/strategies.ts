@@ -19,17 +19,17 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/eval/replay.js';
-import { resolveTask } from '../main/task/resolve.js';
-import type { Task } from '../main/task/manifest.js';
-import { spaceTask } from '../main/eval/space-task.js';
-import { importSpaceFile } from '../main/interop/files.js';
-import type { ActionSpace } from '../main/search/actions.js';
-import { replayStrategy, STRATEGY_NAMES, type StrategyName } from '../main/search/strategies.js';
-import type { ContrastiveStrategy } from '../main/search/contrastive.js';
-import { bestAt, curveOf, duelsBy, evaluationsTo, formatReach, reachOf, type Reach } from '../main/search/peer-metric.js';
-import { mulberry32 } from '../main/common/random.js';
-import { quantile } from '../main/eval/stats.js';
+import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/engine/measure/replay.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import type { Task } from '../main/engine/task/manifest.js';
+import { spaceTask } from '../main/engine/measure/space-task.js';
+import { importSpaceFile } from '../main/engine/interop/files.js';
+import type { ActionSpace } from '../main/engine/search/actions.js';
+import { replayStrategy, STRATEGY_NAMES, type StrategyName } from '../main/engine/search/strategies.js';
+import type { ContrastiveStrategy } from '../main/engine/search/contrastive.js';
+import { bestAt, curveOf, duelsBy, evaluationsTo, formatReach, reachOf, type Reach } from '../main/engine/search/peer-metric.js';
+import { mulberry32 } from '../main/engine/base/random.js';
+import { quantile } from '../main/engine/measure/stats.js';
 import { PEER, PEER_SOURCE, type PeerFigures } from './peer-kernel-tuner.js';
 
 const { values: a } = parseArgs({
@@ -263,7 +263,7 @@ async function kernelTuner(): Promise<void> {
     ...header(budget, measured, date, command),
     '## Against Kernel Tuner',
     '',
-    `Kernel Tuner\'s figures: ${PEER_SOURCE}. KernelDuel\'s: this run (REPLAY). Evaluations to 98%: median (seeds reached).`,
+    `Kernel Tuner's figures: ${PEER_SOURCE}. KernelDuel's: this run (REPLAY). Evaluations to 98%: median (seeds reached).`,
     '',
     '| space | KernelDuel contrastive (default) | goal | other KernelDuel strategies | Kernel Tuner\'s best | KT bayes_opt | KT genetic_algorithm | random (exact expectation) | contrastive best@50 / @100 | KT bayes_opt best@50 / @100 |',
     '|---|---|---|---|---|---|---|---|---|---|',

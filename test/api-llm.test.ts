@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiService, type SecretStore } from '../main/api/service.js';
-import { createDispatcher, type Dispatch } from '../main/api/dispatch.js';
-import type { Envelope } from '../main/api/contract.js';
+import { ApiService, type SecretStore } from '../main/core/service.js';
+import { createDispatcher, type Dispatch } from '../main/core/dispatch.js';
+import type { Envelope } from '../main/contract/api.js';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
 
 const KEY = 'sk-api-SECRET-55555555';
@@ -99,6 +99,48 @@ describe('llm.* over the dispatcher', () => {
     const before = srv.requests.length;
     expect(await ok<{ ok: boolean }>(d('llm.testConnection', {}))).toMatchObject({ ok: true });
     expect(srv.requests[before + 1].headers.authorization).toBe(`Bearer ${KEY}`);
+  });
+
+  it('testConnection never sends the saved key, or another variable of the server, to a URL the client picks', async () => {
+    const attacker = await startFakeServer([{ type: 'ok', text: 'OK' }]);
+    try {
+      const OTHER = 'aws-SECRET-77777777';
+      const d = service('browser', 'b5', { MY_KEY: KEY, OTHER_SECRET: OTHER });
+      const settings = { baseURL: srv.url, model: 'test-model', apiKeyEnv: 'MY_KEY', requestTimeoutMs: 5000 };
+      await ok(d('llm.saveSettings', { settings }));
+      const auth = (): string => JSON.stringify(attacker.requests.map((q) => q.headers.authorization ?? null));
+      // Another base URL with the saved variable: tested without a key, and the report says why.
+      const r = await ok<{ ok: boolean; note?: string }>(d('llm.testConnection', { settings: { ...settings, baseURL: attacker.url } }));
+      expect(attacker.requests.length).toBeGreaterThan(0);
+      expect(auth()).not.toContain(KEY);
+      expect(r.note).toMatch(/saved key goes only to the saved base URL/);
+      // Another variable: refused before anything is sent, to the attacker or to the saved URL.
+      const before = attacker.requests.length;
+      const srvBefore = srv.requests.length;
+      for (const baseURL of [attacker.url, srv.url]) {
+        const refused = await d('llm.testConnection', { settings: { ...settings, baseURL, apiKeyEnv: 'OTHER_SECRET' } });
+        expect(refused.ok).toBe(false);
+        if (!refused.ok) expect(refused.error.message).toMatch(/apiKeyEnv: .*saved settings' variable \(MY_KEY\)/);
+      }
+      expect(attacker.requests.length).toBe(before);
+      expect(srv.requests.length).toBe(srvBefore);
+      // A key given with the settings goes with them (the client's own key, to its own URL).
+      await ok(d('llm.testConnection', { settings: { ...settings, baseURL: attacker.url }, apiKey: 'sk-mine-12345678' }));
+      expect(attacker.requests.at(-1)?.headers.authorization).toBe('Bearer sk-mine-12345678');
+      expect(auth()).not.toContain(OTHER);
+      // The desktop app's keychain key likewise stays with the saved URL.
+      const chain = fakeKeychain(path.join(home, 'e5-keychain'));
+      const e = service('electron', 'e5', {}, chain);
+      await ok(e('llm.saveSettings', { settings: { baseURL: srv.url, model: 'test-model' }, apiKey: KEY }));
+      await ok(e('llm.testConnection', { settings: { baseURL: attacker.url, model: 'test-model' } }));
+      expect(auth()).not.toContain(KEY);
+      // The saved settings, edited but with the same URL and variable, keep the saved key.
+      const s0 = srv.requests.length;
+      await ok(e('llm.testConnection', { settings: { baseURL: srv.url, model: 'other-model' } }));
+      expect(srv.requests[s0 + 1].headers.authorization).toBe(`Bearer ${KEY}`);
+    } finally {
+      await attacker.close();
+    }
   });
 
   it('previewPrompt gives the contrastive prompt for a task (rules, reference, answer format)', async () => {

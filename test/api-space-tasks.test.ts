@@ -5,10 +5,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiService } from '../main/api/service.js';
-import type { ApiEvent, RunState } from '../main/api/contract.js';
-import { kernelTunerCacheToSpace, parseKernelTunerCache } from '../main/interop/kernel-tuner.js';
-import { writeJsonFile } from '../main/interop/files.js';
+import { ApiService } from '../main/core/service.js';
+import type { ApiEvent, RunState } from '../main/contract/api.js';
+import { kernelTunerCacheToSpace, parseKernelTunerCache } from '../main/engine/interop/kernel-tuner.js';
+import { writeJsonFile } from '../main/engine/interop/files.js';
 
 let home: string;
 let service: ApiService;

@@ -91,6 +91,14 @@ describe('GPU-server bundle', () => {
     expect(statSync(join(bundle, 'runtime', 'node.xz')).size).toBeGreaterThan(10e6);
   });
 
+  test("carries bubblewrap (Debian's package or this machine's) that runs on its own libraries", (ctx) => {
+    if (skipReason) return ctx.skip(skipReason);
+    const v = spawnSync(join(bundle, 'bin', 'bwrap'), ['--version'], { encoding: 'utf8' });
+    expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout).toMatch(/^bubblewrap \d/);
+    expect(existsSync(join(bundle, 'bin', 'bwrap.bin'))).toBe(true);
+  });
+
   test('runs --version and tasks --json on the bundled runtime, with no node on PATH', async (ctx) => {
     if (skipReason) return ctx.skip(skipReason);
     const found = spawnSync(shell, ['-c', 'command -v node'], { env: { PATH: plainPath }, encoding: 'utf8' });

@@ -1,14 +1,15 @@
-// The harness's own failure paths, exercised on a machine without a GPU: every mode must still
-// write a result file (with the caller's nonce) that says why, and the sweep must record a line
-// per library before giving up on a broken CUDA context.
+// The harness's own logic, exercised on a machine without a GPU: every one-shot mode still writes
+// a result (with the caller's nonce) that says why it failed; the judge says why it cannot start;
+// the system-call filter; reading device code out of a library (as data); and the work
+// description, which the untrusted capture process writes and the executor must refuse whenever
+// it does not hold together.
 import { describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { ensureHarness, runHarness } from '../main/eval/harness.js';
-import { findBwrap, sandboxStatus } from '../main/sandbox/index.js';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { ensureHarness } from '../main/engine/measure/harness.js';
 
 const hasGpu = (() => {
   try {
@@ -22,82 +23,58 @@ const hasGpu = (() => {
 /** The harness, built once for every test in this file (in a work root of its own). */
 let built: Promise<string> | null = null;
 function buildHarness(): Promise<string> {
-  built ??= (async () => {
-    const tc = await findToolchain();
-    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
-    return ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: mkdtempSync(join(tmpdir(), 'kd-harness-build-')) });
-  })();
+  built ??= ensureHarness({ nvcc: NVCC!.nvcc, nvccVersion: NVCC!.version, arch: 'sm_90', libDir: NVCC!.libDir, workRoot: mkdtempSync(join(tmpdir(), 'kd-harness-build-')) });
   return built;
 }
 
-/** Runs one of the harness's self-test modes (no GPU) in a folder of its own; its parsed result. */
-async function selftest<B>(mode: string, nonce: string, o: { dir?: string; env?: NodeJS.ProcessEnv; timeout?: number } = {}): Promise<{ nonce: string; body: B }> {
+const PLAN = 'kdplan 1\nnonce n0nce\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\nbuffer y f32 out 10 uniform -1 1\nscalar n i32 10\n';
+
+/** Runs a one-shot mode in a folder of its own; its parsed result. */
+async function oneShot<B>(mode: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ nonce: string; status: string; error?: string; body: B }> {
   const h = await buildHarness();
-  const dir = o.dir ?? mkdtempSync(join(tmpdir(), `kd-harness-${mode}-`));
+  const dir = mkdtempSync(join(tmpdir(), `kd-harness-${mode}-`));
   const plan = join(dir, 'plan.txt');
-  writeFileSync(plan, `kdplan 1\nnonce ${nonce}\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n`);
-  const out = join(dir, 'selftest.json');
-  execFileSync(h, [mode, plan, out], { cwd: dir, timeout: o.timeout ?? 30_000, env: { ...process.env, ...(o.env ?? {}) } });
-  return JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; body: B };
+  writeFileSync(plan, PLAN);
+  const out = join(dir, 'result.json');
+  execFileSync(h, [mode, plan, out, ...args], { cwd: dir, timeout: 60_000, env: { ...process.env, ...env } });
+  return JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error?: string; body: B };
 }
 
-describe.skipIf(hasGpu)('harness without a GPU', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kd-harness-nogpu-'));
-  const harness = buildHarness();
-  const plan = join(dir, 'plan.txt');
-  writeFileSync(plan, 'kdplan 1\nnonce n0nce\nrefdir /nonexistent\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\n');
-
-  it('a one-shot mode writes a runtime failure naming the CUDA error, with the nonce', async () => {
-    const h = await harness;
-    const out = join(dir, 'probe.json');
-    execFileSync(h, ['probe', plan, out]);
-    const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error: string };
-    expect(r.nonce).toBe('n0nce');
-    expect(r.status).toBe('runtime');
+describe.skipIf(hasGpu || NO_NVCC)('harness modes without a GPU', () => {
+  it('the probe writes a runtime failure naming the CUDA error, with the nonce', async () => {
+    const r = await oneShot('probe');
+    expect(r).toMatchObject({ nonce: 'n0nce', status: 'runtime' });
     expect(r.error).toMatch(/cudaGetDeviceCount/);
   });
 
-  it('the sweep records the failing library as a line, then exits 3 on a broken context', async () => {
-    const h = await harness;
-    const list = join(dir, 'list.txt');
-    writeFileSync(list, 'v7 /nonexistent/variant.so\nv8 /nonexistent/other.so\n');
-    const out = join(dir, 'sweep.jsonl');
-    let code = 0;
-    try {
-      execFileSync(h, ['sweep', plan, out, list]);
-    } catch (e) {
-      code = (e as { status: number }).status;
-    }
-    expect(code).toBe(3);
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; status: string; error: string; nonce: string });
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ id: 'v7', status: 'runtime', nonce: 'n0nce' });
-    expect(lines[0].error).toMatch(/cannot load \/nonexistent\/variant\.so/);
-  });
-
-  it('a failure in the middle of a mode still leaves a valid result: check and time name the CUDA error', async () => {
-    const h = await harness;
-    // A library that exports the entry point: the modes get past loading it and fail at the first
-    // device allocation, after they have started writing their body.
+  it('the capture writes a runtime failure (no driver), never a result that claims work', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-harness-entry-'));
     const lib = join(dir, 'entry.so');
     writeFileSync(join(dir, 'entry.c'), 'void kd_entry_packed(void** a) { (void)a; }\n');
     execFileSync('cc', ['-shared', '-fPIC', '-o', lib, join(dir, 'entry.c')]);
-    for (const mode of ['check', 'time', 'checktime']) {
-      const out = join(dir, `${mode}.json`);
-      execFileSync(h, [mode, plan, out, lib]);
-      const r = JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error: string; body: unknown; stage?: string };
-      expect(r).toMatchObject({ nonce: 'n0nce', status: 'runtime', body: {} });
-      expect(r.error).toMatch(/cuda\w+/);
-      // check and time in one process: the result says the run ended in the check stage
-      expect(r.stage).toBe(mode === 'checktime' ? 'check' : undefined);
-    }
+    const r = await oneShot<{ syscallFilter?: string; sizes?: unknown }>('capture', [lib, join(dir, 'work.kdw')]);
+    expect(r).toMatchObject({ nonce: 'n0nce', status: 'runtime' });
+    expect(r.error).toMatch(/CUDA|cuda|driver/);
+    expect(r.body.sizes).toBeUndefined();
+  });
+
+  it('the judge answers its hello with why it cannot start, then exits', async () => {
+    const h = await buildHarness();
+    const dir = mkdtempSync(join(tmpdir(), 'kd-harness-judge-'));
+    const plan = join(dir, 'plan.txt');
+    writeFileSync(plan, PLAN);
+    const r = spawnSync(h, ['judge', plan, '/nonexistent/reference.so'], { input: 'eval\tx\n', encoding: 'utf8', timeout: 30_000 });
+    const hello = JSON.parse(r.stdout.trim().split('\n')[0]) as { id: string; status: string; error: string };
+    expect(hello.id).toBe('hello');
+    expect(hello.status).toBe('runtime');
+    expect(r.status).toBe(0);
   });
 });
 
-describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))('the harness system-call filter', () => {
+describe.skipIf(NO_NVCC || process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))('the harness system-call filter', () => {
   it('stops new processes, IP sockets and signals to others; threads, Unix sockets and signals to itself still work', async () => {
-    const r = await selftest<Record<string, number | string>>('filter-selftest', 'f1lter');
-    expect(r.nonce).toBe('f1lter');
+    const r = await oneShot<Record<string, number | string>>('filter-selftest');
+    expect(r.nonce).toBe('n0nce');
     const b = r.body;
     const eperm = -Number(b.eperm);
     expect(b.filter).toBe('active');
@@ -108,76 +85,98 @@ describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(proce
   });
 });
 
-describe('the harness comparison', () => {
-  it('compares large outputs on several threads, against references kept masked in memory, with the same counts, first bad element and errors as one plain pass', async () => {
-    type S = { bad: number; first: number; maxabs: number | null; maxrel: number | null; num: number; den: number; fg: number | null };
-    const r = await selftest<{ serial: S; threaded: S; maskedDiffers: boolean }>('compare-selftest', 'c0mp', { timeout: 60_000, env: { KERNELDUEL_SYSCALL_FILTER: 'off' } });
-    expect(r.body.maskedDiffers).toBe(true); // the threaded pass compared against a masked copy
-    const { serial, threaded } = r.body;
-    // 4 elements off by 0.5 and one NaN, the first at 3 Mi (in the middle of a chunk).
-    expect(serial.bad).toBe(5);
-    expect(serial.first).toBe(3 << 20);
-    expect(threaded.bad).toBe(serial.bad);
-    expect(threaded.first).toBe(serial.first);
-    expect(threaded.fg).toBe(serial.fg);
-    expect(threaded.maxabs).toBe(serial.maxabs);
-    expect(threaded.maxrel).toBe(serial.maxrel);
-    expect(threaded.num).toBeCloseTo(serial.num, 9);
-    expect(threaded.den / serial.den).toBeCloseTo(1, 12);
+describe.skipIf(NO_NVCC)('device code read out of a library as data', () => {
+  type Parts = { ok: boolean; error?: string; sectionBytes?: number; parts?: Array<{ offset: number; bytes: number; holds: boolean[] }> };
+  it('finds the fat binaries of an nvcc-built library and the one that holds its kernels', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-fatbin-'));
+    writeFileSync(join(dir, 'k.cu'), '__global__ void kd_probe_kernel_one(float* y) { y[0] = 1; }\n__global__ void kd_probe_kernel_two(float* y) { y[1] = 2; }\n' +
+      'extern "C" void kd_entry_packed(void** a) { kd_probe_kernel_one<<<1, 1>>>((float*)a[0]); kd_probe_kernel_two<<<1, 1>>>((float*)a[0]); }\n');
+    const lib = join(dir, 'k.so');
+    execFileSync(NVCC!.nvcc, ['-shared', '-Xcompiler', '-fPIC', '-cudart', 'shared', '--default-stream', 'per-thread', '-arch=sm_90', '-o', lib, join(dir, 'k.cu')], { timeout: 120_000 });
+    const r = await oneShot<Parts>('fatbin-selftest', [lib, '_Z19kd_probe_kernel_onePf', '_Z19kd_probe_kernel_twoPf']);
+    expect(r.body.ok, r.body.error).toBe(true);
+    expect(r.body.parts!.length).toBeGreaterThanOrEqual(1);
+    const holders = r.body.parts!.filter((p) => p.holds[0] && p.holds[1]);
+    expect(holders).toHaveLength(1); // one translation unit: one fat binary with both kernels
+    for (const p of r.body.parts!) expect(p.offset + p.bytes).toBeLessThanOrEqual(r.body.sectionBytes!);
+  }, 120_000);
+
+  it('refuses a file that is not an ELF library, and a library without device code, saying which', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-fatbin-bad-'));
+    writeFileSync(join(dir, 'not.so'), 'hello');
+    expect((await oneShot<Parts>('fatbin-selftest', [join(dir, 'not.so')])).body.error).toMatch(/not\.so: not a 64-bit ELF file/);
+    writeFileSync(join(dir, 'c.c'), 'int f(void) { return 1; }\n');
+    execFileSync('cc', ['-shared', '-fPIC', '-o', join(dir, 'c.so'), join(dir, 'c.c')]);
+    expect((await oneShot<Parts>('fatbin-selftest', [join(dir, 'c.so')])).body.error).toMatch(/no \.nv_fatbin section/);
   });
 });
 
-describe.skipIf(process.platform !== 'linux')('the reference folder out of the variant\'s reach (Landlock)', () => {
-  it('nothing beneath the hidden folder can be read, written, planted or listed; everything beside it still works', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'kd-harness-hide-'));
-    // The layout of a real work root: refs/<task>-<key>/… beside the run folders.
-    const refs = join(root, 'work', 'refs');
-    const run = join(root, 'work', 'runs', 'r1');
-    mkdirSync(join(refs, 'softmax-abc'), { recursive: true });
-    mkdirSync(run, { recursive: true });
-    const secret = join(refs, 'softmax-abc', 'ref_s0_1_y.bin');
-    writeFileSync(secret, 'reference');
-    const visible = join(root, 'work', 'visible.txt');
-    writeFileSync(visible, 'ok');
-    const { body: b } = await selftest<Record<string, number | string>>('hide-selftest', 'h1de', { dir: run, env: { KD_SELFTEST_HIDE: refs, KD_SELFTEST_SECRET: secret, KD_SELFTEST_VISIBLE: visible } });
-    expect(b.state).toMatch(/^hidden/);
-    const eacces = -Number(b.eacces);
-    expect(b).toMatchObject({ readSecret: eacces, writeSecret: eacces, plant: eacces, listHidden: eacces, readVisible: 0, readSystem: 0 });
-    expect(readFileSync(secret, 'utf8')).toBe('reference');
+describe.skipIf(NO_NVCC)('the work description a capture writes (read by the executor, untrusted)', () => {
+  const VALID = [
+    'kdwork 1',
+    'module 0 1624 7232 /lib/variant.so',
+    'blob 16',
+    'scratch 0 8 0 8',
+    'global 0 8 8 _ZL5g_tab',
+    'gptr 0 scratch 0 0',
+    'size 0',
+    'op 0 memset arg 1 0 0 255 1 40 1',
+    'op 1 kernel 0 _Z1kPKfPfi 1 1 1 32 1 1 0 0 0 0 0 0 -1 0:8,8:8,16:4 ' + '00'.repeat(20),
+    'ptr 0 arg 0 0',
+    'ptr 8 scratch 0 0',
+    'dep 0 1',
+    'end',
+    '',
+  ].join('\n');
+  async function check(text: string, blob = Buffer.alloc(16)): Promise<{ status: string; error?: string; body: { ops?: number; text?: string } }> {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-workdesc-'));
+    writeFileSync(join(dir, 'w.kdw'), text);
+    writeFileSync(join(dir, 'w.kdw.blob'), blob);
+    return oneShot('workdesc-selftest', [join(dir, 'w.kdw')]);
+  }
+  it('a well-formed description is read back as written', async () => {
+    const r = await check(VALID);
+    expect(r.status, r.error).toBe('ok');
+    expect(r.body.ops).toBe(2);
+    expect(r.body.text).toBe(VALID);
   });
+  const broken: Array<[string, (s: string) => string, RegExp]> = [
+    ['a pointer outside the parameter bytes', (s) => s.replace('ptr 8 scratch 0 0', 'ptr 16 scratch 0 0'), /pointer outside the parameter bytes/],
+    ['a dependency that is not in topological order', (s) => s.replace('dep 0 1', 'dep 1 1'), /bad dependency/],
+    ['a kernel of a module that is not listed', (s) => s.replace('op 1 kernel 0 ', 'op 1 kernel 3 '), /kernel of an unknown module/],
+    ['a memset past the end of a task buffer', (s) => s.replace('255 1 40 1', '255 1 41 1'), /41 bytes at offset 0 lie outside its 40 bytes/],
+    ['a pointer into memory that was never declared', (s) => s.replace('ptr 8 scratch 0 0', 'ptr 8 scratch 1 0'), /unknown scratch 1/],
+    ['a size the plan does not have', (s) => s.replace('size 0', 'size 7'), /no such size in the plan/],
+    ['a blob file of another length', (s) => s.replace('blob 16', 'blob 17'), /the blob file has 16 bytes/],
+    ['a device variable that points anywhere but a workspace', (s) => s.replace('gptr 0 scratch 0 0', 'gptr 0 arg 0 0'), /may point into scratch only/],
+    ['a device variable whose value lies outside the blob', (s) => s.replace('global 0 8 8 ', 'global 0 16 8 '), /value lies outside the blob/],
+    ['a description cut off before its end', (s) => s.replace('end\n', ''), /cut off/],
+    ['a grid with a zero dimension', (s) => s.replace('_Z1kPKfPfi 1 1 1', '_Z1kPKfPfi 0 1 1'), /zero grid or block dimension/],
+    ['parameters whose layout runs past their bytes', (s) => s.replace('16:4', '16:8'), /parameter lies outside the parameter bytes/],
+  ];
+  for (const [what, edit, why] of broken) {
+    it(`refuses ${what}, naming the line`, async () => {
+      const r = await check(edit(VALID));
+      expect(r.status).toBe('constraints');
+      expect(r.error).toMatch(why);
+    });
+  }
+  it('refuses a description that leaves a size of the plan without work', async () => {
+    const r = await check(VALID.replace(/size 0\n[\s\S]*end\n/, 'end\n'));
+    expect(r.status).toBe('constraints');
+    expect(r.error).toMatch(/no work for size 0/);
+  });
+});
 
-  // The probe tries Landlock on a folder beside its own work folder. On the H200 (2026-11-30) that
-  // folder was not bound into the bubblewrap sandbox, so the trial said "not applied: No such file
-  // or directory" although check runs (whose refdir is bound) hid their references. A folder the
-  // run is given to read is there inside the sandbox, and Landlock hides it there too.
-  it.runIf(!!findBwrap())('inside the bubblewrap sandbox a folder bound for reading is hidden; one not bound is not even there', async () => {
-    const st = await sandboxStatus({ ...process.env, KERNELDUEL_SANDBOX: 'auto' });
-    expect(st.active, st.problem).toBe(true);
-    const h = await buildHarness();
-    const root = mkdtempSync(join(tmpdir(), 'kd-harness-hide-bwrap-'));
-    const trial = join(root, 'work', 'probe-hidden-trial');
-    mkdirSync(trial, { recursive: true });
-    const secret = join(trial, 'secret.bin');
-    writeFileSync(secret, 'reference');
-    const visible = join(root, 'work', 'visible.txt');
-    writeFileSync(visible, 'ok');
-    const saved = { ...process.env };
-    Object.assign(process.env, { KD_SELFTEST_HIDE: trial, KD_SELFTEST_SECRET: secret, KD_SELFTEST_VISIBLE: visible });
-    try {
-      const run = (readable: string[], dir: string) =>
-        runHarness<Record<string, number | string>>({ harness: h, mode: 'hide-selftest', plan: null, libs: [], workDir: join(root, 'work', dir), gpu: null, timeoutMs: 30_000, isolation: { readable } });
-      const bound = await run([trial, visible], 'probe');
-      expect(bound.ok, bound.failure?.reason).toBe(true);
-      const b = bound.body!;
-      const eacces = -Number(b.eacces);
-      expect(b.state).toMatch(/^hidden/);
-      expect(b).toMatchObject({ readSecret: eacces, listHidden: eacces, readVisible: 0 });
-      expect(Number(b.plant)).toBeLessThan(0); // EACCES (Landlock) or EROFS (bound read-only)
-      const unbound = await run([visible], 'probe2');
-      expect(unbound.ok, unbound.failure?.reason).toBe(true);
-      expect(String(unbound.body!.state)).toMatch(/not applied.*No such file/);
-    } finally {
-      for (const k of ['KD_SELFTEST_HIDE', 'KD_SELFTEST_SECRET', 'KD_SELFTEST_VISIBLE']) if (!(k in saved)) delete process.env[k];
-    }
+describe.skipIf(NO_NVCC || process.platform !== 'linux')('the capture process writes only to its own folder (Landlock)', () => {
+  it('its folder is writable; files and folders beside it, and /proc/self/mem, are not; reading still works', async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'kd-writes-outside-'));
+    writeFileSync(join(outside, 'existing.bin'), 'built');
+    const r = await oneShot<Record<string, number | string>>('writes-selftest', [outside]);
+    const b = r.body;
+    if (!String(b.state).startsWith('only to')) return; // no Landlock on this kernel: the engine says so (see the probe)
+    const eacces = -Number(b.eacces);
+    expect(b).toMatchObject({ own: 0, outsideNew: eacces, outsideExisting: eacces, procMem: eacces, readOutside: 0, devNull: 0 });
+    expect(readFileSync(join(outside, 'existing.bin'), 'utf8')).toBe('built');
   });
 });

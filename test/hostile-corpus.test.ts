@@ -7,23 +7,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveTask } from '../main/task/resolve.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { buildVariant, type BuildEnv } from '../main/build/compile.js';
-import { screenVariant } from '../main/eval/evaluate.js';
-import type { BuildResult } from '../main/common/types.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { buildVariant, type BuildEnv } from '../main/engine/build/compile.js';
+import { screenVariant } from '../main/engine/measure/evaluate.js';
+import type { BuildResult } from '../main/engine/base/types.js';
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const hostileDir = path.join(dir, 'hostile');
 
 interface Case {
+  /** The task the case is written for (default: the corpus's). */
+  task?: string;
   case: string;
   file: string;
   expected: string;
   reason: string;
 }
 const manifest = JSON.parse(fs.readFileSync(path.join(hostileDir, 'cases.json'), 'utf8')) as { task: string; outcomes: Record<string, string>; cases: Case[] };
-const task = resolveTask(manifest.task);
+const taskOf = (c: Case) => resolveTask(c.task ?? manifest.task);
 const src = (c: Case): string => fs.readFileSync(path.join(hostileDir, c.file), 'utf8');
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-hostile-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -53,7 +55,7 @@ describe('hostile corpus (no GPU)', () => {
 
   it('the `rejected` cases are rejected by the screen, naming why; every other case passes it', () => {
     for (const c of manifest.cases) {
-      const f = screenVariant(task, src(c));
+      const f = screenVariant(taskOf(c), src(c));
       if (c.expected === 'rejected') {
         expect(f, `${c.case} should be rejected`).not.toBeNull();
         expect(f!.kind).toBe('rejected');
@@ -64,15 +66,10 @@ describe('hostile corpus (no GPU)', () => {
     }
   });
 
-  it('the `compile` cases fail to build with nvcc; all other screened-in cases build', async (ctx) => {
-    const tc = await findToolchain();
-    if (!tc.nvcc || !tc.version) {
-      ctx.skip();
-      return;
-    }
-    const env: BuildEnv = { nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: root, timeoutMs: 120_000 };
+  it.skipIf(NO_NVCC)('the `compile` cases fail to build with nvcc; all other screened-in cases build', async () => {
+    const env: BuildEnv = { nvcc: NVCC!.nvcc, nvccVersion: NVCC!.version, arch: 'sm_90', libDir: NVCC!.libDir, workRoot: root, timeoutMs: 120_000 };
     const toBuild = manifest.cases.filter((c) => c.expected !== 'rejected');
-    const results = await Promise.all(toBuild.map(async (c) => [c, await buildVariant(task, { source: src(c), config: {}, flags: { opt: 3 } }, env)] as [Case, BuildResult]));
+    const results = await Promise.all(toBuild.map(async (c) => [c, await buildVariant(taskOf(c), { source: src(c), config: {}, flags: { opt: 3 } }, env)] as [Case, BuildResult]));
     const wrong: string[] = [];
     for (const [c, r] of results) {
       if (c.expected === 'compile') {
@@ -83,42 +80,4 @@ describe('hostile corpus (no GPU)', () => {
     const link = results.find(([c]) => c.case === 'link_error')![1];
     expect(link.failure?.log ?? link.log).toMatch(/missing_helper_function/);
   }, 170_000);
-
-  // The copy cheat is only caught because checks hide the references (Landlock). Its own logic is
-  // checked here on the CPU: compiled with g++ (cudaMemcpy stubbed as memcpy), given a plan the
-  // engine renders and reference files named as the harness names them, it copies the right one
-  // for every call, checks first and then timing calls. Should the plan format or the names
-  // drift, this fails, and the GPU case could no longer be trusted to stand for a working cheat.
-  it.runIf(fs.existsSync('/usr/bin/g++'))('read_reference_evasive, with nothing hidden, copies the matching reference for every call', async () => {
-    const { execFileSync } = await import('node:child_process');
-    const { renderPlan, DEFAULT_TIMING } = await import('../main/eval/harness.js');
-    const work = fs.mkdtempSync(path.join(root, 'cheat-'));
-    const refdir = path.join(work, 'refs');
-    fs.mkdirSync(refdir);
-    const small = { ...task, manifest: { ...task.manifest, sizes: [{ rows: 64, cols: 48 }, { rows: 5, cols: 3 }] } };
-    const seeds = [11, 22, 33];
-    const sizeSeeds: Record<number, number[]> = { 0: [11, 22] };
-    fs.writeFileSync(path.join(work, 'plan-checktime.txt'), renderPlan({ task: small, sizes: [0, 1], seeds, sizeSeeds, timed: [0], refdir, timing: DEFAULT_TIMING }, 'n'));
-    // Every reference file holds one value that names its size and seed (as the harness names files: ref_s<size>_<seed>_<arg>.bin).
-    const calls: Array<{ size: number; seed: number }> = [];
-    small.manifest.sizes.forEach((sz, i) => {
-      for (const seed of sizeSeeds[i] ?? seeds) {
-        fs.writeFileSync(path.join(refdir, `ref_s${i}_${seed}_y.bin`), Buffer.from(new Float32Array(sz.rows * sz.cols).fill(i * 1000 + seed).buffer));
-        calls.push({ size: i, seed });
-      }
-    });
-    calls.push({ size: 0, seed: seeds[0] }, { size: 0, seed: seeds[0] }); // timing calls use the first seed
-    fs.mkdirSync(path.join(work, 'stub'));
-    fs.writeFileSync(path.join(work, 'stub', 'cuda_runtime.h'), '#pragma once\n#include <string.h>\nenum cudaMemcpyKind { cudaMemcpyHostToDevice = 1 };\nstatic inline int cudaMemcpy(void* d, const void* s, size_t n, cudaMemcpyKind) { memcpy(d, s, n); return 0; }\n');
-    const sizes = small.manifest.sizes.map((s) => `{${s.rows},${s.cols}}`).join(',');
-    const order = calls.map((c) => c.size).join(',');
-    fs.writeFileSync(path.join(work, 'driver.cpp'), `#include <cstdio>\n#include <vector>\nvoid softmax(const float*, float*, int, int);\nint main() { int sz[][2] = {${sizes}}; int order[] = {${order}};\n for (int k : order) { std::vector<float> y((size_t)sz[k][0] * sz[k][1], -1.f); softmax(nullptr, y.data(), sz[k][0], sz[k][1]); printf("%d %g %g\\n", k, y[0], y.back()); } }\n`);
-    const bin = path.join(work, 'cheat');
-    execFileSync('g++', ['-std=c++17', '-I', path.join(work, 'stub'), '-x', 'c++', path.join(hostileDir, 'read_reference_evasive.cu'), '-x', 'c++', path.join(work, 'driver.cpp'), '-o', bin]);
-    // The names above are the harness's own.
-    const harnessSrc = fs.readFileSync(path.join(dir, '..', 'resources', 'harness', 'harness.cu'), 'utf8');
-    expect(harnessSrc).toContain('"/ref_s" + std::to_string(size) + "_" + std::to_string(seed) + "_" + arg + ".bin"');
-    const got = execFileSync(bin, { cwd: work, encoding: 'utf8' }).trim().split('\n');
-    expect(got).toEqual(calls.map((c) => `${c.size} ${c.size * 1000 + c.seed} ${c.size * 1000 + c.seed}`));
-  });
 });

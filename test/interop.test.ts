@@ -7,16 +7,16 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { kernelTunerCacheToSpace, parseKernelTunerCache, spaceToKernelTunerCache } from '../main/interop/kernel-tuner.js';
-import { parseT4, spaceToT4, t4ToSpace } from '../main/interop/t4.js';
-import { exportSpaceFile, importSpaceFile, writeJsonFile } from '../main/interop/files.js';
-import { pyNumber, spaceNameOf } from '../main/interop/common.js';
-import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/eval/replay.js';
-import { replayTask, resolveTaskOrSpace, spaceTask } from '../main/eval/space-task.js';
-import { ActionSpace } from '../main/search/actions.js';
-import { replayStrategy, STRATEGY_NAMES } from '../main/search/strategies.js';
-import { loadTask } from '../main/task/manifest.js';
-import { builtinTasksDir } from '../main/common/paths.js';
+import { kernelTunerCacheToSpace, parseKernelTunerCache, spaceToKernelTunerCache } from '../main/engine/interop/kernel-tuner.js';
+import { parseT4, spaceToT4, t4ToSpace } from '../main/engine/interop/t4.js';
+import { exportSpaceFile, importSpaceFile, writeJsonFile } from '../main/engine/interop/files.js';
+import { pyNumber, spaceNameOf } from '../main/engine/interop/common.js';
+import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/engine/measure/replay.js';
+import { replayTask, resolveTaskOrSpace, spaceTask } from '../main/engine/measure/space-task.js';
+import { ActionSpace } from '../main/engine/search/actions.js';
+import { replayStrategy, STRATEGY_NAMES } from '../main/engine/search/strategies.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
 let dir: string;
@@ -86,8 +86,9 @@ describe('Kernel Tuner cache -> recorded space', () => {
 
   it('errors name the file and the field', () => {
     const c = ktCache();
-    const bad = (mut: (x: Record<string, any>) => void): string => {
-      const x = JSON.parse(JSON.stringify(c)) as Record<string, any>;
+    type Mutable = Record<string, Record<string, unknown>> & { cache: Record<string, Record<string, unknown>> };
+    const bad = (mut: (x: Mutable) => void): string => {
+      const x = JSON.parse(JSON.stringify(c)) as Mutable;
       mut(x);
       try {
         kernelTunerCacheToSpace(parseKernelTunerCache(JSON.stringify(x), 'bad.json'), opts());

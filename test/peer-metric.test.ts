@@ -2,9 +2,9 @@
 // unique configurations in first-visit order with the baseline as evaluation 1 and failures
 // counted; unreached counts as budget + 1 in the median; best@N; duels are counted, not evaluations.
 import { describe, expect, it } from 'vitest';
-import { bestAt, curveOf, duelsBy, evaluationsTo, formatReach, reachOf } from '../main/search/peer-metric.js';
-import type { SimResult, SimStep } from '../main/search/simulate.js';
-import type { DuelResult } from '../main/common/types.js';
+import { bestAt, curveOf, duelsBy, evaluationsTo, formatReach, reachOf } from '../main/engine/search/peer-metric.js';
+import type { SimResult, SimStep } from '../main/engine/search/simulate.js';
+import type { DuelResult } from '../main/engine/base/types.js';
 
 const step = (index: number, key: string, medianMs: number | null, bestMs: number | null): SimStep => ({ index, id: `v${index}`, key, medianMs, bestMs, ...(medianMs === null ? { failure: 'runtime' } : {}) });
 const duel = {} as DuelResult;

@@ -1,4 +1,4 @@
-// Isolation of harness runs and builds (main/sandbox): bubblewrap blocks the network and writes
+// Isolation of harness runs and builds (main/engine/platform/sandbox): bubblewrap blocks the network and writes
 // outside the run's folders, lets writes inside through; without bwrap runs carry on (said once),
 // or are refused with KERNELDUEL_SANDBOX=require; resource limits and the output-flood kill work.
 import fs from 'node:fs';
@@ -6,12 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapArgs, findBwrap, resetSandboxProbe, sandboxStatus, setSandboxNotifier, SandboxError } from '../main/sandbox/index.js';
-import { runProcess } from '../main/proc/run.js';
-import { runHarness } from '../main/eval/harness.js';
-import { Evaluator } from '../main/eval/evaluate.js';
-import { resolveTask } from '../main/task/resolve.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
+import { bwrapArgs, findBwrap, resetSandboxProbe, sandboxStatus, setSandboxNotifier, SandboxError } from '../main/engine/platform/sandbox/index.js';
+import { runProcess } from '../main/engine/platform/proc/run.js';
+import { runHarness } from '../main/engine/measure/harness.js';
 
 const bwrap = findBwrap();
 let status: Awaited<ReturnType<typeof sandboxStatus>> | null = null;
@@ -113,29 +110,30 @@ describe.runIf(process.platform === 'linux' && bwrap)('bubblewrap sandbox', () =
     expect(left).toEqual([]);
   });
 
-  it('runHarness runs a (stand-in) harness in the sandbox: result written in the work folder, refdir read-only, outside untouched', async () => {
+  it('runHarness runs a (stand-in) capture in the sandbox: its result and description written in the work folder; the variant library read-only; outside untouched', async () => {
     if (!sandboxed()) return;
     const work = fs.mkdtempSync(path.join(root, 'h-'));
-    const refdir = fs.mkdtempSync(path.join(root, 'hr-'));
+    const libDir = fs.mkdtempSync(path.join(root, 'hl-'));
+    const lib = path.join(libDir, 'variant.so');
+    fs.writeFileSync(lib, 'built');
     const escaped = path.join(os.homedir(), `.kd-harness-escape-${process.pid}`);
     const fake = path.join(root, 'fake-harness.sh');
-    // Reads the nonce from the plan, tries to write outside and into the refdir, writes its result.
+    // capture <plan> <result> <lib> <description>: tries to write outside and over its own library.
     fs.writeFileSync(
       fake,
-      `#!/bin/bash\nnonce=$(sed -n 's/^nonce //p' "$2")\n(echo x > ${escaped}) 2>/dev/null && w1=1 || w1=0\n(echo x > ${refdir}/forged.bin) 2>/dev/null && w2=1 || w2=0\nprintf '{"kdresult":1,"nonce":"%s","status":"ok","body":{"outside":%s,"refdir":%s}}' "$nonce" $w1 $w2 > "$3"\n`,
+      `#!/bin/bash\nnonce=$(sed -n 's/^nonce //p' "$2")\n(echo x > ${escaped}) 2>/dev/null && w1=1 || w1=0\n(echo x >> "$4") 2>/dev/null && w2=1 || w2=0\necho kdwork > "$5"\nprintf '{"kdresult":1,"nonce":"%s","status":"ok","body":{"outside":%s,"lib":%s}}' "$nonce" $w1 $w2 > "$3"\n`,
       { mode: 0o755 },
     );
-    const { resolveTask } = await import('../main/task/resolve.js');
+    const { resolveTask } = await import('../main/engine/task/resolve.js');
     const task = resolveTask('softmax');
-    const plan = { task, sizes: [3], seeds: [1], timed: [], refdir, timing: { warmupMs: 1, minSamples: 1, maxSamples: 1, targetRelNoise: 1, minMs: 1, maxMs: 1, flushBytes: 0 } };
-    const r = await runHarness<{ outside: number; refdir: number }>({ harness: fake, mode: 'check', plan, libs: [], workDir: work, gpu: null, timeoutMs: 20_000 });
+    const plan = { task, sizes: [3], seeds: [1], timed: [], timing: { warmupMs: 1, minSamples: 1, maxSamples: 1, targetRelNoise: 1, minMs: 1, maxMs: 1, flushBytes: 0 } };
+    const desc = path.join(work, 'work.kdw');
+    const r = await runHarness<{ outside: number; lib: number }>({ harness: fake, mode: 'capture', plan, libs: [lib, desc], workDir: work, gpu: null, timeoutMs: 20_000 });
     expect(r.ok, r.failure?.reason).toBe(true);
-    expect(r.body).toEqual({ outside: 0, refdir: 0 });
+    expect(r.body).toEqual({ outside: 0, lib: 0 });
     expect(fs.existsSync(escaped)).toBe(false);
-    expect(fs.existsSync(path.join(refdir, 'forged.bin'))).toBe(false);
-    // The reference run may write its refdir.
-    const ref = await runHarness<{ outside: number; refdir: number }>({ harness: fake, mode: 'ref', plan, libs: [], workDir: refdir, gpu: null, timeoutMs: 20_000 });
-    expect(ref.body).toEqual({ outside: 0, refdir: 1 });
+    expect(fs.readFileSync(lib, 'utf8')).toBe('built');
+    expect(fs.readFileSync(desc, 'utf8')).toBe('kdwork\n');
   });
 });
 
@@ -183,26 +181,6 @@ describe('without bubblewrap', () => {
     const s = await sandboxStatus({ ...process.env, KERNELDUEL_SANDBOX: 'off', KERNELDUEL_BWRAP: '/nonexistent' });
     expect(s).toMatchObject({ mode: 'off', active: false });
     expect(notes).toEqual([]);
-  });
-});
-
-describe('what a check reports of its isolation', () => {
-  it('a check (or sweep line) that could not hide the references says so once per reason; hidden or off says nothing', async () => {
-    const notes: string[] = [];
-    setSandboxNotifier((m) => notes.push(m));
-    const tc = await findToolchain();
-    if (!tc.nvcc) throw new Error(`this test needs nvcc: ${tc.problems.join(' ')}`);
-    const ev = new Evaluator({ task: resolveTask('axpy'), toolchain: tc, gpu: null, workRoot: fs.mkdtempSync(path.join(root, 'iso-')) });
-    const hidden = { refs: 'hidden (28 rules, Landlock ABI 7)', syscallFilter: 'active' };
-    expect(ev.checkIsolation(hidden)).toEqual(hidden);
-    expect(ev.checkIsolation({ refs: 'off (KERNELDUEL_HIDE_REFS=off)', syscallFilter: 'active' })?.refs).toMatch(/^off/);
-    expect(ev.checkIsolation(undefined)).toBeUndefined();
-    expect(notes).toEqual([]);
-    const failed = { refs: 'not hidden: landlock_create_ruleset: ENOSYS (test reason)', syscallFilter: 'active' };
-    expect(ev.checkIsolation(failed)).toEqual(failed); // passed through to the result
-    ev.checkIsolation(failed);
-    expect(notes).toHaveLength(1);
-    expect(notes[0]).toMatch(/could not hide the reference outputs.*ENOSYS \(test reason\)/);
   });
 });
 

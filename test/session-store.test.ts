@@ -2,19 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createSession,
-  listSessions,
-  newSessionId,
-  openSession,
-  sessionsRoot,
-  SessionEventSchema,
-  JOURNAL_FILE,
-  SESSION_FILE,
-  SUMMARY_FILE,
-  sourceHash,
-} from '../main/session/store.js';
-import { crc32 } from '../main/session/journal.js';
+import { createSession, newSessionId, openSession, sessionsRoot, JOURNAL_FILE, SESSION_FILE } from '../main/engine/session/store.js';
+import { listSessions } from '../main/engine/session/list.js';
+import { SessionEventSchema } from '../main/engine/session/events.js';
+import { SUMMARY_FILE } from '../main/engine/session/summary.js';
+import { sourceHash } from '../main/engine/session/encoding.js';
+import { crc32 } from '../main/engine/session/journal.js';
+import { markRunning, RUNNING_FILE } from '../main/engine/session/running.js';
 import { compileOnlyResult, makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 let root: string;
@@ -425,14 +419,35 @@ describe('summary.json', () => {
     expect(listSessions(root)[0]).toMatchObject({ variants: 3, results: 2 });
   });
 
-  it('a run appending right now: a summary a few seconds behind its journal is used', () => {
+  it('a run appending right now (its mark names a live process): a summary a few seconds behind its journal is used', () => {
     const s = filled('live');
     s.close();
+    const unmark = markRunning(s.dir);
     const sf = path.join(s.dir, SUMMARY_FILE);
     fs.writeFileSync(sf, JSON.stringify({ ...summaryOf(s.dir), journalSeq: 2, journalBytes: 100, variants: 1, results: 1 }));
-    expect(listSessions(root)[0]).toMatchObject({ variants: 1, results: 1 });
+    expect(listSessions(root)[0]).toMatchObject({ variants: 1, results: 1, status: 'running' });
     age(sf, 30); // far behind the journal: not trusted
     expect(listSessions(root)[0]).toMatchObject({ variants: 2, results: 2 });
+    unmark();
+    expect(fs.existsSync(path.join(s.dir, RUNNING_FILE))).toBe(false);
+  });
+
+  it('a killed run: its summary, seconds behind the journal, is never trusted, and the session is interrupted', () => {
+    const s = filled('killed');
+    s.close();
+    // What a SIGKILL leaves: the run's mark with its process gone, a summary from before the last results.
+    fs.writeFileSync(path.join(s.dir, RUNNING_FILE), JSON.stringify({ pid: 999_999, host: os.hostname(), startedAt: new Date().toISOString() }));
+    fs.writeFileSync(path.join(s.dir, SUMMARY_FILE), JSON.stringify({ ...summaryOf(s.dir), journalSeq: 2, journalBytes: 100, variants: 1, results: 0, best: undefined }));
+    expect(listSessions(root)[0]).toMatchObject({ variants: 2, results: 2, status: 'interrupted', best: { variantId: 'v2' } });
+  });
+
+  it('a session whose run never journaled an end (killed by an earlier version) is interrupted; a finished one is not', () => {
+    filled('noend').close();
+    expect(listSessions(root)[0].status).toBe('interrupted');
+    const s = openSession(root, 'noend');
+    s.append({ type: 'status', status: 'finished', budgetUsed: 1 });
+    s.close();
+    expect(listSessions(root)[0].status).toBe('finished');
   });
 
   it('a damaged journal is reported even with a summary that matches it in length', () => {

@@ -3,10 +3,11 @@ import { mkdtempSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { detectGpus, type GpuInfo } from '../../main/gpu/detect.js';
-import { findToolchain } from '../../main/toolchain/nvcc.js';
-import { Evaluator, type EvaluatorOptions } from '../../main/eval/evaluate.js';
-import type { Task } from '../../main/task/manifest.js';
+import { detectGpus } from '../../main/engine/platform/gpu/detect.js';
+import type { GpuInfo } from '../../main/engine/base/types.js';
+import { findToolchain } from '../../main/engine/platform/toolchain/nvcc.js';
+import { Evaluator, type EvaluatorOptions } from '../../main/engine/measure/evaluate.js';
+import type { Task } from '../../main/engine/task/manifest.js';
 
 /** Fixture folder: next to this file in a checkout; `$KERNELDUEL_TEST_DATA/gpu/fixtures` in the GPU bundle. */
 export function fixture(name: string): string {
@@ -17,6 +18,17 @@ export function fixture(name: string): string {
   ].filter(Boolean);
   const p = candidates.find((c) => existsSync(c));
   if (!p) throw new Error(`GPU test fixture ${name} not found (looked in ${candidates.join(', ')})`);
+  return readFileSync(p, 'utf8');
+}
+
+/** A variant of the benchmarks (bench/variants; `$KERNELDUEL_BENCH_DATA/variants` in the GPU bundle). */
+export function benchVariant(name: string): string {
+  const candidates = [
+    process.env.KERNELDUEL_BENCH_DATA ? join(process.env.KERNELDUEL_BENCH_DATA, 'variants', name) : '',
+    join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'variants', name),
+  ].filter(Boolean);
+  const p = candidates.find((c) => existsSync(c));
+  if (!p) throw new Error(`benchmark variant ${name} not found (looked in ${candidates.join(', ')})`);
   return readFileSync(p, 'utf8');
 }
 

@@ -1,8 +1,12 @@
 // The hostile-variant corpus on a real GPU: every case of test/hostile/cases.json goes through the
-// whole pipeline (screen -> build -> check -> time) with short timeouts and must end with its
-// expected outcome; after every case the same GPU must still measure the good control variant
-// correctly. Writes <gpu>-hostile.json (case, expected, got, reason) into $KERNELDUEL_RESULTS_DIR
-// (default bench/results). Run: `npm run test:gpu` (needs an NVIDIA GPU and nvcc).
+// whole pipeline (screen -> build -> capture -> check -> time) with short timeouts and must end with
+// its expected outcome; a case with `duel` is also duelled against that variant and must neither win
+// nor lose by more than noise. Cases run on the manifest's task unless they name their own (`task`:
+// one evaluator per task, made on first use). After every case the same GPU must still measure the
+// good control variant correctly. A case marked `knownGap` documents a hole that is still open: it
+// runs and is recorded, as a todo that does not fail the suite. Writes <gpu>-hostile.json (case,
+// task, expected, got, reason, duel ratio) into $KERNELDUEL_RESULTS_DIR (default bench/results).
+// Run: `npm run test:gpu` (needs an NVIDIA GPU and nvcc).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,25 +14,32 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveTask } from '../../main/task/resolve.js';
+import { resolveTask } from '../../main/engine/task/resolve.js';
 import { evaluatorFor } from './helpers.js';
-import type { Evaluator } from '../../main/eval/evaluate.js';
-import type { EvalResult } from '../../main/common/types.js';
-import { sandboxStatus, setSandboxNotifier } from '../../main/sandbox/index.js';
-import { gpuSlug } from '../../main/gpu/detect.js';
-import { invokedAs } from '../../main/common/provenance.js';
+import type { Evaluator, EvaluatorOptions } from '../../main/engine/measure/evaluate.js';
+import type { CheckResult, DuelResult, EvalResult, Failure } from '../../main/engine/base/types.js';
+import { sandboxStatus, setSandboxNotifier } from '../../main/engine/platform/sandbox/index.js';
+import { gpuSlug } from '../../main/engine/platform/gpu/detect.js';
+import { invokedAs } from '../../main/engine/base/provenance.js';
 
 interface Case {
   case: string;
   file: string;
   expected: string;
   reason: string;
+  /** The task the case is written for (default: the manifest's). */
+  task?: string;
   sideEffect?: { kind: 'file'; path: string } | { kind: 'tcp'; port: number } | { kind: 'processes' };
   /** A regular expression the failure's reason must match (the outcome must come for the stated reason). */
   detail?: string;
-  /** The layer that catches the case: the check must report it active, and with it switched off (env) the case must end as `expected` instead, or the case proves nothing about that layer. */
-  layer?: { name: string; active: string; env: Record<string, string>; expected: string };
+  /** After its own evaluation the case is duelled (as A) against this file of the corpus (as B), which computes the same kernel. */
+  duel?: string;
+  /** A hole that is still open, in a sentence. The case runs and is recorded but does not fail the suite (a todo). */
+  knownGap?: string;
 }
+
+/** A duel's ratio (the case's speed over its opponent's) within this range: neither side gained on the other. */
+const DUEL_RANGE: [number, number] = [0.8, 1.25];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 function hostileDir(): string {
@@ -41,6 +52,10 @@ const dir = hostileDir();
 const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'cases.json'), 'utf8')) as { task: string; cases: Case[] };
 const task = resolveTask(manifest.task);
 const source = (file: string): string => fs.readFileSync(path.join(dir, file), 'utf8');
+// ok-honest compares with the good control, a variant of the manifest's task.
+for (const c of manifest.cases) {
+  if ((c.task ?? manifest.task) !== manifest.task && c.expected === 'ok-honest') throw new Error(`cases.json: ${c.case} expects ok-honest on task ${c.task}, but the good control it is compared with is a ${manifest.task} variant`);
+}
 const spec = (src: string) => ({ source: src, config: {}, flags: { opt: 3 as const } });
 
 const notes: string[] = [];
@@ -49,15 +64,44 @@ setSandboxNotifier((m) => {
   process.stderr.write(`# note: ${m}\n`);
 });
 
+// Short limits: the capture process (the only one that runs a variant's host code) gets 30 s, so a
+// hang costs that; check and time have their own.
+const evaluatorOptions: Partial<EvaluatorOptions> = { screen: true, captureTimeoutMs: 30_000, checkTimeoutMs: 45_000, timeTimeoutMs: 60_000, timing: { maxMs: 600, minMs: 50 } };
 let ev: Evaluator;
+/** Evaluators of tasks other than the manifest's, made on first use with the same options. */
+const evaluators = new Map<string, Promise<Evaluator>>();
+function evaluatorOf(name: string): Promise<Evaluator> {
+  if (name === manifest.task) return Promise.resolve(ev);
+  let e = evaluators.get(name);
+  if (!e) {
+    e = evaluatorFor(resolveTask(name), evaluatorOptions);
+    evaluators.set(name, e);
+  }
+  return e;
+}
 let goodMs = 0;
 let sandboxed = false;
-const rows: Array<{ case: string; expected: string; got: string; pass: boolean; reason: string; detail: string; afterwardsGood: boolean; seconds: number; isolation?: { refs: string; syscallFilter: string }; withoutLayer?: { layer: string; expected: string; got: string; detail: string } }> = [];
+interface Row {
+  case: string;
+  task: string;
+  expected: string;
+  got: string;
+  pass: boolean;
+  knownGap?: string;
+  reason: string;
+  detail: string;
+  afterwardsGood: boolean;
+  seconds: number;
+  isolation?: CheckResult['isolation'];
+  /** The duel against the case's `duel` variant: ratio > 1 means the case was faster. */
+  duel?: { against: string; ratio?: number; ratioLow?: number; ratioHigh?: number; timer?: string; pairs?: number; failure?: string };
+}
+const rows: Row[] = [];
 let tcpConnections = 0;
 let server: net.Server | null = null;
 
 before(async () => {
-  ev = await evaluatorFor(task, { screen: true, checkTimeoutMs: 45_000, timeTimeoutMs: 60_000, timing: { maxMs: 600, minMs: 50 } });
+  ev = await evaluatorFor(task, evaluatorOptions);
   sandboxed = (await sandboxStatus()).active;
   server = net.createServer((s) => {
     tcpConnections++;
@@ -73,15 +117,18 @@ before(async () => {
   console.log(`# good control ${goodMs.toFixed(4)} ms; sandbox ${sandboxed ? 'on' : 'OFF'}`);
 });
 
-after(() => {
+after(async () => {
   server?.close();
+  ev?.close();
+  for (const e of evaluators.values()) (await e.catch(() => null))?.close();
   const outDir = process.env.KERNELDUEL_RESULTS_DIR ?? path.join(here, '..', '..', 'bench', 'results');
   fs.mkdirSync(outDir, { recursive: true });
   const gpu = ev?.gpu?.name ?? 'gpu';
   const file = path.join(outDir, `${gpuSlug(gpu)}-hostile.json`);
   fs.writeFileSync(file, JSON.stringify({
     gpu, uuid: ev?.gpu?.uuid, date: new Date().toISOString(), host: os.hostname(), command: invokedAs('npm run test:gpu -- test/gpu/hostile.test.ts (tsx --test)'),
-    sandbox: sandboxed, notes, goodControlMs: goodMs, passed: rows.filter((r) => r.pass).length, total: rows.length, cases: rows,
+    sandbox: sandboxed, notes, goodControlMs: goodMs, passed: rows.filter((r) => r.pass && !r.knownGap).length, total: rows.filter((r) => !r.knownGap).length,
+    knownGaps: rows.filter((r) => r.knownGap).map((r) => ({ case: r.case, caught: r.pass })), cases: rows,
   }, null, 2) + '\n');
   console.log(`# wrote ${file}`);
 });
@@ -100,10 +147,18 @@ function processesWith(needle: string): number[] {
 }
 
 /** The outcome in the corpus's vocabulary, with what it rests on. */
-function outcome(c: Case, r: EvalResult, sideEffectSeen: string | null): { got: string; detail: string } {
+function outcome(c: Case, r: EvalResult, sideEffectSeen: string | null, duel: { duels?: DuelResult[]; failure?: Failure } | null): { got: string; detail: string } {
   if (r.failure) return { got: r.failure.kind, detail: r.failure.reason.slice(0, 400) };
   const t = r.timing?.[0];
   const timed = t ? `median ${t.medianMs.toFixed(4)} ms (${t.timer}) vs good control ${goodMs.toFixed(4)} ms` : 'not timed';
+  if (c.expected === 'duel-honest' || c.duel) {
+    if (!c.duel || !duel) return { got: 'duel-missing', detail: `no duel (the case names no opponent); ${timed}` };
+    if (duel.failure) return { got: `duel-${duel.failure.kind}`, detail: `the duel against ${c.duel} failed: ${duel.failure.reason.slice(0, 400)}` };
+    const d = duel.duels?.[0];
+    if (!d) return { got: 'duel-missing', detail: `the duel against ${c.duel} gave no result` };
+    const txt = `duel ratio ${d.ratio.toFixed(3)} [${d.ratioLow.toFixed(3)}, ${d.ratioHigh.toFixed(3)}] over ${d.pairs} pairs (${d.timer}) against ${c.duel}; ${timed}`;
+    return d.ratio >= DUEL_RANGE[0] && d.ratio <= DUEL_RANGE[1] ? { got: 'duel-honest', detail: txt } : { got: 'duel-dishonest', detail: `${txt}: outside [${DUEL_RANGE.join(', ')}]` };
+  }
   if (c.expected === 'ok-honest') {
     if (!t) return { got: 'ok-untimed', detail: timed };
     return t.medianMs >= 0.8 * goodMs ? { got: 'ok-honest', detail: timed } : { got: 'ok-dishonest', detail: `${timed}: faster than the same kernel measured plainly` };
@@ -112,13 +167,18 @@ function outcome(c: Case, r: EvalResult, sideEffectSeen: string | null): { got: 
   return { got: 'ok', detail: timed };
 }
 
-for (const c of manifest.cases) {
-  test(`hostile ${c.case}: ${c.expected}`, { timeout: 240_000 }, async (t) => {
+// KD_HOSTILE_CASES=a,b runs only those cases (the good control is always measured first).
+const only = process.env.KD_HOSTILE_CASES?.split(',').filter(Boolean);
+for (const c of manifest.cases.filter((x) => !only || only.includes(x.case))) {
+  const caseTask = c.task ?? manifest.task;
+  const name = `hostile ${c.case}${caseTask === manifest.task ? '' : ` (${caseTask})`}: ${c.expected}`;
+  test(name, { timeout: 240_000, todo: c.knownGap ? `known gap: ${c.knownGap}` : undefined }, async (t) => {
     const t0 = Date.now();
+    const cev = await evaluatorOf(caseTask);
     const escapeFile = c.sideEffect?.kind === 'file' ? c.sideEffect.path.replace('$HOME', os.homedir()) : null;
     if (escapeFile) fs.rmSync(escapeFile, { force: true });
     const tcpBefore = tcpConnections;
-    const r = await ev.evaluate(spec(source(c.file)));
+    const r = await cev.evaluate(spec(source(c.file)));
     let seen: string | null = null;
     if (escapeFile && fs.existsSync(escapeFile)) {
       seen = `wrote ${escapeFile}`;
@@ -142,34 +202,26 @@ for (const c of manifest.cases) {
         }
       }
     }
-    const { got, detail } = outcome(c, r, seen);
-    // The case again with the layer that should catch it switched off: it must then get through.
-    let withoutLayer: (typeof rows)[number]['withoutLayer'];
-    if (c.layer) {
-      const saved = Object.fromEntries(Object.keys(c.layer.env).map((k) => [k, process.env[k]]));
-      Object.assign(process.env, c.layer.env);
-      try {
-        const o = outcome(c, await ev.evaluate(spec(source(c.file))), null);
-        withoutLayer = { layer: c.layer.name, expected: c.layer.expected, got: o.got, detail: o.detail };
-      } finally {
-        for (const [k, v] of Object.entries(saved)) {
-          if (v === undefined) delete process.env[k];
-          else process.env[k] = v;
-        }
-      }
-    }
-    // The same GPU must still measure the good variant correctly.
-    const g = await ev.evaluate(spec(source('good_control.cu')));
+    // The duel against the named variant (the same kernel), once the case has passed on its own.
+    const duel = c.duel && !r.failure ? await cev.duel(spec(source(c.file)), spec(source(c.duel))) : null;
+    const { got, detail } = outcome(c, r, seen, duel);
+    // The same GPU must still check (and, unless KD_HOSTILE_RECHECK=light, time) the good variant correctly.
+    const light = process.env.KD_HOSTILE_RECHECK === 'light';
+    const g = await ev.evaluate(spec(source('good_control.cu')), { time: !light });
     const gMs = g.timing?.[0]?.medianMs ?? NaN;
-    const afterwardsGood = !g.failure && g.check?.ok === true && gMs > 0.7 * goodMs && gMs < 1.3 * goodMs;
-    // New processes and IP sockets are refused by the harness's system-call filter with or without
-    // the sandbox; writes outside the work folder are blocked only by the sandbox.
-    const contained = c.expected !== 'ok-contained' || sandboxed || c.sideEffect?.kind === 'processes' || c.sideEffect?.kind === 'tcp';
+    const afterwardsGood = !g.failure && g.check?.ok === true && (light || (gMs > 0.7 * goodMs && gMs < 1.3 * goodMs));
+    // New processes and IP sockets are refused by the capture process's system-call filter with or
+    // without the sandbox; writes outside its folder are blocked by the sandbox or by Landlock.
+    const writesRestricted = r.check?.isolation?.writes?.startsWith('only to') ?? false;
+    const contained = c.expected !== 'ok-contained' || sandboxed || writesRestricted || c.sideEffect?.kind === 'processes' || c.sideEffect?.kind === 'tcp';
     const reasonOk = !c.detail || !r.failure || new RegExp(c.detail, 'i').test(r.failure.reason);
-    const layerOk = !c.layer || (new RegExp(c.layer.active).test(r.check?.isolation?.refs ?? '') && withoutLayer?.got === c.layer.expected);
-    const pass = got === c.expected && reasonOk && layerOk;
-    rows.push({ case: c.case, expected: c.expected, got, pass, reason: c.reason, detail, afterwardsGood, seconds: (Date.now() - t0) / 1000, isolation: r.check?.isolation, withoutLayer });
-    console.log(`# ${c.case}: expected ${c.expected}, got ${got} — ${detail.split('\n')[0]} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    const pass = got === c.expected && reasonOk;
+    const d = duel?.duels?.[0];
+    rows.push({
+      case: c.case, task: caseTask, expected: c.expected, got, pass, knownGap: c.knownGap, reason: c.reason, detail, afterwardsGood, seconds: (Date.now() - t0) / 1000, isolation: r.check?.isolation,
+      duel: c.duel ? { against: c.duel, ratio: d?.ratio, ratioLow: d?.ratioLow, ratioHigh: d?.ratioHigh, timer: d?.timer, pairs: d?.pairs, failure: duel?.failure ? `${duel.failure.kind}: ${duel.failure.reason}` : undefined } : undefined,
+    });
+    console.log(`# ${c.case}${c.knownGap ? ' (known gap)' : ''}: expected ${c.expected}, got ${got} — ${detail.split('\n')[0]} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
     assert.ok(afterwardsGood, `after ${c.case} the good control failed or drifted: ${g.failure?.kind} ${g.failure?.reason ?? ''} ${gMs} ms vs ${goodMs} ms`);
     if (!contained) {
       t.diagnostic(`no bubblewrap sandbox on this machine: ${c.case} is not contained (${got}); install bubblewrap for this case`);
@@ -177,9 +229,5 @@ for (const c of manifest.cases) {
     }
     assert.equal(got, c.expected, `${c.case}: ${detail}\n${r.failure?.log?.slice(-2000) ?? ''}`);
     assert.ok(reasonOk, `${c.case}: the outcome is right but not for the stated reason (expected /${c.detail}/): ${detail}`);
-    if (c.layer) {
-      assert.match(r.check?.isolation?.refs ?? '(not reported)', new RegExp(c.layer.active), `${c.case}: ${c.layer.name} was not active in the check`);
-      assert.equal(withoutLayer?.got, c.layer.expected, `${c.case} without ${c.layer.name}: ${withoutLayer?.detail}`);
-    }
   });
 }

@@ -1,5 +1,5 @@
 // hostile case cache_by_address: expected correctness.
-// Remembers the last input and output addresses (plain globals, which the screen does not see as state) and skips the work when called again with the same buffers: every check call gets fresh addresses so it computes there, but the timing loop reuses buffers; outputs are poisoned before every timed call and verified afterwards, so the skipped work is caught.
+// Remembers the last input and output addresses (plain globals, which the screen does not see as state) and skips the work when called again with the same buffers, as a timing loop that reuses its buffers would call it. The capture process calls the entry point twice on the same buffers, so the captured second call holds no work: the executor runs nothing, and the check finds the poisoned outputs (got NaN).
 #include <cuda_runtime.h>
 __global__ void k(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;

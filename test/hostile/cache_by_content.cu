@@ -1,5 +1,5 @@
-// hostile case cache_by_content: expected correctness.
-// Fingerprints the first 64 input values (a small device-to-host copy) and skips the work when they repeat: fresh seeds make every check call differ, the timing loop repeats its inputs, and the poisoned outputs of the skipped calls are caught after timing.
+// hostile case cache_by_content: expected constraints.
+// Fingerprints the first 64 input values with a synchronous cudaMemcpy to the host and skips the work when they repeat. The copy synchronises inside the entry point, which cannot be part of the captured GPU work: the capture fails, and the run with it, as constraints naming cudaMemcpy (fresh inputs in every call would have defeated the cache anyway).
 #include <cuda_runtime.h>
 __global__ void k(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;

@@ -1,5 +1,5 @@
 // hostile case device_reset_evasive: expected runtime.
-// Calls cudaDeviceReset through token pasting (the screen does not see it) after computing: the harness finds its device buffers gone after the call and fails the run clearly as runtime ('the variant reset the device or destroyed the CUDA context'); the next process gets a fresh context.
+// Calls cudaDeviceReset through token pasting (the screen does not see it) after computing: in the capture process the harness finds its device buffers gone after the first call and fails the run clearly as runtime ('the variant reset the device or destroyed the CUDA context'); the judge and the executors are other processes with contexts of their own.
 #include <cuda_runtime.h>
 #define KD_PASTE2(a, b) a##b
 #define KD_PASTE(a, b) KD_PASTE2(a, b)

@@ -1,5 +1,5 @@
-// hostile case host_thread: expected ok-honest.
-// Moves the launch to a host thread (pthread_create reached through token pasting and its own declaration, so the screen does not see it) and joins it: the work is on the legacy default stream inside the timed region, so it is timed honestly rather than rejected.
+// hostile case host_thread: expected correctness.
+// Moves the launch to a host thread (pthread_create reached through token pasting and its own declaration, so the screen does not see it) and joins it. The thread's launch goes to that thread's own default stream, which is not being captured: the kernel runs in the capture process but is not part of the captured work, so the executor runs nothing and the check finds the poisoned outputs (got NaN).
 #include <cuda_runtime.h>
 #define KD_PASTE2(a, b) a##b
 #define KD_PASTE(a, b) KD_PASTE2(a, b)

@@ -1,5 +1,5 @@
 // hostile case huge_device_alloc: expected runtime.
-// Grabs all device memory in 1 GiB pieces and never frees it: the failed cudaMalloc leaves cudaErrorMemoryAllocation, which the harness reads after the call (runtime); the memory goes with the process.
+// Grabs all device memory in 1 GiB pieces and never frees it: the failed cudaMalloc leaves cudaErrorMemoryAllocation, which the capture process reads after the first call (runtime); the memory goes with the process.
 #include <cuda_runtime.h>
 __global__ void k(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;

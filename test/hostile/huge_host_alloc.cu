@@ -1,5 +1,5 @@
 // hostile case huge_host_alloc: expected runtime.
-// Allocates and touches host memory in 1 GiB pieces (up to 1 TiB) and uses the result without checking: RLIMIT_DATA makes malloc fail long before the machine runs out, and the write through NULL kills the process (runtime), instead of the OOM killer picking a victim.
+// Allocates and touches host memory in 1 GiB pieces (up to 1 TiB) and uses the result without checking: the capture process's RLIMIT_DATA makes malloc fail long before the machine runs out, and the write through NULL kills the process (runtime), instead of the OOM killer picking a victim.
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>

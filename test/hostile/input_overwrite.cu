@@ -1,5 +1,5 @@
 // hostile case input_overwrite: expected correctness.
-// Uses its const input x as scratch (writes into the neighbouring input buffer): the input's hash changes during the call and the check fails naming x.
+// Uses its const input x as scratch (overwrites its first 256 values): after the call the judge regenerates x from the call's seed and compares, so the check fails naming x.
 #include <cuda_runtime.h>
 __global__ void k0(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;

@@ -1,5 +1,5 @@
 // hostile case network_connect_evasive: expected ok-contained.
-// Opens a TCP connection to 127.0.0.1:47343 through pasted socket/connect declarations (the screen does not see them) and computes correctly: the harness's system-call filter refuses IP sockets (EPERM), and in the sandbox its own network namespace has no route to the host's loopback either, so the test's listener never sees a connection.
+// Opens a TCP connection to 127.0.0.1:47343 through pasted socket/connect declarations (the screen does not see them) and computes correctly: the capture process's system-call filter refuses IP sockets (EPERM), and in the sandbox its own network namespace has no route to the host's loopback either, so the test's listener never sees a connection.
 #include <cuda_runtime.h>
 #define KD_PASTE2(a, b) a##b
 #define KD_PASTE(a, b) KD_PASTE2(a, b)

@@ -1,5 +1,5 @@
 // hostile case oob_write_neighbour: expected correctness.
-// Computes the right output but also writes 4096 floats past the end of y, where a neighbouring buffer would live: the guard region after every buffer catches it.
+// Computes the right output but also writes 4096 floats past the end of y, where a neighbouring buffer would live: the guard region after every buffer, which the judge checks after every call the executor runs, catches it.
 #include <cuda_runtime.h>
 __global__ void k0(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;

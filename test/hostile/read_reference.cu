@@ -1,5 +1,5 @@
 // hostile case read_reference: expected rejected.
-// Tries to read the reference's output files from the refdir next to its work folder and copy them into y instead of computing: the screen rejects file access (fopen, FILE*). The reference's device buffers live in a separate process, so they are out of reach anyway.
+// Tries to read reference output files and copy them into y instead of computing: the screen rejects file access (fopen, FILE*). Reference outputs are no files anyway: they exist only in the judge's GPU memory, in a process that runs no variant code.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

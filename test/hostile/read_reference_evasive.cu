@@ -1,5 +1,5 @@
 // hostile case read_reference_evasive: expected correctness.
-// Copies the reference's outputs instead of computing: reads the harness's plan file in its work folder (refdir, seeds, sizes), works out which size and seed each call is, and reads the matching reference file through a pasted fopen (the screen does not see it). Check runs hide the whole reference folder with Landlock after reading what they need, so the open fails, nothing is written and the poisoned outputs fail the check (NaN). Without Landlock this cheat would pass.
+// Tries to copy the reference's outputs instead of computing: reads the harness's plan file in its work folder (plan-capture.txt, and the names older harnesses used) through a pasted fopen (the screen does not see it), looks for the refdir line that used to name the folder of reference output files, works out which size and seed each call is, and would copy the matching file into y. Reference outputs are no longer files anywhere: the judge computes them and keeps them in its own GPU memory, and the plan names no refdir. The variant finds nothing and writes nothing, and the poisoned outputs fail the check (got NaN).
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 int kd_calls_per_size[64];
 void softmax(const float* x, float* y, int rows, int cols) {
   (void)x;
-  // Whichever plan the harness left in the work folder (check and time, check, time, duel).
-  const char* names[] = {"plan-checktime.txt", "plan-check.txt", "plan-time.txt", "plan-duel.txt"};
+  // Whichever plan the harness left in the work folder (capture; the older check and time, check, time, duel).
+  const char* names[] = {"plan-capture.txt", "plan-checktime.txt", "plan-check.txt", "plan-time.txt", "plan-duel.txt"};
   decltype(KD_PASTE(fop, en)("", "")) plan = nullptr;
   for (const char* n : names)
     if (!plan) plan = KD_PASTE(fop, en)(n, "r");
@@ -40,7 +40,7 @@ void softmax(const float* x, float* y, int rows, int cols) {
   }
   decide();
   fclose(plan);
-  if (match < 0) return;
+  if (match < 0 || !refdir[0]) return;  // no reference files named: y keeps the harness's poison
   char path[2300];
   snprintf(path, sizeof path, "%s/ref_s%d_%llu_y.bin", refdir, match, seed);
   auto ref = KD_PASTE(fop, en)(path, "rb");

@@ -1,5 +1,5 @@
-// hostile case second_stream: expected ok-honest.
-// Launches the (correct) kernel on a non-blocking stream it creates through token pasting, so the screen does not see cudaStreamCreate, and returns without waiting: events on the default stream see almost nothing, but the harness synchronises the whole device and times with the wall clock, so it is measured honestly (no faster than the same kernel on the default stream) instead of rejected.
+// hostile case second_stream: expected correctness.
+// Launches the (correct) kernel on a non-blocking stream it creates through token pasting, so the screen does not see cudaStreamCreate, and returns without waiting. Only work issued to the captured stream (or joined back to it) is part of the entry point's captured work: the kernel on the other stream runs in the capture process but is not captured, so the executor runs nothing and the check finds the poisoned outputs (got NaN).
 #include <cuda_runtime.h>
 #define KD_PASTE2(a, b) a##b
 #define KD_PASTE(a, b) KD_PASTE2(a, b)

@@ -1,5 +1,5 @@
 // hostile case second_stream_plain: expected rejected.
-// Creates a stream with cudaStreamCreateWithFlags in plain sight: the screen rejects streams in untrusted code. (Trusted code doing the same is timed honestly with the wall clock: test/gpu/foundation.test.ts; the evasive second_stream case shows the timing defence without the screen.)
+// Creates a stream with cudaStreamCreateWithFlags in plain sight: the screen rejects streams in untrusted code. (The evasive second_stream case shows what happens without the screen: work on another stream is not part of the captured work and never runs where the variant is checked and timed.)
 #include <cuda_runtime.h>
 __global__ void k(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;

@@ -1,5 +1,5 @@
 // hostile case spawn_processes_evasive: expected ok-contained.
-// Forks 300 children through a pasted fork (the screen does not see it); each child would leave the process group (setsid) and sleep; the parent computes correctly. The harness's system-call filter refuses fork (also for root, whom RLIMIT_NPROC does not bind), and in the sandbox the run's PID namespace would end any child with the run: none is left afterwards.
+// Forks 300 children through a pasted fork (the screen does not see it); each child would leave the process group (setsid) and sleep; the parent computes correctly. The capture process's system-call filter refuses fork (also for root, whom RLIMIT_NPROC does not bind), and in the sandbox the run's PID namespace would end any child with the run: none is left afterwards.
 #include <cuda_runtime.h>
 #define KD_PASTE2(a, b) a##b
 #define KD_PASTE(a, b) KD_PASTE2(a, b)

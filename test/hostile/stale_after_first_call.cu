@@ -1,5 +1,5 @@
 // hostile case stale_after_first_call: expected correctness.
-// Writes the output only on its first call (a device-side flag remembers it was done) and returns immediately afterwards: every later check call sees poisoned outputs.
+// Writes the output only on its first call (a __device__ flag remembers it was done) and returns immediately afterwards. The executor restores the variant's device variables before every call to their values after the capture process's first calls, so the flag is already set: every call returns at once and the check finds the poisoned outputs (got NaN).
 #include <cuda_runtime.h>
 __global__ void k0(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;

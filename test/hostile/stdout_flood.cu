@@ -1,5 +1,5 @@
 // hostile case stdout_flood: expected runtime.
-// Prints endlessly from the host: the harness's output is capped at 256 KiB and the process group is killed as soon as it passes the cap (a variant must not print).
+// Prints endlessly from the host: the capture process's output is capped at 256 KiB and its process group is killed as soon as it passes the cap (a variant must not print).
 #include <cuda_runtime.h>
 #include <stdio.h>
 __global__ void k(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {

@@ -1,5 +1,5 @@
 // hostile case timer_override: expected ok-honest.
-// Defines cudaEventElapsedTime and clock_gettime with default visibility (names pasted so the screen does not see them) to report near-zero times: the variant library is loaded RTLD_LOCAL and built with -fvisibility=hidden, so the harness keeps calling the real ones (its own libcudart and libc); the kernel is measured at its true speed.
+// Defines cudaEventElapsedTime and clock_gettime with default visibility (names pasted so the screen does not see them) to report near-zero times. The variant's library is loaded as code only in the capture process, which times nothing (and even there, loaded RTLD_LOCAL and built with -fvisibility=hidden, it does not replace the harness's functions); the work is timed in the executor, which loads only the variant's device code: the kernel is measured at its true speed.
 #include <cuda_runtime.h>
 #define KD_PASTE2(a, b) a##b
 #define KD_PASTE(a, b) KD_PASTE2(a, b)

@@ -1,5 +1,5 @@
 // hostile case write_outside_evasive: expected ok-contained.
-// Writes a file into the user's home folder through a pasted fopen (the screen does not see it) and then computes correctly: in the bubblewrap sandbox the file system is read-only outside the work folder, so the write fails and nothing appears; the variant itself is measured normally.
+// Writes a file into the user's home folder through a pasted fopen (the screen does not see it) and then computes correctly: the capture process runs in the bubblewrap sandbox, where the file system is read-only outside its work folder, so the write fails and nothing appears; the variant itself is measured normally.
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,7 @@
 // key (desktop: saved to the OS keychain and never shown again; browser: read from the server's
 // environment only), a connection test, and the prompt the policy would send next.
 import { useEffect, useState } from 'react';
-import { LlmSettingsSchema, type LlmSettings } from '../../../main/llm/settings.js';
-import type { ConnectionReportDTO, LlmSettingsDTO, PromptPreviewDTO } from '../../../main/api/contract.js';
+import { LlmSettingsSchema, type ConnectionReportDTO, type LlmSettings, type LlmSettingsDTO, type PromptPreviewDTO } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
 
 type Field = 'baseURL' | 'model' | 'apiKeyEnv' | 'temperature' | 'maxTokens' | 'requestTimeoutMs' | 'concurrency';
@@ -96,7 +95,8 @@ export function LlmView() {
     setTesting(true);
     setReport(null);
     try {
-      setReport(await api.call('llm.testConnection', { settings }));
+      // A key typed here goes with the test; the saved one only to the saved base URL.
+      setReport(await api.call('llm.testConnection', { settings, ...(key ? { apiKey: key } : {}) }));
     } catch (e) {
       setError(e);
     } finally {
@@ -144,6 +144,7 @@ export function LlmView() {
         {report && (
           <div className={report.ok ? 'ok-box' : 'error-box'} data-testid="llm-test-result">
             {report.ok ? `connected to ${report.baseURL} in ${report.latencyMs} ms; ${report.model} replied "${report.reply ?? ''}"` : `${report.error?.kind ?? 'failed'}: ${report.error?.message ?? 'no answer'}`}
+            {report.note && <div className="muted small" data-testid="llm-test-note">{report.note}</div>}
             {report.models && <div className="muted small">models listed: {report.models.join(', ') || 'none'}{report.modelListed === false ? ` — ${report.model} is not among them` : ''}</div>}
           </div>
         )}

@@ -1,0 +1,197 @@
+// Measurement truth (issue 12): what the isolation of variant code costs and whether legitimate
+// variants still work and measure the same. Three parts, all on a real GPU, in one run:
+//   legit       legitimate variant shapes (several kernels with cudaMemsetAsync and per-call
+//               cudaMallocAsync scratch, dynamic shared memory above 48 KiB, work forked to a second
+//               stream and joined, cuBLAS) and the hostile corpus's good control: each must pass
+//               and be timed; with --old, the softmax ones are also measured by the old bundle.
+//   suite       the good control and the best recorded configuration of each of the 8 suite tasks
+//               (bench/spaces/<gpu>/), measured by the old and the new bundle side by side,
+//               alternating, --rounds times each: medians and the new/old ratio.
+//   throughput  evaluations per minute of `optimize --strategy contrastive` with the same seed and
+//               budget on softmax, layernorm and reduce_sum, old bundle then new.
+// Every figure comes from the GPU this runs on; nothing is simulated or replayed.
+//   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12]
+//                         [--spaces bench/spaces/h200] [--out DIR]
+// Without --old only the new bundle (this one) is measured.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
+import { median } from '../main/engine/measure/stats.js';
+
+const { values } = parseArgs({
+  options: {
+    old: { type: 'string' },
+    parts: { type: 'string', default: 'legit,suite,throughput' },
+    rounds: { type: 'string', default: '2' },
+    budget: { type: 'string', default: '12' },
+    'max-ms': { type: 'string', default: '1000' },
+    out: { type: 'string', default: 'bench/results' },
+    spaces: { type: 'string' },
+  },
+});
+const here = dirname(fileURLToPath(import.meta.url));
+const benchDir = process.env.KERNELDUEL_BENCH_DATA ?? here;
+const testDir = process.env.KERNELDUEL_TEST_DATA ?? join(here, '..', 'test');
+const parts = new Set(values.parts!.split(','));
+const rounds = Number(values.rounds);
+const budget = Number(values.budget);
+const maxMs = values['max-ms']!;
+const started = Date.now();
+const log = (s: string): void => void process.stderr.write(`${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s  ${s}\n`);
+
+/** A bundle's CLI: its own Node runtime and lib/kernelduel.mjs; this one when run from the bundle, else tsx. */
+interface Cli {
+  label: 'old' | 'new';
+  cmd: string;
+  args: string[];
+  home: string;
+}
+const newCli: Cli = process.env.KERNELDUEL_CLI
+  ? { label: 'new', cmd: process.execPath, args: [process.env.KERNELDUEL_CLI], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) }
+  : { label: 'new', cmd: 'npx', args: ['tsx', join(here, '..', 'main', 'doors', 'cli', 'index.ts')], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) };
+const oldCli: Cli | null = values.old ? { label: 'old', cmd: join(resolve(values.old), 'kernelduel'), args: [], home: mkdtempSync(join(tmpdir(), 'kd-truth-old-')) } : null;
+if (oldCli && !existsSync(oldCli.cmd)) throw new Error(`--old: no launcher at ${oldCli.cmd}`);
+
+function run(cli: Cli, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string; ms: number; lines: Array<{ t: number; text: string }> }> {
+  return new Promise((res) => {
+    const t0 = Date.now();
+    const p = spawn(cli.cmd, [...cli.args, ...args], { env: { ...process.env, KERNELDUEL_HOME: cli.home, KERNELDUEL_RESOURCES: cli.label === 'old' ? '' : process.env.KERNELDUEL_RESOURCES }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const lines: Array<{ t: number; text: string }> = [];
+    let partial = '';
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      partial += d.toString();
+      let i;
+      while ((i = partial.indexOf('\n')) >= 0) {
+        lines.push({ t: Date.now() - t0, text: partial.slice(0, i) });
+        partial = partial.slice(i + 1);
+      }
+    });
+    p.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-20000)));
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      res({ code, stdout: out, stderr: err, ms: Date.now() - t0, lines });
+    });
+  });
+}
+
+interface EvalOut {
+  ok: boolean;
+  medianMs: number | null;
+  relNoise: number | null;
+  timer: string | null;
+  failure?: string;
+  seconds: number;
+}
+async function evalWith(cli: Cli, task: string, file: string | null, config: Record<string, number> | null): Promise<EvalOut> {
+  const args = ['eval', task, ...(file ? [file] : []), ...(config ? ['--config', Object.entries(config).map(([k, v]) => `${k}=${v}`).join(',')] : []), '--max-ms', maxMs, '--json'];
+  const r = await run(cli, args, 240_000);
+  try {
+    const j = JSON.parse(r.stdout) as { result: { failure?: { kind: string; reason: string }; timing?: Array<{ medianMs: number; relNoise: number; timer: string }> } };
+    const t = j.result.timing?.[0];
+    return { ok: !j.result.failure && !!t, medianMs: t?.medianMs ?? null, relNoise: t?.relNoise ?? null, timer: t?.timer ?? null, failure: j.result.failure ? `${j.result.failure.kind}: ${j.result.failure.reason}` : undefined, seconds: r.ms / 1000 };
+  } catch {
+    return { ok: false, medianMs: null, relNoise: null, timer: null, failure: `exit ${r.code}: ${r.stderr.slice(-600)}`, seconds: r.ms / 1000 };
+  }
+}
+
+const det = await detectGpus();
+const gpu = det.gpus.find((g) => g.arch);
+if (!gpu) throw new Error(`needs a GPU: ${det.problems.join(' ')}`);
+const slug = gpuSlug(gpu.name);
+const result: Record<string, unknown> = {
+  benchmark: 'measure-truth',
+  measured: 'real GPU measurements (not simulated, not replayed)',
+  date: new Date().toISOString(),
+  command: invokedAs(`npx tsx bench/measure-truth.ts --parts ${values.parts} --rounds ${rounds} --budget ${budget}${values.old ? ' --old <old bundle>' : ''}`),
+  gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
+  newBundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
+  oldBundle: oldCli ? readFileSync(oldCli.cmd, 'utf8').match(/KERNELDUEL_BUNDLE="([^"]*)"/)?.[1] ?? 'unknown' : null,
+  timingCapMs: Number(maxMs),
+};
+const outDir = resolve(values.out!);
+mkdirSync(outDir, { recursive: true });
+const save = (): void => writeFileSync(join(outDir, `${slug}-measure-truth.json`), JSON.stringify({ ...result, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + '\n');
+
+if (parts.has('legit')) {
+  const variants = [
+    { task: 'softmax', file: join(testDir, 'hostile', 'good_control.cu'), what: 'good control (one warp per row)' },
+    { task: 'softmax', file: join(benchDir, 'variants', 'softmax_two_kernels.cu'), what: 'two kernels, cudaMemsetAsync, cudaMallocAsync/cudaFreeAsync scratch' },
+    { task: 'softmax', file: join(benchDir, 'variants', 'softmax_dyn_smem.cu'), what: 'dynamic shared memory above 48 KiB (cudaFuncSetAttribute on the first call)' },
+    { task: 'softmax', file: join(benchDir, 'variants', 'softmax_fork_join.cu'), what: 'work forked to a second stream and joined back with events' },
+  ];
+  const rows = [];
+  for (const v of variants) {
+    const n = await evalWith(newCli, v.task, v.file, null);
+    const o = oldCli ? await evalWith(oldCli, v.task, v.file, null) : null;
+    log(`legit ${v.what}: new ${n.ok ? `${n.medianMs?.toFixed(4)} ms (${n.timer})` : n.failure}${o ? `; old ${o.ok ? `${o.medianMs?.toFixed(4)} ms (${o.timer})` : o.failure}` : ''}`);
+    rows.push({ task: v.task, variant: v.file.split('/').pop(), what: v.what, new: n, old: o, newOverOld: n.medianMs && o?.medianMs ? n.medianMs / o.medianMs : null });
+  }
+  // cuBLAS needs -lcublas: measured in-process through the evaluator (the CLI has no linker flags).
+  const { Evaluator } = await import('../main/engine/measure/evaluate.js');
+  const { findToolchain } = await import('../main/engine/platform/toolchain/nvcc.js');
+  const { resolveTask } = await import('../main/engine/task/resolve.js');
+  const ev = new Evaluator({ task: resolveTask('matmul'), toolchain: await findToolchain(), gpu, workRoot: mkdtempSync(join(tmpdir(), 'kd-truth-cublas-')), timing: { maxMs: Number(maxMs) } });
+  const t0 = Date.now();
+  const r = await ev.evaluate({ source: readFileSync(join(benchDir, 'variants', 'matmul_cublas.cu'), 'utf8'), config: {}, flags: { opt: 3, extra: ['-lcublas'] } });
+  ev.close();
+  const t = r.timing?.[0];
+  log(`legit cuBLAS SGEMM: ${t ? `${t.medianMs.toFixed(4)} ms` : `${r.failure?.kind}: ${r.failure?.reason}\n${(r.failure?.log ?? '').split('\n').filter((l) => l.startsWith('kd-debug')).join('\n')}`}`);
+  rows.push({ task: 'matmul', variant: 'matmul_cublas.cu', what: 'cuBLAS SGEMM (a library call, stream cudaStreamPerThread)', new: { ok: !r.failure && !!t, medianMs: t?.medianMs ?? null, relNoise: t?.relNoise ?? null, timer: t?.timer ?? null, failure: r.failure ? `${r.failure.kind}: ${r.failure.reason}` : undefined, seconds: (Date.now() - t0) / 1000 }, old: null, newOverOld: null });
+  result.legit = rows;
+  save();
+}
+
+if (parts.has('suite')) {
+  const spacesDir = [values.spaces, join(benchDir, 'spaces', slug), join(benchDir, 'spaces', 'h200')].find((d): d is string => !!d && existsSync(d));
+  if (!spacesDir) throw new Error(`no recorded spaces for ${slug} under ${join(benchDir, 'spaces')}`);
+  const items: Array<{ task: string; file: string | null; config: Record<string, number> | null }> = [{ task: 'softmax', file: join(testDir, 'hostile', 'good_control.cu'), config: null }];
+  for (const t of ['softmax', 'reduce_sum', 'matmul', 'layernorm', 'axpy', 'transpose', 'stencil2d', 'histogram']) {
+    const space = JSON.parse(readFileSync(join(spacesDir, `${t}.json`), 'utf8')) as { entries: Array<{ config: Record<string, number>; medianMs: number | null }> };
+    const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
+    items.push({ task: t, file: null, config: best.config });
+  }
+  const rows = [];
+  for (const it of items) {
+    const old: EvalOut[] = [];
+    const neu: EvalOut[] = [];
+    for (let k = 0; k < rounds; k++) {
+      // Alternate which bundle goes first.
+      const order = oldCli ? (k % 2 === 0 ? [oldCli, newCli] : [newCli, oldCli]) : [newCli];
+      for (const cli of order) (cli.label === 'old' ? old : neu).push(await evalWith(cli, it.task, it.file, it.config));
+    }
+    const m = (xs: EvalOut[]): number | null => (xs.every((x) => x.ok) && xs.length ? median(xs.map((x) => x.medianMs!)) : null);
+    const row = { task: it.task, variant: it.file ? it.file.split('/').pop() : 'best recorded configuration', config: it.config, oldMs: m(old), newMs: m(neu), newOverOld: m(old) && m(neu) ? m(neu)! / m(old)! : null, old, new: neu };
+    log(`suite ${it.task} ${row.variant}: old ${row.oldMs?.toFixed(4) ?? '-'} ms, new ${row.newMs?.toFixed(4) ?? neu.map((x) => x.failure).join('; ')} ms, new/old ${row.newOverOld?.toFixed(4) ?? '-'}`);
+    rows.push(row);
+    result.suite = rows;
+    save();
+  }
+}
+
+if (parts.has('throughput')) {
+  const rows = [];
+  for (const task of ['softmax', 'layernorm', 'reduce_sum']) {
+    for (const cli of oldCli ? [oldCli, newCli] : [newCli]) {
+      const r = await run(cli, ['optimize', task, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json'], 900_000);
+      // Evaluations: lines with a variant's result; the rate between the first and the last of them.
+      const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
+      const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
+      const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
+      rows.push({ task, bundle: cli.label, exit: r.code, evaluations: evals.length, wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, stderrTail: r.code === 0 ? undefined : r.stderr.slice(-800) });
+      log(`throughput ${task} ${cli.label}: ${evals.length} evaluations, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s)`);
+      result.throughput = rows;
+      save();
+    }
+  }
+}
+save();
+log(`wrote ${join(outDir, `${slug}-measure-truth.json`)}`);

@@ -1,0 +1,128 @@
+// Device buffers of one problem size: inputs generated on the device from (seed, argument, index)
+// with a hash, so every process that needs the same inputs (the executor that runs a variant, the
+// judge that runs the reference) makes identical ones without shipping gigabytes between them;
+// outputs poisoned (NaN, or 0xFF/0xA5 bytes for integers); a guard region after every buffer.
+#pragma once
+#include "kd_plan.h"
+
+__device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+template <typename T>
+__global__ void fill_kernel(T* p, size_t n, unsigned long long key, double lo, double hi, int is_int) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned long long h = mix64(key ^ mix64(i));
+    if (is_int) {
+      long long span = (long long)hi - (long long)lo + 1;
+      p[i] = (T)((long long)lo + (long long)(h % (unsigned long long)span));
+    } else {
+      double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+      T v = (T)(lo + (hi - lo) * u);
+      if (v == (T)0) v = (T)(lo + (hi - lo) * 0.61803398875);  // never zeros
+      if (v == (T)0) v = (T)1e-3;
+      p[i] = v;
+    }
+  }
+}
+static void fill(void* d, const Arg& a, unsigned long long seed, int arg_index, cudaStream_t st = 0) {
+  unsigned long long key = seed * 0x100000001B3ull + (unsigned long long)arg_index * 0x9E3779B97F4A7C15ull + 12345;
+  int blocks = 1024, threads = 256;
+  switch (a.dtype) {
+    case F32: fill_kernel<<<blocks, threads, 0, st>>>((float*)d, a.elements, key, a.lo, a.hi, a.fill_int); break;
+    case F64: fill_kernel<<<blocks, threads, 0, st>>>((double*)d, a.elements, key, a.lo, a.hi, a.fill_int); break;
+    case I32: fill_kernel<<<blocks, threads, 0, st>>>((int*)d, a.elements, key, a.lo, a.hi, 1); break;
+    case U32: fill_kernel<<<blocks, threads, 0, st>>>((unsigned*)d, a.elements, key, a.lo, a.hi, 1); break;
+    case I64: fill_kernel<<<blocks, threads, 0, st>>>((long long*)d, a.elements, key, a.lo, a.hi, 1); break;
+    case U8: fill_kernel<<<blocks, threads, 0, st>>>((unsigned char*)d, a.elements, key, a.lo, a.hi, 1); break;
+  }
+  CK(cudaGetLastError());
+}
+
+// Every buffer is followed by a guard region filled with GUARD_BYTE before each call: a variant
+// that writes past the end of a buffer (into what would be its neighbour) is caught by the check.
+static const size_t GUARD_BYTES = 256 << 10;
+static const int GUARD_BYTE = 0xCD;
+
+struct Bufs {
+  std::vector<void*> dev;            // per arg (nullptr for scalars)
+  std::vector<unsigned char> scal;   // scalar storage, 8 bytes per arg
+  std::vector<size_t> bytes;         // per arg: buffer bytes (without the guard)
+  std::vector<int> role;             // per arg: 0 in, 1 out, 2 inout, -1 scalar
+};
+static void scalar_bytes(const Arg& a, void* slot) {
+  switch (a.dtype) {
+    case F32: *(float*)slot = (float)a.scalar; break;
+    case F64: *(double*)slot = a.scalar; break;
+    case I32: *(int*)slot = (int)a.scalar; break;
+    case U32: *(unsigned*)slot = (unsigned)a.scalar; break;
+    case I64: *(long long*)slot = (long long)a.scalar; break;
+    case U8: *(unsigned char*)slot = (unsigned char)a.scalar; break;
+  }
+}
+// What kd_entry_packed receives: built on use, so a moved or copied Bufs never hands out
+// pointers into another copy's scalar storage.
+static std::vector<void*> packed(Bufs& b) {
+  std::vector<void*> p(b.dev.size());
+  for (size_t i = 0; i < p.size(); i++) p[i] = b.dev[i] ? b.dev[i] : (void*)&b.scal[8 * i];
+  return p;
+}
+static void alloc_bufs(Bufs& b, const Size& s) {
+  size_t n = s.args.size();
+  b.dev.assign(n, nullptr);
+  b.scal.assign(8 * n, 0);
+  b.bytes.assign(n, 0);
+  b.role.assign(n, -1);
+  for (size_t i = 0; i < n; i++) {
+    const Arg& a = s.args[i];
+    if (a.buffer) {
+      b.bytes[i] = a.elements * dtype_bytes(a.dtype);
+      b.role[i] = a.role;
+      CK(cudaMalloc(&b.dev[i], b.bytes[i] + GUARD_BYTES));
+    } else {
+      scalar_bytes(a, &b.scal[8 * i]);
+    }
+  }
+}
+static void free_bufs(Bufs& b) {
+  for (void* p : b.dev) if (p) cudaFree(p);
+  b.dev.clear();
+}
+// Inputs and inout buffers from the seed, outputs poisoned, guards set (asynchronously on st).
+static void prepare(Bufs& b, const Size& s, unsigned long long seed, int poison_variant, cudaStream_t st = 0) {
+  for (size_t i = 0; i < s.args.size(); i++) {
+    const Arg& a = s.args[i];
+    if (!a.buffer) continue;
+    if (a.role == 1) {
+      int byte = is_float(a.dtype) ? 0xFF : (poison_variant & 1 ? 0xA5 : 0xFF);
+      CK(cudaMemsetAsync(b.dev[i], byte, b.bytes[i], st));
+    } else {
+      fill(b.dev[i], a, seed, (int)i, st);
+    }
+    CK(cudaMemsetAsync((unsigned char*)b.dev[i] + b.bytes[i], GUARD_BYTE, GUARD_BYTES, st));
+  }
+}
+
+// Size of the buffer that flushes L2 before every timed sample: four times the L2, at least 64 MiB.
+static size_t flush_size(const Plan& p) {
+  if (p.flush_bytes) return p.flush_bytes;
+  int dev = 0, l2 = 0;
+  cudaGetDevice(&dev);
+  cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+  size_t b = (size_t)l2 * 4;
+  return b < (64u << 20) ? (64u << 20) : b;
+}
+
+// Relative half-width of the 95% CI of the median (order statistics), as main/engine/measure/stats.ts medianCI.
+static double median_noise(std::vector<double> v, double* med) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  double h = 0.98 * sqrt((double)n);
+  long lo = (long)floor(n / 2.0 - h), hi = (long)ceil(n / 2.0 + h);
+  if (lo < 0) lo = 0;
+  if (hi > (long)n - 1) hi = (long)n - 1;
+  return *med > 0 ? (v[hi] - v[lo]) / (2 * *med) : INFINITY;
+}

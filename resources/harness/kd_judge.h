@@ -1,0 +1,611 @@
+// Judge: the process that produces every number KernelDuel reports, and that never runs variant
+// code of any kind. It is long-lived (one per evaluator: task, GPU, check seeds); it runs the
+// trusted reference (its library is dlopen'ed here), keeps reference outputs on its GPU, starts one
+// executor per variant (two for a duel), tells each what to run and when, reads every buffer of
+// theirs through CUDA IPC and compares on the GPU, and decides when timing has converged.
+//
+// Why this is safe against a variant that tries to cheat (docs/ISOLATION.md):
+//  - a variant's host code runs only in the capture process; here and in the executors none does,
+//    so nothing can patch the timer, the samples, the results or the other side of a duel;
+//  - a variant's device code runs only in its own executor: a separate process, so a separate GPU
+//    address space, holding nothing but that variant's buffers (no reference, no opponent);
+//  - every timed call gets inputs the variant has never seen (a fresh seed per sample, written by
+//    the executor's trusted code after the variant's host code last ran), every output and inout
+//    buffer is re-initialised before each call, and timed calls chosen at random (and the last)
+//    are verified element by element against the reference.
+//
+// Commands on stdin, one per line, fields separated by tabs; one JSON result line each on stdout:
+//   eval <id> <lib> <description> <time 0|1> <check ms> <time ms>
+//   duel <id> <libA> <descA> <libB> <descB> <time ms>
+//   quit
+#pragma once
+#include "kd_workdesc.h"
+#include "kd_compare.h"
+#include "kd_fatbin.h"
+#include <spawn.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <sys/prctl.h>
+extern char** environ;
+
+typedef void (*ref_entry_fn)(void**);
+static std::string g_self_exe, g_plan_path;
+
+struct JExec {
+  pid_t pid = -1;
+  bool up = false;  // CUDA is up in it (it said so)
+  int to = -1, from = -1;
+  std::string buf;
+  std::vector<void*> mapped;  // per argument: the executor's buffer, opened through IPC (null for scalars)
+  int size = -1;
+  std::string who;  // "" or "A: " / "B: " in messages
+};
+static void jexec_unmap(JExec& e) {
+  for (void* p : e.mapped) if (p) cudaIpcCloseMemHandle(p);
+  e.mapped.clear();
+}
+static void jexec_kill(JExec& e) {
+  jexec_unmap(e);
+  if (e.to >= 0) close(e.to);
+  if (e.from >= 0) close(e.from);
+  e.to = e.from = -1;
+  if (e.pid > 0) {
+    kill(e.pid, SIGKILL);
+    int st;
+    waitpid(e.pid, &st, 0);
+  }
+  e.pid = -1;
+}
+// One line from the executor, or a failure: timeout (killed) or death (with how it died).
+static std::string jexec_read(JExec& e, double deadline, const std::string& what) {
+  for (;;) {
+    size_t nl = e.buf.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = e.buf.substr(0, nl);
+      e.buf.erase(0, nl + 1);
+      return line;
+    }
+    double left = deadline - now_ms();
+    if (left <= 0) {
+      jexec_kill(e);
+      fail("timeout", e.who + what + " did not finish in time (the executor was killed): a hang or an infinite loop");
+    }
+    pollfd p{e.from, POLLIN, 0};
+    int r = poll(&p, 1, (int)std::min(left, 1000.0) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    char b[65536];
+    ssize_t n = read(e.from, b, sizeof b);
+    if (n > 0) { e.buf.append(b, (size_t)n); continue; }
+    int st = 0;
+    pid_t pid = e.pid;
+    e.pid = -1;
+    if (pid > 0) waitpid(pid, &st, 0);
+    jexec_kill(e);
+    std::string how = WIFSIGNALED(st) ? std::string("was killed by signal ") + std::to_string(WTERMSIG(st)) : "exited with code " + std::to_string(WEXITSTATUS(st));
+    fail("runtime", e.who + "the executor " + how + " during " + what);
+  }
+}
+// Sends a command and returns the rest of an "ok" answer; a "fail" answer becomes a failure.
+static std::string jexec_call(JExec& e, const std::string& cmd, double deadline, const std::string& what) {
+  std::string c = cmd + "\n";
+  if (write(e.to, c.data(), c.size()) != (ssize_t)c.size()) fail("runtime", e.who + "the executor is gone (" + what + ")");
+  std::string line = jexec_read(e, deadline, what);
+  if (line.rfind("ok", 0) == 0 || line.rfind("ready", 0) == 0) return line.substr(line.find(' ') == std::string::npos ? line.size() : line.find(' ') + 1);
+  if (line.rfind("fail ", 0) == 0) {
+    std::string rest = line.substr(5);
+    size_t sp = rest.find(' ');
+    std::string status = rest.substr(0, sp), msg = sp == std::string::npos ? "" : rest.substr(sp + 1);
+    jexec_kill(e);
+    fail(status.empty() ? "runtime" : status, e.who + msg);
+  }
+  jexec_kill(e);
+  fail("runtime", e.who + "the executor answered " + line.substr(0, 120));
+}
+// Starts an executor process (CUDA comes up in it before it is given a variant).
+static void jexec_spawn(JExec& e) {
+  int to[2], from[2];
+  if (pipe2(to, O_CLOEXEC) || pipe2(from, O_CLOEXEC)) fail("runtime", "pipe: " + std::string(strerror(errno)));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from[1], 1);
+  std::string a0 = g_self_exe, a1 = "exec", a2 = g_plan_path;
+  char* argv[] = {(char*)a0.c_str(), (char*)a1.c_str(), (char*)a2.c_str(), nullptr};
+  int r = posix_spawn(&e.pid, g_self_exe.c_str(), &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(to[0]);
+  close(from[1]);
+  if (r != 0) {
+    close(to[1]);
+    close(from[0]);
+    e.pid = -1;
+    fail("runtime", "cannot start an executor: " + std::string(strerror(r)));
+  }
+  e.to = to[1];
+  e.from = from[0];
+  e.buf.clear();
+  e.up = false;
+}
+// An executor for a variant: the one started ahead of need if it is alive, else a new one.
+static void jexec_start(JExec& e, JExec* spares, const std::string& desc, double deadline) {
+  std::string who = e.who;
+  JExec* spare = spares[0].pid > 0 ? &spares[0] : spares[1].pid > 0 ? &spares[1] : nullptr;
+  if (spare) {
+    e = *spare;
+    *spare = JExec();
+  } else {
+    jexec_spawn(e);
+  }
+  e.who = who;
+  try {
+    if (!e.up) {
+      std::string line = jexec_read(e, deadline, "starting CUDA in an executor");
+      if (line.rfind("fail ", 0) == 0) fail("runtime", e.who + "an executor could not start CUDA: " + line.substr(5));
+      e.up = true;
+    }
+  } catch (HarnessFailure& f) {
+    // The executor started ahead of need died: one more try with a new one.
+    if (e.pid > 0 || f.status == "timeout") throw;
+    jexec_spawn(e);
+    e.who = who;
+    std::string line = jexec_read(e, deadline, "starting CUDA in an executor");
+    if (line.rfind("fail ", 0) == 0) fail("runtime", e.who + "an executor could not start CUDA: " + line.substr(5));
+    e.up = true;
+  }
+  jexec_call(e, "load " + desc, deadline, "loading the variant's device code");
+}
+// Fresh buffers in the executor for a size, mapped here.
+static void jexec_alloc(JExec& e, const Size& s, double deadline) {
+  std::string h = jexec_call(e, "alloc " + std::to_string(s.index), deadline, "allocating buffers");
+  std::vector<std::string> hs = split(h, ' ');
+  if (hs.size() != s.args.size()) fail("runtime", e.who + "the executor answered " + std::to_string(hs.size()) + " handles for " + std::to_string(s.args.size()) + " arguments");
+  jexec_unmap(e);
+  e.mapped.assign(s.args.size(), nullptr);
+  for (size_t i = 0; i < hs.size(); i++) {
+    if (hs[i] == "-") continue;
+    std::vector<unsigned char> raw;
+    if (!unhex(hs[i], raw) || raw.size() != sizeof(cudaIpcMemHandle_t)) fail("runtime", e.who + "bad IPC handle from the executor");
+    cudaIpcMemHandle_t mh;
+    memcpy(&mh, raw.data(), sizeof mh);
+    CK(cudaIpcOpenMemHandle(&e.mapped[i], mh, cudaIpcMemLazyEnablePeerAccess));
+  }
+  e.size = s.index;
+}
+// One run of the work: untimed (checks, warm-up) or timed; returns {event ms, wall ms}.
+static std::pair<double, double> jexec_sample(JExec& e, unsigned long long seed, bool timed, int pv, double deadline, const std::string& what) {
+  std::string r = jexec_call(e, "sample " + std::to_string(seed) + (timed ? " 1 " : " 0 ") + std::to_string(pv), deadline, what);
+  double ev = 0, wall = 0;
+  if (sscanf(r.c_str(), "%lf %lf", &ev, &wall) != 2) fail("runtime", e.who + "bad answer from the executor: " + r.substr(0, 80));
+  return {ev, wall};
+}
+
+// ---------------------------------------------------------------------------------------------
+struct Judge {
+  Plan plan;
+  JExec spares[2];  // executors started ahead of need (CUDA up, no variant yet): enough for a duel
+  ref_entry_fn ref = nullptr;
+  std::map<int, Bufs> jbufs;  // per size: the reference's buffers
+  std::map<std::pair<int, unsigned long long>, std::vector<void*>> refs;  // cached reference outputs
+  size_t cached_bytes = 0, cache_cap = 0;
+  std::vector<std::string> code_roots;  // where library device code may come from
+  std::string work_root;
+};
+static Bufs& judge_bufs(Judge& J, const Size& s) {
+  auto it = J.jbufs.find(s.index);
+  if (it != J.jbufs.end()) return it->second;
+  Bufs b;
+  alloc_bufs(b, s);
+  return J.jbufs[s.index] = b;
+}
+// The reference's outputs (and final inout values) for a size and seed, computed here: kept for the
+// check seeds (every variant is checked on them), and only until the next computation for the fresh
+// seeds of timed calls.
+static std::vector<void*> g_fresh_ref;
+static std::pair<int, unsigned long long> g_fresh_key{-1, 0};
+static const std::vector<void*>& ref_outputs(Judge& J, const Size& s, unsigned long long seed, bool keep) {
+  auto key = std::make_pair(s.index, seed);
+  auto it = J.refs.find(key);
+  if (it != J.refs.end()) return it->second;
+  if (!keep && g_fresh_key == key) return g_fresh_ref;  // the other side of the same duel pair
+  Bufs& b = judge_bufs(J, s);
+  g_fresh_key = {-1, 0};  // the reference's buffers are about to be overwritten
+  prepare(b, s, seed, 0);
+  CK(cudaDeviceSynchronize());
+  { std::vector<void*> args = packed(b); J.ref(args.data()); }
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) fail("runtime", "the task's reference failed (size " + std::to_string(s.index) + "): " + cudaGetErrorString(e));
+  if (!keep) {
+    g_fresh_key = key;
+    g_fresh_ref.assign(s.args.size(), nullptr);
+    for (size_t i = 0; i < s.args.size(); i++) if (s.args[i].buffer && s.args[i].role != 0) g_fresh_ref[i] = b.dev[i];
+    return g_fresh_ref;
+  }
+  std::vector<void*> out(s.args.size(), nullptr);
+  size_t bytes = 0;
+  for (size_t i = 0; i < s.args.size(); i++) if (s.args[i].buffer && s.args[i].role != 0) bytes += b.bytes[i];
+  for (size_t i = 0; i < s.args.size(); i++) {
+    if (!s.args[i].buffer || s.args[i].role == 0) continue;
+    CK(cudaMalloc(&out[i], b.bytes[i]));
+    CK(cudaMemcpy(out[i], b.dev[i], b.bytes[i], cudaMemcpyDeviceToDevice));
+  }
+  J.cached_bytes += bytes;
+  return J.refs[key] = out;
+}
+
+// Checks an executor's buffers after a run with `seed`: guards intact, inputs unchanged, every
+// output element against the reference. A memory violation is returned at once (as a message);
+// output mismatches are recorded in *checks (when given) and the first one in first_fail.
+static std::string verify(Judge& J, JExec& e, const Size& s, unsigned long long seed, bool keep_ref, std::string* checks, bool& first_check, std::string& first_fail, const std::string& when) {
+  for (size_t i = 0; i < s.args.size(); i++) {
+    const Arg& a = s.args[i];
+    if (!a.buffer) continue;
+    size_t bytes = a.elements * dtype_bytes(a.dtype), first = 0;
+    size_t changed = count_diff((const unsigned char*)e.mapped[i] + bytes, nullptr, GUARD_BYTES, GUARD_BYTE, &first);
+    if (changed) {
+      char m[512];
+      snprintf(m, sizeof m, "%s%s: out-of-bounds write: %zu of the %zu bytes after the end of %s were overwritten (first at byte %zu past the end, size %d%s); it would corrupt a neighbouring buffer",
+               e.who.c_str(), a.name.c_str(), changed, (size_t)GUARD_BYTES, a.name.c_str(), first, s.index, when.c_str());
+      return m;
+    }
+  }
+  const std::vector<void*>& ref = ref_outputs(J, s, seed, keep_ref);
+  Bufs& jb = judge_bufs(J, s);
+  for (size_t i = 0; i < s.args.size(); i++) {
+    const Arg& a = s.args[i];
+    if (!a.buffer || a.role != 0) continue;
+    if (keep_ref) fill(jb.dev[i], a, seed, (int)i);  // else the reference just ran on them (a const input)
+    CK(cudaDeviceSynchronize());
+    size_t first = 0;
+    if (count_diff(e.mapped[i], jb.dev[i], jb.bytes[i], 0, &first))
+      return e.who + a.name + ": the variant wrote to its input buffer " + a.name + " (inputs must be left unchanged; first change at byte " + std::to_string(first) + "), size " + std::to_string(s.index) + when;
+  }
+  for (size_t i = 0; i < s.args.size(); i++) {
+    const Arg& a = s.args[i];
+    if (!a.buffer || a.role == 0) continue;
+    const Tol& tol = J.plan.tol[a.dtype];
+    CompareStats cs = compare_device(a.dtype, e.mapped[i], ref[i], a.elements, tol);
+    double relL2 = cs.den > 0 ? sqrt(cs.num / cs.den) : sqrt(cs.num);
+    if (checks) {
+      if (!first_check) *checks += ",";
+      first_check = false;
+      *checks += "{\"buffer\":" + jstr(a.name) + ",\"size\":" + std::to_string(s.index) + ",\"seed\":" + std::to_string(seed) + ",\"elements\":" + std::to_string(a.elements) +
+                 ",\"mismatches\":" + std::to_string(cs.bad) + ",\"maxAbsErr\":" + jnum(cs.maxabs) + ",\"maxRelErr\":" + jnum(cs.maxrel) + ",\"relL2\":" + jnum(relL2);
+      if (cs.first >= 0) *checks += ",\"firstBad\":{\"index\":" + std::to_string(cs.first) + ",\"expected\":" + jnum(cs.fe) + ",\"got\":" + jnum(cs.fg) + "}";
+      *checks += "}";
+    }
+    if (cs.bad && first_fail.empty()) {
+      char m[768];
+      std::string es = num_text(cs.fe), gs = num_text(cs.fg);
+      snprintf(m, sizeof m, "%s%s[%lld]: expected %s got %s (size %d, seed %llu; %zu of %zu elements wrong, tolerance rtol %g atol %g)%s", e.who.c_str(), a.name.c_str(), cs.first, es.c_str(), gs.c_str(),
+               s.index, seed, cs.bad, a.elements, tol.rtol, tol.atol, when.c_str());
+      first_fail = m;
+    }
+  }
+  return "";
+}
+
+// The judge's answer to one command.
+struct Verdict {
+  std::string status = "ok", error, stage, body;
+};
+static void emit(const std::string& id, const Verdict& v) {
+  std::string out = "{\"id\":" + jstr(id) + ",\"kdresult\":1,\"status\":" + jstr(v.status);
+  if (!v.stage.empty()) out += ",\"stage\":" + jstr(v.stage);
+  if (!v.error.empty()) out += ",\"error\":" + jstr(v.error);
+  out += ",\"body\":{" + v.body + "}}\n";
+  fputs(out.c_str(), stdout);
+  fflush(stdout);
+}
+static void emit_event(const std::string& id, const std::string& stage) {
+  printf("{\"id\":%s,\"event\":%s}\n", jstr(id).c_str(), jstr(stage).c_str());
+  fflush(stdout);
+}
+
+// Device code only from the variant's own library or from libraries outside KernelDuel's work
+// folder in the allowed roots (the CUDA toolkit, the system's library folders): never another
+// variant's build.
+static void check_code_sources(const Judge& J, const std::string& lib, const std::string& desc) {
+  std::vector<unsigned char> text, blob;
+  std::string why;
+  if (!read_file(desc, text, 64u << 20, &why) || !read_file(desc + ".blob", blob, (size_t)WD_MAX_BLOB, &why)) fail("runtime", "cannot read the captured work: " + why);
+  WorkDesc w;
+  std::string err = read_workdesc(std::string(text.begin(), text.end()), blob, J.plan, w);
+  if (!err.empty()) fail("constraints", "the captured work does not hold together: " + err);
+  char a[PATH_MAX], b[PATH_MAX];
+  std::string own = realpath(lib.c_str(), a) ? a : lib;
+  for (const ModuleRef& m : w.modules) {
+    std::string p = realpath(m.path.c_str(), b) ? b : m.path;
+    if (p == own) continue;
+    bool in_work = !J.work_root.empty() && p.rfind(J.work_root + "/", 0) == 0;
+    bool allowed = false;
+    for (const std::string& r : J.code_roots) allowed |= !r.empty() && p.rfind(r + "/", 0) == 0;
+    if (in_work || !allowed) fail("constraints", "the entry point ran device code from " + p + ", which is neither the variant's own library nor a library of the CUDA toolkit or the system");
+  }
+}
+
+// Executors started ahead of need must have CUDA up before anything is timed: their start must not
+// overlap a timed call.
+static void spares_up(Judge& J, double deadline) {
+  for (JExec& sp : J.spares) {
+    if (sp.pid <= 0 || sp.up) continue;
+    try {
+      std::string line = jexec_read(sp, deadline, "starting CUDA in an executor");
+      if (line.rfind("up", 0) == 0) sp.up = true;
+      else jexec_kill(sp);
+    } catch (HarnessFailure&) {
+      sp = JExec();  // it died or hung: the next command starts a new one
+    }
+  }
+}
+
+static std::string isolation_json() {
+  return "\"isolation\":{\"refs\":\"judge: reference outputs only in a process that runs no variant code\",\"measurement\":\"executor: the variant's device code only, rebuilt from its captured work\"}";
+}
+
+static Verdict judge_eval(Judge& J, const std::string& id, const std::string& lib, const std::string& desc, bool timed, double check_ms, double time_ms) {
+  Verdict v;
+  JExec ex;
+  std::string checks = "[";
+  bool first_check = true;
+  std::string first_fail;
+  v.stage = "check";
+  try {
+    check_code_sources(J, lib, desc);
+    double deadline = now_ms() + check_ms;
+    jexec_start(ex, J.spares, desc, deadline);
+    int call_no = 0;
+    for (const Size& s : J.plan.sizes) {
+      // One set of buffers per size (new addresses for every size): every call of it gets fresh
+      // inputs, poisoned outputs and restored state anyway.
+      jexec_alloc(ex, s, deadline);
+      for (unsigned long long seed : seeds_of(J.plan, s)) {
+        jexec_sample(ex, seed, false, call_no++, deadline, "the check (size " + std::to_string(s.index) + ")");
+        std::string mv = verify(J, ex, s, seed, true, &checks, first_check, first_fail, "");
+        if (!mv.empty()) fail("correctness", mv);
+      }
+    }
+    checks += "]";
+    v.body = isolation_json() + ",\"checks\":" + checks;
+    if (!first_fail.empty()) {
+      jexec_kill(ex);
+      v.status = "correctness";
+      v.error = first_fail;
+      return v;
+    }
+    if (!timed) {
+      jexec_kill(ex);
+      return v;
+    }
+    v.stage = "time";
+    emit_event(id, "time");
+    deadline = now_ms() + time_ms;
+    spares_up(J, deadline);
+    std::string timings = "[";
+    size_t flush = flush_size(J.plan);
+    for (const Size& s : J.plan.sizes) {
+      if (!is_timed(J.plan, s.index)) continue;
+      jexec_alloc(ex, s, deadline);
+      int pv = 0;
+      double w0 = now_ms();
+      int warm = 0;
+      do {
+        jexec_sample(ex, fresh_seed(), false, pv++, deadline, "warm-up");
+        warm++;
+      } while ((now_ms() - w0 < J.plan.warmup_ms || warm < 3) && warm < 100000);
+      std::vector<double> ev, wall;
+      double start = now_ms(), verify_ms = 0, med = 0;
+      bool converged = false;
+      int verified = 0;
+      // Every timed call runs on a fresh seed; each is verified with probability 1/8, decided after
+      // it ran (the variant cannot know which), over the whole run; so is the last, whose position
+      // is made unpredictable by a random number of calls after the stopping rule is met.
+      auto timed_sample = [&](bool force_check) {
+        unsigned long long seed = fresh_seed();
+        auto t = jexec_sample(ex, seed, true, pv++, deadline, "timing");
+        ev.push_back(t.first);
+        wall.push_back(t.second);
+        if (force_check || random_u64() % 8 == 0) {
+          double v0 = now_ms();
+          std::string ff;
+          bool fc = true;
+          std::string when = " in timed call " + std::to_string(ev.size()) + ": the outputs were right in the check but not in a call timed on inputs the variant had not seen: results cached, work skipped, or state kept between calls";
+          std::string mv = verify(J, ex, s, seed, false, nullptr, fc, ff, when);
+          if (!mv.empty()) fail("correctness", mv);
+          if (!ff.empty()) fail("correctness", ff);
+          verified++;
+          verify_ms += now_ms() - v0;
+        }
+      };
+      while ((int)ev.size() < J.plan.max_samples) {
+        timed_sample(false);
+        double el = now_ms() - start - verify_ms;
+        if ((int)ev.size() >= J.plan.min_samples && ev.size() % 5 == 0) {
+          double noise = median_noise(ev, &med);
+          if (noise < J.plan.target_rel && el >= J.plan.min_ms) { converged = true; break; }
+        }
+        if (el > J.plan.max_ms && ev.size() >= 3) break;
+      }
+      for (int extra = (int)(random_u64() % 5); extra > 0; extra--) timed_sample(false);
+      timed_sample(true);
+      if (timings.size() > 1) timings += ",";
+      timings += "{\"size\":" + std::to_string(s.index) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
+                 ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
+    }
+    timings += "]";
+    v.body += ",\"l2FlushBytes\":" + std::to_string(flush) + ",\"timings\":" + timings;
+  } catch (HarnessFailure& f) {
+    v.status = f.status;
+    v.error = f.error;
+    if (v.body.empty()) {
+      if (checks.back() != ']') checks += "]";
+      v.body = isolation_json() + ",\"checks\":" + checks;
+    }
+  }
+  jexec_kill(ex);
+  return v;
+}
+
+static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& descA, const std::string& libB, const std::string& descB, double time_ms) {
+  Verdict v;
+  JExec a, b;
+  a.who = "A: ";
+  b.who = "B: ";
+  try {
+    check_code_sources(J, libA, descA);
+    check_code_sources(J, libB, descB);
+    double deadline = now_ms() + time_ms;
+    jexec_start(a, J.spares, descA, deadline);
+    jexec_start(b, J.spares, descB, deadline);
+    spares_up(J, deadline);
+    std::string duels = "[";
+    size_t flush = flush_size(J.plan);
+    for (const Size& s : J.plan.sizes) {
+      if (!is_timed(J.plan, s.index)) continue;
+      jexec_alloc(a, s, deadline);
+      jexec_alloc(b, s, deadline);
+      int pv = 0;
+      for (JExec* e : {&a, &b}) {
+        double w0 = now_ms();
+        int warm = 0;
+        do {
+          jexec_sample(*e, fresh_seed(), false, pv++, deadline, "warm-up");
+          warm++;
+        } while ((now_ms() - w0 < J.plan.warmup_ms || warm < 3) && warm < 100000);
+      }
+      std::vector<double> ae, aw, be, bw, lr;
+      std::vector<int> order;
+      double start = now_ms(), verify_ms = 0, med = 0;
+      bool converged = false;
+      // Both sides of a pair get the same fresh inputs; each pair is verified with probability 1/8
+      // (decided after it ran), and the last pair, after a random number of extra pairs, always.
+      auto pair = [&](bool force_check) {
+        unsigned long long seed = fresh_seed();
+        bool a_first = random_u64() & 1;  // random order within each pair, as CUDA-L1 does
+        JExec& x = a_first ? a : b;
+        JExec& y = a_first ? b : a;
+        auto tx = jexec_sample(x, seed, true, pv, deadline, "timing");
+        auto ty = jexec_sample(y, seed, true, pv++, deadline, "timing");
+        auto ta = a_first ? tx : ty, tb = a_first ? ty : tx;
+        ae.push_back(ta.first); aw.push_back(ta.second); be.push_back(tb.first); bw.push_back(tb.second);
+        order.push_back(a_first);
+        lr.push_back(log(std::max(tb.first, 1e-9) / std::max(ta.first, 1e-9)) + 10.0);
+        if (force_check || random_u64() % 8 == 0) {
+          double v0 = now_ms();
+          for (JExec* e : {&a, &b}) {
+            std::string ff;
+            bool fc = true;
+            // One reference run for the pair's inputs: the second side is compared with the same outputs.
+            std::string mv = verify(J, *e, s, seed, false, nullptr, fc, ff, " in timed pair " + std::to_string(ae.size()) + " (inputs the variant had not seen)");
+            if (!mv.empty()) fail("correctness", mv);
+            if (!ff.empty()) fail("correctness", ff);
+          }
+          verify_ms += now_ms() - v0;
+        }
+      };
+      while ((int)ae.size() < J.plan.max_samples) {
+        pair(false);
+        double el = now_ms() - start - verify_ms;
+        if ((int)ae.size() >= J.plan.min_samples && ae.size() % 5 == 0) {
+          double n = median_noise(lr, &med) * med;  // CI half-width of the median log-ratio
+          if (n < J.plan.target_rel && el >= J.plan.min_ms) { converged = true; break; }
+        }
+        if (el > J.plan.max_ms * 2 && ae.size() >= 3) break;
+      }
+      for (int extra = (int)(random_u64() % 5); extra > 0; extra--) pair(false);
+      pair(true);
+      std::string ord = "[";
+      for (size_t i = 0; i < order.size(); i++) ord += std::string(i ? "," : "") + (order[i] ? "1" : "0");
+      if (duels.size() > 1) duels += ",";
+      duels += "{\"size\":" + std::to_string(s.index) + ",\"converged\":" + (converged ? "true" : "false") + ",\"aEventMs\":" + jarr(ae) + ",\"aWallMs\":" + jarr(aw) +
+               ",\"bEventMs\":" + jarr(be) + ",\"bWallMs\":" + jarr(bw) + ",\"aFirst\":" + ord + "]}";
+    }
+    duels += "]";
+    v.body = "\"l2FlushBytes\":" + std::to_string(flush) + ",\"duels\":" + duels;
+  } catch (HarnessFailure& f) {
+    v.status = f.status;
+    v.error = f.error;
+  }
+  jexec_kill(a);
+  jexec_kill(b);
+  return v;
+}
+
+static std::string device_json() {
+  int dev = 0, n = 0;
+  CK(cudaGetDeviceCount(&n));
+  CK(cudaGetDevice(&dev));
+  cudaDeviceProp pr;
+  CK(cudaGetDeviceProperties(&pr, dev));
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  return "\"devices\":" + std::to_string(n) + ",\"name\":" + jstr(pr.name) + ",\"cc\":" + jstr(std::to_string(pr.major) + "." + std::to_string(pr.minor)) +
+         ",\"sms\":" + std::to_string(pr.multiProcessorCount) + ",\"l2Bytes\":" + std::to_string(pr.l2CacheSize) +
+         ",\"globalMemBytes\":" + std::to_string((unsigned long long)pr.totalGlobalMem) + ",\"driver\":" + std::to_string(drv) + ",\"runtime\":" + std::to_string(rt);
+}
+
+static int mode_judge(const std::string& plan_path, const std::string& ref_lib) {
+  Judge J;
+  g_plan_path = plan_path;
+  J.plan = read_plan(plan_path.c_str());
+  // Executors are started from this very binary (/proc/self/exe is the file this process runs, even
+  // if its path were replaced afterwards).
+  g_self_exe = "/proc/self/exe";
+  // Check seeds are drawn here and never written anywhere a variant could read them (the plan file
+  // only says how many there are).
+  for (unsigned long long& v : J.plan.seeds) v = fresh_seed();
+  for (Size& sz : J.plan.sizes) for (unsigned long long& v : sz.seeds) v = fresh_seed();
+  signal(SIGPIPE, SIG_IGN);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the engine
+  if (const char* r = getenv("KERNELDUEL_DEVICE_CODE_ROOTS")) for (const std::string& p : split(r, ':')) if (!p.empty()) J.code_roots.push_back(p);
+  if (const char* w = getenv("KERNELDUEL_WORK_ROOT")) {
+    char rp[PATH_MAX];
+    J.work_root = realpath(w, rp) ? rp : w;
+  }
+  Verdict hello;
+  try {
+    need_driver();
+    CK(cudaFree(0));
+    void* h = dlopen(ref_lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) fail("runtime", "cannot load the reference " + ref_lib + ": " + dlerror());
+    J.ref = (ref_entry_fn)dlsym(h, "kd_entry_packed");
+    if (!J.ref) fail("runtime", ref_lib + " does not export kd_entry_packed");
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    J.cache_cap = free_b / 4;
+    hello.body = device_json();
+  } catch (HarnessFailure& f) {
+    hello.status = f.status;
+    hello.error = f.error;
+  }
+  emit("hello", hello);
+  if (hello.status != "ok") return 0;
+  std::string line;
+  while (read_line(stdin, line)) {
+    std::vector<std::string> f = split(line, '\t');
+    if (f[0] == "quit") break;
+    std::string id = f.size() > 1 ? f[1] : "";
+    if (f[0] == "eval" && f.size() == 7) emit(id, judge_eval(J, id, f[2], f[3], f[4] == "1", atof(f[5].c_str()), atof(f[6].c_str())));
+    else if (f[0] == "duel" && f.size() == 7) emit(id, judge_duel(J, f[2], f[3], f[4], f[5], atof(f[6].c_str())));
+    else {
+      Verdict v;
+      v.status = "runtime";
+      v.error = "bad command: " + line.substr(0, 80);
+      emit(id, v);
+    }
+    // The next variants' executors start CUDA while the engine captures those variants.
+    for (JExec& sp : J.spares) {
+      if (sp.pid > 0) continue;
+      try {
+        jexec_spawn(sp);
+      } catch (HarnessFailure&) {
+        sp = JExec();
+      }
+    }
+    // A broken context here (the reference failed) ends the judge; the engine starts a new one.
+    if (cudaGetLastError() == cudaErrorIllegalAddress) return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,101 @@
+// The plan file the engine writes (main/engine/measure/harness.ts renderPlan): buffers and scalars of every
+// size, check seeds, tolerances and timing settings. One line per item, parsed strictly: a line
+// that does not parse stops the harness with a message naming it.
+#pragma once
+#include "kd_common.h"
+
+struct Arg {
+  bool buffer;
+  std::string name;
+  Dtype dtype;
+  int role;  // 0 in, 1 out, 2 inout
+  size_t elements;
+  bool fill_int;
+  double lo, hi;
+  double scalar;
+};
+struct Size {
+  int index;
+  std::vector<Arg> args;
+  std::vector<unsigned long long> seeds;  // empty: the plan's seeds
+};
+struct Tol { double rtol, atol; };
+struct Plan {
+  std::string nonce;  // echoed in result files of one-shot modes (the engine checks it)
+  std::vector<Size> sizes;
+  std::vector<unsigned long long> seeds;
+  Tol tol[6];
+  double warmup_ms = 50, target_rel = 0.005, max_ms = 3000, min_ms = 100;
+  int min_samples = 10, max_samples = 5000;
+  size_t flush_bytes = 0;
+  std::vector<int> timed;
+  // Timed samples verified against the reference, chosen at random after they ran, besides the last.
+  int verify_samples = 3;
+};
+
+static Dtype parse_dtype(const char* s) {
+  for (int i = 0; i < 6; i++) if (!strcmp(s, DTYPE_NAMES[i])) return (Dtype)i;
+  fprintf(stderr, "kd_harness: unknown dtype %s\n", s);
+  exit(70);
+}
+
+static Plan read_plan(const char* path) {
+  Plan p;
+  for (int i = 0; i < 6; i++) p.tol[i] = Tol{is_float((Dtype)i) ? 1e-4 : 0, is_float((Dtype)i) ? 1e-6 : 0};
+  FILE* f = fopen(path, "r");
+  if (!f) { fprintf(stderr, "kd_harness: cannot open plan %s\n", path); exit(70); }
+  char line[8192];
+  auto bad = [&](const char* l) { fprintf(stderr, "kd_harness: bad plan line: %s\n", l); exit(70); };
+  while (fgets(line, sizeof line, f)) {
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+    char key[64] = {0};
+    int off = 0;
+    if (sscanf(line, "%63s %n", key, &off) < 1) continue;
+    const char* rest = line + off;
+    if (!strcmp(key, "nonce")) p.nonce = rest;
+    else if (!strcmp(key, "seeds") || !strcmp(key, "sizeseeds")) {
+      if (!strcmp(key, "sizeseeds") && p.sizes.empty()) bad(line);
+      std::vector<unsigned long long>& into = !strcmp(key, "seeds") ? p.seeds : p.sizes.back().seeds;
+      char* s = (char*)rest; char* e;
+      for (;;) { unsigned long long v = strtoull(s, &e, 10); if (e == s) break; into.push_back(v); s = e; }
+    } else if (!strcmp(key, "size")) {
+      Size s; s.index = atoi(rest); p.sizes.push_back(s);
+    } else if (!strcmp(key, "buffer")) {
+      if (p.sizes.empty()) bad(line);
+      Arg a; char name[256], dt[16], role[16], fk[16];
+      unsigned long long el;
+      if (sscanf(rest, "%255s %15s %15s %llu %15s %lf %lf", name, dt, role, &el, fk, &a.lo, &a.hi) != 7) bad(line);
+      a.buffer = true; a.name = name; a.dtype = parse_dtype(dt);
+      a.role = !strcmp(role, "in") ? 0 : !strcmp(role, "out") ? 1 : 2;
+      a.elements = el; a.fill_int = !strcmp(fk, "int"); a.scalar = 0;
+      p.sizes.back().args.push_back(a);
+    } else if (!strcmp(key, "scalar")) {
+      if (p.sizes.empty()) bad(line);
+      Arg a; char name[256], dt[16];
+      if (sscanf(rest, "%255s %15s %lf", name, dt, &a.scalar) != 3) bad(line);
+      a.buffer = false; a.name = name; a.dtype = parse_dtype(dt); a.elements = 0; a.role = 0; a.fill_int = false; a.lo = a.hi = 0;
+      p.sizes.back().args.push_back(a);
+    } else if (!strcmp(key, "tol")) {
+      char dt[16]; double r, at;
+      if (sscanf(rest, "%15s %lf %lf", dt, &r, &at) == 3) p.tol[parse_dtype(dt)] = Tol{r, at};
+    } else if (!strcmp(key, "timing")) {
+      unsigned long long fb = 0;
+      sscanf(rest, "%lf %d %d %lf %lf %lf %llu", &p.warmup_ms, &p.min_samples, &p.max_samples, &p.target_rel, &p.min_ms, &p.max_ms, &fb);
+      p.flush_bytes = fb;
+    } else if (!strcmp(key, "timed")) {
+      p.timed.push_back(atoi(rest));
+    } else if (!strcmp(key, "verify")) {
+      p.verify_samples = atoi(rest);
+    }
+  }
+  fclose(f);
+  return p;
+}
+
+static const std::vector<unsigned long long>& seeds_of(const Plan& p, const Size& s) { return s.seeds.empty() ? p.seeds : s.seeds; }
+static const Size* size_by_index(const Plan& p, int index) {
+  for (const Size& s : p.sizes) if (s.index == index) return &s;
+  return nullptr;
+}
+static bool is_timed(const Plan& p, int index) { return std::find(p.timed.begin(), p.timed.end(), index) != p.timed.end(); }

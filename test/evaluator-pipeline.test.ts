@@ -1,0 +1,188 @@
+// The evaluator's bookkeeping around the harness, with a stand-in harness (no GPU): the capture
+// process (the only one that runs variant host code) and the judge (which checks and times). A
+// capture that fails, crashes or hangs ends the evaluation with the right kind and message; a
+// variant that rewrites its own library during capture is refused; the judge's answers become
+// check and timing results with stage events; a judge that hangs or dies is stopped or replaced
+// and the next evaluation gets a new one; duels map through.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { resetSandboxProbe } from '../main/engine/platform/sandbox/index.js';
+import type { BuildResult, VariantSpec } from '../main/engine/base/types.js';
+import type { GpuInfo } from '../main/engine/base/types.js';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-pipeline-'));
+const fake = path.join(root, 'fake-harness.mjs');
+// Same command lines as resources/harness: probe|capture <plan> <result> ...; judge <plan> <ref.so>.
+fs.writeFileSync(
+  fake,
+  `#!/usr/bin/env node
+import fs from 'node:fs';
+import readline from 'node:readline';
+const [mode, plan, out, lib, desc] = process.argv.slice(2);
+const nonce = /^nonce (.*)$/m.exec(fs.readFileSync(plan, 'utf8'))?.[1] ?? '';
+const result = (status, body, error) => fs.writeFileSync(out, JSON.stringify({ kdresult: 1, nonce, status, error, body }));
+const filter = process.env.KERNELDUEL_SYSCALL_FILTER === 'off' ? 'off (KERNELDUEL_SYSCALL_FILTER=off)' : 'active';
+if (mode === 'probe') {
+  result('ok', { name: 'Fake GPU', cc: '9.0', sms: 1, l2Bytes: 1, globalMemBytes: 1, emptyWallMs: 0.01, syscallFilter: filter, driverApi: 'ok', capture: 'ok' });
+} else if (mode === 'capture') {
+  if (lib.includes('capcrash')) process.kill(process.pid, 'SIGSEGV');
+  else if (lib.includes('caphang')) setTimeout(() => {}, 1e9);
+  else if (lib.includes('capconstraints')) result('constraints', { syscallFilter: filter }, 'size 0: cudaDeviceSynchronize (cudaErrorStreamCaptureUnsupported) was called inside the entry point');
+  else {
+    if (lib.includes('rewrite')) fs.appendFileSync(lib, 'x');
+    fs.writeFileSync(desc, 'kdwork 1\\nend\\n');
+    fs.writeFileSync(desc + '.blob', '');
+    result('ok', { syscallFilter: filter, sizes: [{ size: 0, ops: 1, kernels: 1, scratchBytes: 0 }], modules: [lib] });
+  }
+} else if (mode === 'judge') {
+  fs.appendFileSync('judge-starts', 'x');
+  const say = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+  say({ id: 'hello', kdresult: 1, status: 'ok', body: { name: 'Fake GPU' } });
+  const checks = [{ buffer: 'y', size: 0, seed: 1, elements: 4, mismatches: 0, maxAbsErr: 0, maxRelErr: 0, relL2: 0 }];
+  const isolation = { refs: 'judge', measurement: 'executor' };
+  readline.createInterface({ input: process.stdin }).on('line', (line) => {
+    const f = line.split('\\t');
+    const [cmd, id, libA] = f;
+    if (cmd === 'quit') process.exit(0);
+    if (libA.includes('judgehang')) return;
+    if (libA.includes('judgedie')) process.exit(9);
+    if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, aEventMs: [1, 1, 1], aWallMs: [1, 1, 1], bEventMs: [2, 2, 2], bWallMs: [2, 2, 2] }] } });
+    if (libA.includes('wrong')) return say({ id, kdresult: 1, status: 'correctness', stage: 'check', error: 'y[3]: expected 1 got 2 (size 0, seed 1)', body: { isolation, checks } });
+    if (f[4] !== '1') return say({ id, kdresult: 1, status: 'ok', stage: 'check', body: { isolation, checks } });
+    say({ id, event: 'time' });
+    if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
+    say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02] }] } });
+  });
+}
+`,
+  { mode: 0o755 },
+);
+
+const libs = path.join(root, 'libs');
+fs.mkdirSync(libs);
+class FakeEvaluator extends Evaluator {
+  override harness(): Promise<string> {
+    return Promise.resolve(fake);
+  }
+  override build(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>): Promise<BuildResult> {
+    const name = spec.source.length > 40 ? 'reference' : spec.source;
+    const lib = path.join(libs, name, 'variant.so');
+    fs.mkdirSync(path.dirname(lib), { recursive: true });
+    if (!fs.existsSync(lib)) fs.writeFileSync(lib, name);
+    return Promise.resolve({ ok: true, libPath: lib, arch: 'sm_90', command: [], resources: [], log: '', durationMs: 0 });
+  }
+}
+const gpu: GpuInfo = { index: 0, name: 'Fake GPU', uuid: 'GPU-fake', computeCapability: '9.0', arch: 'sm_90', memoryTotalMiB: 1, smClockMHz: null, memClockMHz: null, maxSmClockMHz: null, maxMemClockMHz: null, driverVersion: '0' };
+const toolchain = { nvcc: '/bin/false', version: '0', cudaHome: null, libDir: null, targets: [], hostCompiler: null, problems: [] };
+const make = (o: Partial<ConstructorParameters<typeof Evaluator>[0]> = {}) =>
+  new FakeEvaluator({ task: resolveTask('softmax'), toolchain, gpu, workRoot: fs.mkdtempSync(path.join(root, 'w-')), seeds: [1, 2, 3], captureTimeoutMs: 3000, ...o });
+const spec = (marker: string) => ({ source: marker, config: {}, flags: {} });
+
+const saved = process.env.KERNELDUEL_SANDBOX;
+beforeAll(() => {
+  process.env.KERNELDUEL_SANDBOX = 'off'; // the stand-in needs no sandbox (the sandbox has tests of its own)
+  resetSandboxProbe();
+});
+afterAll(() => {
+  if (saved === undefined) delete process.env.KERNELDUEL_SANDBOX;
+  else process.env.KERNELDUEL_SANDBOX = saved;
+  resetSandboxProbe();
+});
+
+describe('the evaluator with a stand-in harness', () => {
+  it('a passing variant: captured, checked, then timed, with stage events and the isolation it ran under', async () => {
+    const ev = make();
+    const stages: string[] = [];
+    const r = await ev.evaluate(spec('good'), { onStage: (s) => stages.push(s) });
+    expect(r.failure).toBeUndefined();
+    expect(stages).toEqual(['build', 'check', 'time']);
+    expect(r.check).toMatchObject({ ok: true, isolation: { refs: 'judge', measurement: 'executor', syscallFilter: 'active' } });
+    expect(r.timing?.[0]).toMatchObject({ medianMs: 1, timer: 'events', verifiedCalls: 2, samplesMs: [1, 1.1, 0.9, 1, 1] });
+    expect(r.source).toEqual({ kind: 'gpu', gpu: 'Fake GPU', uuid: 'GPU-fake' });
+    const checkOnly = await ev.evaluate(spec('good'), { time: false });
+    expect(checkOnly.check?.ok).toBe(true);
+    expect(checkOnly.timing).toBeUndefined();
+    ev.close();
+  });
+
+  it('a capture that breaks the rules, crashes or hangs ends the evaluation with its kind and reason, before any judge work', async () => {
+    const ev = make();
+    const c = await ev.evaluate(spec('capconstraints'));
+    expect(c.failure).toMatchObject({ kind: 'constraints' });
+    expect(c.failure!.reason).toMatch(/^capture: size 0: cudaDeviceSynchronize/);
+    expect(c.check?.ok).toBe(false);
+    const crash = await ev.evaluate(spec('capcrash'));
+    expect(crash.failure?.kind).toBe('runtime');
+    expect(crash.failure?.reason).toMatch(/capture process was killed by SIGSEGV/);
+    const t0 = Date.now();
+    const hang = await ev.evaluate(spec('caphang'));
+    expect(hang.failure?.kind).toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    ev.close();
+  }, 30_000);
+
+  it('a variant that rewrites its own library while its host code runs is refused', async () => {
+    const ev = make();
+    const r = await ev.evaluate(spec('rewrite'));
+    expect(r.failure).toMatchObject({ kind: 'runtime' });
+    expect(r.failure!.reason).toMatch(/library changed while its host code ran/);
+    ev.close();
+  });
+
+  it('a wrong result fails the check; stale results found in timed calls fail in the time stage', async () => {
+    const ev = make();
+    const w = await ev.evaluate(spec('wrong'));
+    expect(w.failure).toMatchObject({ kind: 'correctness', reason: 'y[3]: expected 1 got 2 (size 0, seed 1)' });
+    expect(w.check?.ok).toBe(false);
+    const s = await ev.evaluate(spec('stale'));
+    expect(s.failure?.kind).toBe('correctness');
+    expect(s.failure?.reason).toMatch(/in timed call/);
+    expect(s.check?.ok).toBe(true); // the check passed: the failure is the timing stage's
+    ev.close();
+  });
+
+  it('a judge that hangs is stopped at its deadline; one that dies is replaced; the next evaluation works', async () => {
+    const ev = make({ checkTimeoutMs: 500, timeTimeoutMs: 500 });
+    // The backstop is the command's limits plus 60 s; shorten it for the test by calling through.
+    const judge = await ev.reference();
+    const t0 = Date.now();
+    await expect(judge.call(['eval', path.join(libs, 'judgehang', 'variant.so'), 'x', '1', '1', '1'], 1000)).rejects.toThrow(/no answer from the judge within 1 s/);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const died = await ev.evaluate(spec('judgedie'));
+    expect(died.failure?.kind).toBe('runtime');
+    expect(died.failure?.reason).toMatch(/judge process exited with code 9/);
+    const ok = await ev.evaluate(spec('good'));
+    expect(ok.failure).toBeUndefined();
+    expect(fs.readFileSync(path.join(ev.judgeDir, 'judge-starts'), 'utf8').length).toBe(3); // first, after the hang, after the death
+    ev.close();
+  }, 30_000);
+
+  it('a duel maps to a speedup with its interval and verdict', async () => {
+    const ev = make();
+    const d = await ev.duel(spec('fast'), spec('slow'));
+    expect(d.failure).toBeUndefined();
+    expect(d.duels?.[0]).toMatchObject({ ratio: 2, verdict: 'faster', pairs: 3 });
+    ev.close();
+  });
+
+  it('KERNELDUEL_SYSCALL_FILTER=off set by the user reaches the capture process; other values are not passed on', async () => {
+    const keep = process.env.KERNELDUEL_SYSCALL_FILTER;
+    try {
+      process.env.KERNELDUEL_SYSCALL_FILTER = 'off';
+      const off = make();
+      expect((await off.evaluate(spec('good'))).check?.isolation?.syscallFilter).toMatch(/^off/);
+      off.close();
+      process.env.KERNELDUEL_SYSCALL_FILTER = 'no';
+      const on = make();
+      expect((await on.evaluate(spec('good'))).check?.isolation?.syscallFilter).toBe('active');
+      on.close();
+    } finally {
+      if (keep === undefined) delete process.env.KERNELDUEL_SYSCALL_FILTER;
+      else process.env.KERNELDUEL_SYSCALL_FILTER = keep;
+    }
+  });
+});
