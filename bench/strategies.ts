@@ -1,5 +1,5 @@
 // Replays recorded spaces with every strategy for many seeds, with the metric of Kernel Tuner's
-// strategy comparisons (main/search/peer-metric.ts: evaluations = unique configurations in
+// strategy comparisons (main/engine/search/peer-metric.ts: evaluations = unique configurations in
 // first-visit order, failures counted, the baseline is evaluation 1; median over seeds with
 // unreached = budget + 1; best@N), and writes:
 //   - the 8 H200 spaces (bench/spaces/h200, budget 100) -> bench/results/strategies-h200.{json,md}
@@ -216,7 +216,7 @@ async function h200(): Promise<void> {
   const measured = [...new Set(out.map((o) => String(o.measured)))];
   const command = `tsx bench/strategies.ts ${process.argv.slice(2).join(' ')}`.trim();
   const date = new Date().toISOString();
-  const result = { kind: 'REPLAY of recorded spaces', metric: 'Kernel Tuner\'s (main/search/peer-metric.ts)', measured, command, date, seeds, budget, seconds: (Date.now() - started) / 1000, summary, duelNote: DUEL_NOTE, spaces: out };
+  const result = { kind: 'REPLAY of recorded spaces', metric: 'Kernel Tuner\'s (main/engine/search/peer-metric.ts)', measured, command, date, seeds, budget, seconds: (Date.now() - started) / 1000, summary, duelNote: DUEL_NOTE, spaces: out };
   const lines = [`# Strategies on recorded H200 spaces (REPLAY)`, '', ...header(budget, measured, date, command), ...tableRows(out, budget), ''];
   lines.push(`Contrastive / random evaluations to 98% (median over spaces): ${summary.contrastiveOverRandomEvalsTo98Median?.toFixed(2) ?? '-'} (goal ≤ 0.25; unreached counts as budget+1).`);
   lines.push(`Spaces where contrastive beats both annealing and the genetic algorithm (fewer evaluations to 98%, ties by best@50): ${beats} of ${out.length} (goal ≥ 7).`);
@@ -254,7 +254,7 @@ async function kernelTuner(): Promise<void> {
   const measured = [...new Set(out.map((o) => String(o.measured)))];
   const command = `tsx bench/strategies.ts ${process.argv.slice(2).join(' ')}`.trim();
   const date = new Date().toISOString();
-  const result = { kind: 'REPLAY of recorded spaces (recorded by Kernel Tuner, imported in memory)', metric: 'Kernel Tuner\'s (main/search/peer-metric.ts)', peerSource: PEER_SOURCE, measured, command, date, seeds, budget, seconds: (Date.now() - started) / 1000, goals, duelNote: DUEL_NOTE, spaces: out };
+  const result = { kind: 'REPLAY of recorded spaces (recorded by Kernel Tuner, imported in memory)', metric: 'Kernel Tuner\'s (main/engine/search/peer-metric.ts)', peerSource: PEER_SOURCE, measured, command, date, seeds, budget, seconds: (Date.now() - started) / 1000, goals, duelNote: DUEL_NOTE, spaces: out };
   const lines = [
     '# KernelDuel\'s strategies on four community spaces recorded with Kernel Tuner (REPLAY), beside Kernel Tuner\'s own',
     '',

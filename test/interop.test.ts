@@ -1,5 +1,5 @@
-// Kernel Tuner caches and T4 files <-> KernelDuel recorded spaces (main/interop), and spaces
-// without kernel source replayed with their tunables alone (main/eval/space-task.ts). The caches
+// Kernel Tuner caches and T4 files <-> KernelDuel recorded spaces (main/engine/interop), and spaces
+// without kernel source replayed with their tunables alone (main/engine/measure/space-task.ts). The caches
 // here are small synthetic ones written by the test; one test reads the community recordings in
 // ../shared/tuning-spaces when that folder exists (and says so when it does not).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The metric of Kernel Tuner's strategy comparisons (main/search/peer-metric.ts): evaluations are
+// The metric of Kernel Tuner's strategy comparisons (main/engine/search/peer-metric.ts): evaluations are
 // unique configurations in first-visit order with the baseline as evaluation 1 and failures
 // counted; unreached counts as budget + 1 in the median; best@N; duels are counted, not evaluations.
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 // The CLI's commands for recorded spaces in other tuners' formats: `import` (a Kernel Tuner cache
 // or T4 file becomes a KernelDuel recorded space, REPLAY only) and `export-space` (a recorded space
-// becomes a Kernel Tuner cache or T4 file). The formats are in main/interop; this file only parses
+// becomes a Kernel Tuner cache or T4 file). The formats are in main/engine/interop; this file only parses
 // arguments and prints.
 import { Option, type Command } from 'commander';
 import { resolve } from 'node:path';

@@ -81,7 +81,7 @@ export const RecordedSpaceSchema = z.object({
    * Kernel Tuner's objective `time` (the mean of its samples), kept as recorded so that figures
    * on an imported space match Kernel Tuner's own. */
   objective: z.enum(['median', 'kernel-tuner-time']).optional(),
-  /** Where an imported space came from (main/interop). */
+  /** Where an imported space came from (main/engine/interop). */
   origin: z
     .object({
       tool: z.string(),

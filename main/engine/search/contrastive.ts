@@ -25,6 +25,7 @@ import { PreferenceModel, type PreferenceOptions } from './preference.js';
 import { mulberry32, shuffle } from '../base/random.js';
 import { isTimedSuccess } from '../measure/verdict.js';
 import { Seen, proposal, randomUnseen } from './common.js';
+import { geneticAlgorithm } from './genetic.js';
 
 export interface ContrastiveOptions {
   /** Candidates the policy proposes per round. */
@@ -70,6 +71,8 @@ export interface ContrastiveOptions {
   localPatience?: number;
   /** With the staged start: share proposals between the walk and the model by Thompson sampling on how often each found a new best (else the walk goes first). */
   portfolio?: boolean;
+  /** A genetic arm: once the model ranks proposals, each pick comes from the model or from the genetic algorithm's operators (genetic.ts, told every result), chosen by Thompson sampling on how often each found a new best. */
+  genetic?: boolean;
   /** Children of the measured elites (uniform crossover of two, as the genetic algorithm) added to the candidates. */
   crossover?: number;
   /** How many of the fastest measured variants breed. */
@@ -128,7 +131,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, crossover: 0, breeders: 16, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 0, breeders: 16, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -279,8 +282,20 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return out;
   };
   // The portfolio: proposals of each source (walk, model) and how many of them found a new best.
-  const credit = { walk: { wins: 0, tries: 0 }, model: { wins: 0, tries: 0 } };
-  const sourceOf = new Map<string, 'walk' | 'model'>();
+  const credit = { walk: { wins: 0, tries: 0 }, model: { wins: 0, tries: 0 }, genetic: { wins: 0, tries: 0 } };
+  const sourceOf = new Map<string, 'walk' | 'model' | 'genetic'>();
+  const ga = o.genetic ? geneticAlgorithm(space, (seed ^ 0x5bd1e995) >>> 0) : null;
+  /** The genetic arm's next child (not measured or queued yet), or null. */
+  const gaChild = (): Action | null => {
+    if (!ga) return null;
+    for (let t = 0; t < 4; t++) {
+      const [p] = ga.propose(1);
+      if (!p) return null;
+      const a = space.encode({ config: p.config, flags: p.flags, transforms: p.transforms });
+      if (a && !seen.has(a)) return a;
+    }
+    return null;
+  };
   /** A Beta(1 + wins, 1 + losses) draw: the (wins+1)-th smallest of tries+1 uniforms. */
   const drawBeta = (c: { wins: number; tries: number }): number => {
     const u = Array.from({ length: c.tries + 1 }, () => rng()).sort((x, y) => x - y);
@@ -380,6 +395,15 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const feats = cands.map((a) => encoder.encode(a));
     const taken = new Set<number>();
     for (let i = 0; i < o.picks && taken.size < cands.length; i++) {
+      if (ga && drawBeta(credit.genetic) > drawBeta(credit.model)) {
+        const a = gaChild();
+        if (a) {
+          seen.add(a);
+          sourceOf.set(space.key(a), 'genetic');
+          queue.push({ a, stage1: tunablesOnly });
+          continue;
+        }
+      }
       let j = -1;
       if (rng() < o.epsilon) {
         do j = Math.floor(rng() * cands.length);
@@ -444,6 +468,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       if (!a) return;
       if (spec.origin === 'baseline') baselineAction = a;
       seen.add(a);
+      ga?.observe?.(spec, result);
       const s = samples.get(space.key(a));
       const fromWalk = walkKeys.has(space.key(a));
       const src = spec.origin === 'baseline' ? undefined : (sourceOf.get(space.key(a)) ?? 'model');

@@ -34,7 +34,8 @@ export function geneticAlgorithm(space: ActionSpace, seed: number, o: GeneticOpt
 
   const child = (): Action | null => {
     const elite = [...measured].sort((x, y) => x.cost - y.cost).slice(0, pop);
-    if (proposed < pop || elite.length < 2) return randomUnseen(space, seen, rng);
+    // Random until a population was measured (in a portfolio, others' measurements count too).
+    if (Math.max(proposed, measured.length - 1) < pop || elite.length < 2) return randomUnseen(space, seen, rng);
     for (let t = 0; t < 100; t++) {
       const p1 = pick(elite);
       const p2 = pick(elite);
@@ -63,6 +64,7 @@ export function geneticAlgorithm(space: ActionSpace, seed: number, o: GeneticOpt
     },
     observe(spec, result) {
       const a = space.encode(spec);
+      if (a) seen.add(a); // proposed by someone else in a portfolio: never proposed again
       const c = costOf(result);
       if (a && c !== null) measured.push({ a, cost: c });
     },

@@ -25,7 +25,7 @@ export interface PreferenceOptions {
   maxPairs?: number;
   seed?: number;
   newtonSteps?: number;
-  /** The score: linear in the features (w · f), or boosted trees over them (main/search/trees.ts). */
+  /** The score: linear in the features (w · f), or boosted trees over them (trees.ts). */
   score?: 'linear' | 'trees' | 'linear+trees';
   boost?: BoostOptions;
   /** Trees: how many bootstrap fits (variants resampled with Poisson(1) weights) serve as posterior draws. */
