@@ -17,6 +17,15 @@
 // Until the model has `minPairs` decided comparisons, proposals are uniformly random. Decided
 // comparisons are duels with a faster/slower verdict and pairs of measured variants whose median
 // confidence intervals do not overlap (unsure and same are never used).
+//
+// The model's score (the default since issue 18): the Bradley–Terry linear fit plus pairwise
+// boosted trees fitted to what it leaves (preference.ts, trees.ts), which see interactions of
+// tunables a linear score cannot. Chosen on the 8 recorded H200 spaces (5 seeds: held-out pair
+// accuracy 0.91-0.97 instead of 0.77-0.91, evaluations to 98% no worse); the four community spaces
+// recorded with Kernel Tuner were held out of that choice (bench/results/strategies-kernel-tuner-spaces.md).
+// The other options below (Thompson sampling, a full pool, neighbours, crossover, a genetic arm,
+// a staged local walk, an initial design around the baseline) are off: none helped on the
+// convolution spaces over 10 seeds (bench/results/README.md lists what was tried).
 import type { DuelResult, EvalResult, VariantRecord } from '../base/types.js';
 import type { ModelStats, ObservedSpec, Strategy } from './loop.js';
 import type { Action, ActionSpace, Proposal } from './actions.js';
@@ -142,7 +151,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   };
   const seen = new Seen(space);
   const encoder = new FeatureEncoder(space, opts.features ?? { crosses: true });
-  const model = new PreferenceModel(encoder.length, { seed, featureDims: encoder.dimsOf, ...(opts.model ?? {}) });
+  const model = new PreferenceModel(encoder.length, { seed, featureDims: encoder.dimsOf, score: 'linear+trees', ...(opts.model ?? {}) });
   const logits = space.dims.map((d) => new Float64Array(d.values.length));
   const measured: Measured[] = [];
   const byId = new Map<string, Measured>();
