@@ -157,7 +157,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   const byId = new Map<string, Measured>();
   const samples = new Map<string, Sample>(); // by action key
   const opponentOf = new Map<string, string>(); // variant id -> opponent id planned at observe time
-  const queue: Array<{ a: Action; stage1: boolean }> = [];
+  // Each queued action with the variant it was derived from: the elite it mutated, else the best at proposal time.
+  const queue: Array<{ a: Action; stage1: boolean; parent?: string }> = [];
   let pendingGroup: Sample[] = [];
   let lastTrainPairs = 0;
   let best: Measured | null = null;
@@ -172,6 +173,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const n = measured.length;
     if (n >= o.stageMax || (n >= o.stageMin && n - bestAt >= o.stagePatience)) tunablesOnly = false;
   };
+  /** The best measured variant's id (lineage of proposals not drawn around an elite); undefined before one is journaled. */
+  const bestId = (): string | undefined => (best && !best.id.startsWith('#') ? best.id : undefined);
   const pin = (a: Action): Action => (tunablesOnly ? a.map((v, i) => (tunableDim[i] ? v : 0)) : a);
 
   const logProb = (a: Action, stage1 = false): number => {
@@ -295,13 +298,13 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   const sourceOf = new Map<string, 'walk' | 'model' | 'genetic'>();
   const ga = o.genetic ? geneticAlgorithm(space, (seed ^ 0x5bd1e995) >>> 0) : null;
   /** The genetic arm's next child (not measured or queued yet), or null. */
-  const gaChild = (): Action | null => {
+  const gaChild = (): { a: Action; parent?: string } | null => {
     if (!ga) return null;
     for (let t = 0; t < 4; t++) {
       const [p] = ga.propose(1);
       if (!p) return null;
       const a = space.encode({ config: p.config, flags: p.flags, transforms: p.transforms });
-      if (a && !seen.has(a)) return a;
+      if (a && !seen.has(a)) return { a, parent: p.parents?.[0] };
     }
     return null;
   };
@@ -329,7 +332,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     seen.add(a);
     walkKeys.add(space.key(a));
     sourceOf.set(space.key(a), 'walk');
-    queue.push({ a, stage1: tunablesOnly });
+    queue.push({ a, stage1: tunablesOnly, parent: walk.id });
     return true;
   };
 
@@ -343,22 +346,24 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         const a = initialAction() ?? randomAction();
         if (!a) break;
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly });
+        queue.push({ a, stage1: tunablesOnly, parent: bestId() });
       }
       return;
     }
     const elites = [...measured].sort((x, y) => x.ms - y.ms).slice(0, 3);
     const cands: Action[] = [];
+    const anchorOf = new Map<string, string>(); // candidate key -> id of the elite it was drawn around
     const keys = new Set<string>();
-    const add = (a: Action): void => {
+    const add = (a: Action, elite?: { id: string } | null): void => {
       const k = space.key(a);
       if (keys.has(k) || seen.has(a) || !space.isValid(a)) return;
       keys.add(k);
+      if (elite) anchorOf.set(k, elite.id);
       cands.push(a);
     };
     for (let t = 0; cands.length < o.candidates && t < o.candidates * 20; t++) {
-      const anchor = elites.length && rng() < o.eliteShare ? elites[Math.floor(rng() * elites.length)].a : null;
-      add(fromPolicy(anchor));
+      const elite = elites.length && rng() < o.eliteShare ? elites[Math.floor(rng() * elites.length)] : null;
+      add(fromPolicy(elite?.a ?? null), elite);
     }
     if (o.neighbours) {
       for (const e of elites) {
@@ -397,7 +402,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const a = randomAction();
       if (a) {
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly });
+        queue.push({ a, stage1: tunablesOnly, parent: bestId() });
       }
       return;
     }
@@ -405,11 +410,12 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const taken = new Set<number>();
     for (let i = 0; i < o.picks && taken.size < cands.length; i++) {
       if (ga && drawBeta(credit.genetic) > drawBeta(credit.model)) {
-        const a = gaChild();
-        if (a) {
+        const child = gaChild();
+        if (child) {
+          const { a } = child;
           seen.add(a);
           sourceOf.set(space.key(a), 'genetic');
-          queue.push({ a, stage1: tunablesOnly });
+          queue.push({ a, stage1: tunablesOnly, parent: child.parent ?? bestId() });
           continue;
         }
       }
@@ -429,7 +435,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       }
       taken.add(j);
       seen.add(cands[j]);
-      queue.push({ a: cands[j], stage1: tunablesOnly });
+      queue.push({ a: cands[j], stage1: tunablesOnly, parent: anchorOf.get(space.key(cands[j])) ?? bestId() });
     }
   };
 
@@ -468,7 +474,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         samples.set(space.key(a), s);
         pendingGroup.push(s);
         // The origin says which stage proposed it (shown in the history tree).
-        out.push(proposal(space, a, `${model.trained ? 'policy' : 'random'}${q.stage1 ? ' (tunables)' : ''}`));
+        out.push(proposal(space, a, `${model.trained ? 'policy' : 'random'}${q.stage1 ? ' (tunables)' : ''}`, q.parent ? [q.parent] : undefined));
       }
       return out;
     },
