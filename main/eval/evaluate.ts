@@ -293,6 +293,10 @@ export class Evaluator {
 
   /** Builds the trusted reference (cached like any build); a failure names the reference file. */
   async buildReference(signal?: AbortSignal): Promise<BuildResult> {
+    if (this.task.pytorch) {
+      const reason = `task ${this.task.manifest.name} has a PyTorch reference (${this.task.referencePath}): checking and timing CUDA variants against it needs the PyTorch judge, which this version does not have yet; variants can be built (compile-only)`;
+      return { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure: { kind: 'constraints', reason } };
+    }
     const b = await this.build({ source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, signal);
     if (b.ok && b.libPath) return b;
     const why = b.failure?.reason ?? 'no library was written';
