@@ -27,6 +27,7 @@ import { ConfigError } from '../task/config.js';
 import { writeDataset } from '../llm/dataset.js';
 import { DEFAULT_API_KEY_ENV, LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../llm/provider.js';
 import type { LlmStreamEvent } from '../search/run.js';
+import { registerKernelBenchImport } from './kernelbench.js';
 
 class UsageError extends Error {}
 
@@ -435,6 +436,8 @@ program
     session.close();
     out(!!o.json, r, () => `wrote ${r.path}: ${r.rows} answers in ${r.groups} prompt groups (${r.measured} measured)`);
   });
+
+registerKernelBenchImport(program);
 
 /** Errors meant for the user (bad input, a damaged session, a full disk): their message says what
  * is wrong and what to do, so no stack trace. Programming errors (TypeError...) keep theirs, and
