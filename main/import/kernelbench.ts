@@ -57,7 +57,8 @@ export interface ImportedProblem {
   bytes?: number;
   /** Seconds of the CPU forward, when one ran. */
   cpuForwardSeconds?: number;
-  /** The forward gives different outputs for the same inputs (dropout...): no kernel can match it. */
+  /** The forward gives different outputs for the same inputs (a dropout module, or two CPU forwards
+   * that differed): no kernel can match it. */
   randomForward?: boolean;
   warnings: string[];
   failure?: { kind: ReferenceFailureKind | 'exists' | 'invalid'; message: string };
@@ -97,7 +98,7 @@ export async function importKernelBench(source: string, o: KernelBenchImportOpti
 }
 
 const GiB = 2 ** 30;
-const fmtBytes = (b: number): string => (b >= GiB ? `${(b / GiB).toFixed(1)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
+const fmtBytes = (b: number): string => (b >= GiB ? `${(b / GiB).toFixed(1)} GiB` : b >= 2 ** 20 ? `${(b / 2 ** 20).toFixed(1)} MiB` : `${b} bytes`);
 
 /** Imports one problem file into `<outDir>/<task name>/`. Never throws for a problem's failure. */
 export async function importProblem(file: string, o: KernelBenchImportOptions): Promise<ImportedProblem> {
@@ -128,7 +129,7 @@ export async function importProblem(file: string, o: KernelBenchImportOptions): 
     res.failure = { kind: 'unsupported', message: conv.problems.join('; ') };
     return done();
   }
-  res.randomForward = layout.random_forward ?? (layout.random_modules.length > 0 || undefined);
+  res.randomForward = layout.random_forward === true || layout.random_modules.length > 0;
   if (layout.random_modules.length) res.warnings.push(`the forward is random as KernelBench runs it (training mode): ${layout.random_modules.join(', ')}; no kernel can match its outputs element by element`);
   else if (layout.random_forward) res.warnings.push('the forward is random (the same inputs gave different outputs): no kernel can match its outputs element by element');
   layout.output_stats?.forEach((s, i) => {
@@ -264,7 +265,7 @@ function flow(a: ArgSpec): string {
 }
 
 function renderStub(file: string, name: string, l: Layout, args: ArgSpec[]): string {
-  const init = JSON.stringify(l.init_inputs);
+  const init = Array.isArray(l.init_inputs) ? l.init_inputs.map((v) => JSON.stringify(v)).join(', ') : JSON.stringify(l.init_inputs);
   const rows = args.map((a, i) => `//   ${cParam(a).padEnd(36)} ${a.kind === 'buffer' ? `[${a.shape.join(', ')}]` : ''}  ${origin(l, i)}`);
   return [
     `// ${name}: CUDA baseline of KernelBench's ${basename(file)} -- a PLACEHOLDER (${PLACEHOLDER_BASELINE_MARK}).`,
@@ -276,7 +277,7 @@ function renderStub(file: string, name: string, l: Layout, args: ArgSpec[]): str
     '// The entry point takes, in this order, the forward\'s inputs, the module\'s parameters and',
     '// buffers (named_parameters(), then named_buffers()), then the outputs. Buffers are device memory,',
     '// contiguous and row-major; launch on stream 0 (docs/TASK-FORMAT.md, "What an entry point may do").',
-    `// The module is Model(*get_init_inputs()) = Model(${init.slice(1, -1)}), built after`,
+    `// The module is Model(*get_init_inputs()) = Model(${init}), built after`,
     `// torch.manual_seed(${l.weights_seed}), in ${l.training ? `training mode (as KernelBench runs it${l.args.some((a) => a.source === 'buffer' && /running_mean$/.test(a.torch_name)) ? ': BatchNorm normalises with the batch\'s statistics, not the running ones' : ''})` : 'eval mode'};`,
     '// settings it keeps as plain attributes (scaling factors, dims) are constants of your kernel.',
     '//',
