@@ -2,11 +2,11 @@
 // then python3 on PATH; probes torch, its version and whether CUDA is usable, by running the trusted
 // reference script's `info` command. Never throws; says what still works when something is missing.
 // Plain Node: never imports electron.
-import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { runProcess } from '../proc/run.js';
 import { resourcesDir } from '../common/paths.js';
+import { isExecutableFile, oneLine, searchPath } from './nvcc.js';
 
 /** The trusted PyTorch reference script: resources/python/kd_reference.py (protocol in main/pytorch). */
 export function referenceScript(): string {
@@ -56,30 +56,6 @@ const InfoSchema = z.object({
   cuda_error: z.string().optional(),
 });
 
-function isExecutableFile(p: string): boolean {
-  try {
-    if (!statSync(p).isFile()) return false;
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function searchPath(name: string, env: NodeJS.ProcessEnv): string | null {
-  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
-    if (!dir) continue;
-    const cand = path.join(dir, name);
-    if (isExecutableFile(cand)) return cand;
-  }
-  return null;
-}
-
-const oneLine = (s: string, max = 300): string => {
-  const t = s.replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max)}…` : t;
-};
-
 const cache = new Map<string, Promise<PythonEnv>>();
 
 /** Forgets every cached findPython() result. */
@@ -92,12 +68,9 @@ export function clearPythonCache(): void {
 export function findPython(env: NodeJS.ProcessEnv = process.env, opts: FindPythonOptions = {}): Promise<PythonEnv> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const key = JSON.stringify([env.KERNELDUEL_PYTHON, env.PATH, timeoutMs]);
-  let p = cache.get(key);
-  if (!p) {
-    p = discover(env, timeoutMs);
-    cache.set(key, p);
-  }
-  return p;
+  const found = cache.get(key) ?? discover(env, timeoutMs);
+  cache.set(key, found);
+  return found;
 }
 
 async function discover(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<PythonEnv> {
