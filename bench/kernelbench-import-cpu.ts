@@ -6,9 +6,10 @@
 //
 //   KERNELDUEL_PYTHON=/usr/bin/python3 npx tsx bench/kernelbench-import-cpu.ts
 //   ... --kernelbench ../shared/kernelbench --levels 1,2 --limit-s 30 --max-gib 4 --out bench/results
+//   ... --resume    (keeps the problems already done in <out>/kernelbench-import-cpu.partial.jsonl)
 //
 // CPU only: no GPU is involved. The label in the files says which torch and which machine.
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findPython } from '../main/toolchain/python.js';
@@ -24,10 +25,11 @@ interface Args {
   seed: number;
   out: string;
   tasks: string | null;
+  resume: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { kernelbench: process.env.KERNELBENCH_DIR ?? '../shared/kernelbench', levels: [1, 2], limitS: 30, maxGiB: 4, seed: 1, out: 'bench/results', tasks: null };
+  const a: Args = { kernelbench: process.env.KERNELBENCH_DIR ?? '../shared/kernelbench', levels: [1, 2], limitS: 30, maxGiB: 4, seed: 1, out: 'bench/results', tasks: null, resume: false };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1];
     switch (argv[i]) {
@@ -38,6 +40,7 @@ function parseArgs(argv: string[]): Args {
       case '--seed': a.seed = Number(v); i++; break;
       case '--out': a.out = v; i++; break;
       case '--tasks': a.tasks = v; i++; break;
+      case '--resume': a.resume = true; break;
       default: throw new Error(`unknown argument ${argv[i]}`);
     }
   }
@@ -89,9 +92,14 @@ async function main(): Promise<void> {
   if (!py.python || !py.can.cpuReference) throw new Error(py.problems.join(' '));
   const tasksDir = a.tasks ? resolve(a.tasks) : mkdtempSync(join(tmpdir(), 'kd-kernelbench-'));
   mkdirSync(tasksDir, { recursive: true });
-  const rows: Row[] = [];
+  mkdirSync(a.out, { recursive: true });
+  const partial = join(a.out, 'kernelbench-import-cpu.partial.jsonl');
+  const rows: Row[] = a.resume && existsSync(partial) ? readFileSync(partial, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row) : [];
+  if (!a.resume) rmSync(partial, { force: true });
+  const done = new Set(rows.map((r) => r.problem));
   for (const level of a.levels) {
     for (const file of listProblems(join(a.kernelbench, `level${level}`))) {
+      if (done.has(`level${level}/${file.split('/').pop()}`)) continue;
       const r = await importProblem(file, { python: py.python, outDir: tasksDir, force: true, command: 'bench/kernelbench-import-cpu.ts' });
       const ref = await computeReference(r, a, py.python);
       const row: Row = {
@@ -103,6 +111,7 @@ async function main(): Promise<void> {
         reference: ref,
       };
       rows.push(row);
+      appendFileSync(partial, JSON.stringify(row) + '\n');
       process.stderr.write(`${row.problem}: ${row.imported ? `imported (${row.shapesFrom})` : `NOT imported (${r.failure?.kind})`}; reference ${ref.outcome}${ref.seconds ? ` (${(ref.seconds.inputs + ref.seconds.forward).toFixed(1)} s)` : ''}\n`);
     }
   }
@@ -122,7 +131,6 @@ async function main(): Promise<void> {
   const label = `CPU, torch ${py.torch} (${py.python === '/usr/bin/python3' ? 'Debian python3-torch' : py.python}), no GPU`;
   const host = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memGiB: Number((totalmem() / GiB).toFixed(1)), torchThreads: 'torch default (1 here)' };
   const result = { label, command, date: new Date().toISOString(), seconds: (Date.now() - started) / 1000, python: { path: py.python, version: py.version, torch: py.torch, cuda: py.cuda }, host, settings: { seed: a.seed, limitSeconds: a.limitS, maxTensorGiB: a.maxGiB, importRunLimitSeconds: 5, importRunMaxGiB: 1 }, summary, problems: rows };
-  mkdirSync(a.out, { recursive: true });
   writeFileSync(join(a.out, 'kernelbench-import-cpu.json'), JSON.stringify(result, null, 2) + '\n');
   const md = [
     '# KernelBench import and CPU reference computation',
@@ -144,6 +152,7 @@ async function main(): Promise<void> {
     '',
   ];
   writeFileSync(join(a.out, 'kernelbench-import-cpu.md'), md.join('\n'));
+  rmSync(partial, { force: true });
   process.stderr.write(`wrote ${join(a.out, 'kernelbench-import-cpu.json')} and .md (task folders in ${tasksDir})\n`);
 }
 

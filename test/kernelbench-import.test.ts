@@ -3,6 +3,7 @@
 // files from ../shared/kernelbench when that folder exists.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
+import { cliEnv, KERNELDUEL_BIN, showRun, type CliRun } from './fixtures/cli.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -76,6 +77,13 @@ function problems(sub: string, files: Record<string, string>): string {
   for (const [f, text] of Object.entries(files)) writeFileSync(join(d, f), text);
   return d;
 }
+/** `kernelduel ...` without a GPU, with `env` over the usual test environment. */
+const kd = (env: NodeJS.ProcessEnv, ...args: string[]): Promise<CliRun> =>
+  new Promise((res) => {
+    execFile(process.execPath, [KERNELDUEL_BIN, ...args], { cwd: REPO, env: { ...cliEnv(join(root, 'home')), ...env }, timeout: 170_000 }, (err, stdout, stderr) => {
+      res({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr });
+    });
+  });
 const opts = (out: string, extra: Partial<KernelBenchImportOptions> = {}): KernelBenchImportOptions => ({ python: TORCH_PYTHON!, outDir: join(root, out), ...extra });
 const byName = (rs: ImportedProblem[], n: string): ImportedProblem => rs.find((r) => r.name === n)!;
 
@@ -176,29 +184,30 @@ describe.skipIf(!TORCH_PYTHON)(suite, () => {
   it('the command line: one line per problem, a summary, exit status 2 when one failed', async () => {
     const src = problems('cli', { '1_Small.py': SMALL, '2_Half.py': HALF });
     const out = join(root, 'out6');
-    const env = { ...process.env, KERNELDUEL_PYTHON: TORCH_PYTHON!, KERNELDUEL_HOME: join(root, 'home') };
-    const run = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-      new Promise((res) => {
-        execFile(process.execPath, ['--import', 'tsx', join(REPO, 'main', 'cli', 'index.ts'), 'import', 'kernelbench', ...args], { cwd: REPO, env, timeout: 170_000 }, (err, stdout, stderr) => {
-          res({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, stdout, stderr });
-        });
-      });
-    const r = await run(src, '-o', out);
-    expect(r.code).toBe(2);
+    const r = await kd({ KERNELDUEL_PYTHON: TORCH_PYTHON! }, 'import', 'kernelbench', src, '-o', out);
+    expect(r.code, showRun(r)).toBe(2);
     expect(r.stdout).toMatch(/^kb-1-small: shapes from a forward on the CPU/m);
     expect(r.stdout).toMatch(/^FAILED kb-2-half: \[unsupported\] output out is float16/m);
     expect(r.stdout).toMatch(/imported 1 of 2 problems into .*out6 \(shapes from a CPU forward: 1, the meta device: 0, extrapolated: 0\); 1 failed/);
     expect(r.stderr).toMatch(/importing with .* \(torch .*\)/);
-    const j = await run(join(src, '1_Small.py'), '-o', out, '--force', '--json');
-    expect(j.code).toBe(0);
+    const j = await kd({ KERNELDUEL_PYTHON: TORCH_PYTHON! }, 'import', 'kernelbench', join(src, '1_Small.py'), '-o', out, '--force', '--json');
+    expect(j.code, showRun(j)).toBe(0);
     const lines = j.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toEqual(expect.objectContaining({ name: 'kb-1-small', shapesFrom: 'cpu' }));
     expect(lines[1]).toEqual({ summary: expect.objectContaining({ imported: 1, failed: 0, problems: 1 }) });
-    const noPy = await new Promise<{ code: number; stderr: string }>((res) => {
-      execFile(process.execPath, ['--import', 'tsx', join(REPO, 'main', 'cli', 'index.ts'), 'import', 'kernelbench', src], { cwd: REPO, env: { ...env, KERNELDUEL_PYTHON: join(root, 'no-python'), PATH: join(root, 'empty') }, timeout: 170_000 }, (err, _o, stderr) => res({ code: err ? 1 : 0, stderr }));
-    });
+    const noPy = await kd({ KERNELDUEL_PYTHON: join(root, 'no-python'), PATH: join(root, 'empty') }, 'import', 'kernelbench', src);
     expect(noPy.code).toBe(1);
     expect(noPy.stderr).toMatch(/kernelduel: importing KernelBench problems runs them with PyTorch: KERNELDUEL_PYTHON is set to .*no-python/);
+  });
+
+  it.skipIf(!existsSync('/usr/local/cuda/bin/nvcc'))('an imported task evaluates compile-only: its placeholder builds, the PyTorch reference is not built', async () => {
+    const [r] = await importKernelBench(problems('evalco', { '1_Small.py': SMALL }), opts('out7'));
+    const e = await kd({}, 'eval', r.dir!, '--json');
+    expect(e.code, showRun(e)).toBe(0);
+    const j = JSON.parse(e.stdout) as { result: { build: { ok: boolean }; compileOnly?: boolean; failure?: unknown } };
+    expect(j.result.build.ok).toBe(true);
+    expect(j.result.compileOnly).toBe(true);
+    expect(j.result.failure).toBeUndefined();
   });
 });
 

@@ -346,9 +346,10 @@ export class Evaluator {
     const build = await this.build(spec, o.signal);
     if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
     if (!this.gpu) {
-      // Compile-only still builds the reference: a broken one must not pass for lack of a GPU.
-      const ref = await this.buildReference(o.signal);
-      return ref.failure ? { build, failure: ref.failure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true };
+      // Compile-only still builds the reference: a broken one must not pass for lack of a GPU (a
+      // PyTorch reference is not built).
+      const refFailure = this.task.pytorch ? undefined : (await this.buildReference(o.signal)).failure;
+      return refFailure ? { build, failure: refFailure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true };
     }
     let judge: Judge;
     let probe: ProbeInfo;

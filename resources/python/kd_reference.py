@@ -111,7 +111,7 @@ def classify(exc):
     if isinstance(exc, Fail):
         return exc.kind
     text = ("%s: %s" % (type(exc).__name__, exc)).lower()
-    if "out of memory" in text or isinstance(exc, MemoryError):
+    if "out of memory" in text or "can't allocate memory" in text or "cannot allocate memory" in text or isinstance(exc, MemoryError):
         return "oom"
     if isinstance(exc, NotImplementedError) and "'meta' backend" in text:
         return "no-meta"
