@@ -124,7 +124,9 @@ async function main(): Promise<void> {
     referenceOk: rows.filter((r) => r.reference.outcome === 'ok').length,
     referenceComputedButRandom: rows.filter((r) => r.reference.outcome === 'random-forward').length,
     referenceOutcomes: count(rows.map((r) => r.reference.outcome)),
-    constantOutputs: rows.filter((r) => r.warnings.some((w) => /is constant/.test(w))).map((r) => r.problem),
+    // Outputs whose every element is the same for seed 1 on the CPU (a check against them proves little).
+    constantOutputs: rows.filter((r) => r.warnings.some((w) => /is constant/.test(w)) || (r.reference.outputs ?? []).some((o) => o.std === 0 && (o.elements ?? 0) > 1)).map((r) => r.problem),
+    nonFiniteOutputs: rows.filter((r) => (r.reference.outputs ?? []).some((o) => (o.nonfinite ?? 0) > 0)).map((r) => r.problem),
     randomForwards: rows.filter((r) => r.warnings.some((w) => /forward is random/.test(w))).map((r) => r.problem),
   };
   const command = `KERNELDUEL_PYTHON=${py.python} npx tsx bench/kernelbench-import-cpu.ts --kernelbench ${a.kernelbench} --levels ${a.levels.join(',')} --limit-s ${a.limitS} --max-gib ${a.maxGiB} --seed ${a.seed}`;
@@ -144,7 +146,8 @@ async function main(): Promise<void> {
     `- Problems: ${summary.problems} (levels ${a.levels.join(', ')} of KernelBench, as in ${a.kernelbench}).`,
     `- Imported: **${summary.imported}** (shapes from a CPU forward: ${summary.shapesFrom.cpu ?? 0}, torch's meta device: ${summary.shapesFrom.meta ?? 0}, extrapolated from smaller batches: ${summary.shapesFrom.scaled ?? 0}). Not imported: ${Object.entries(summary.importFailures).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}.`,
     `- Reference outputs computed on the CPU for seed ${a.seed} at the problem's own sizes within ${a.limitS} s: **${summary.referenceOk + summary.referenceComputedButRandom}** (${summary.referenceComputedButRandom} of them random forwards: dropout). Outcomes: ${Object.entries(summary.referenceOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
-    `- Outputs constant on the CPU (a check proves little): ${summary.constantOutputs.join(', ') || 'none found among those run'}.`,
+    `- Outputs constant on the CPU (every element equal, so a check proves little): ${summary.constantOutputs.join(', ') || 'none among those computed'}. Outputs with non-finite values: ${summary.nonFiniteOutputs.join(', ') || 'none among those computed'}.`,
+    `- Random forwards (dropout in training mode; no kernel can match them): ${summary.randomForwards.join(', ') || 'none'}.`,
     '',
     '| problem | imported (shapes) | GiB | reference on CPU | why / seconds |',
     '| --- | --- | --- | --- | --- |',
