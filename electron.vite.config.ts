@@ -1,4 +1,4 @@
-// Builds the three parts of the desktop app: the main process (main/electron/index.ts and the
+// Builds the three parts of the desktop app: the main process (main/doors/electron/index.ts and the
 // engine), the sandboxed preload (CommonJS: sandboxed preloads cannot be ES modules) and the
 // renderer (React + Monaco, bundled locally; also served by `kernelduel serve` in browser mode).
 import { resolve } from 'node:path';
@@ -10,7 +10,7 @@ export default defineConfig({
       outDir: 'out/main',
       // The optimisation worker is an entry of its own, so that its file exists (out/main/worker.js) for
       // `new Worker()`; the engine shared with index.js goes into a chunk both import.
-      rollupOptions: { input: { index: resolve('main/electron/index.ts'), worker: resolve('main/search/worker.ts') } },
+      rollupOptions: { input: { index: resolve('main/doors/electron/index.ts'), worker: resolve('main/core/run/worker.ts') } },
     },
   },
   preload: {

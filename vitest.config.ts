@@ -8,6 +8,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
-    globalSetup: ['test/e2e/build-renderer.ts'],
+    // The workbench is built (when its sources changed) only by the tests that drive it: test/e2e/.
   },
 });

@@ -14,13 +14,13 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadSpace, TunablesOnlyReplay, type RecordedSpace } from '../main/eval/replay.js';
-import { resolveTask } from '../main/task/resolve.js';
-import { ActionSpace } from '../main/search/actions.js';
-import { liveActionSpace, makeStrategy } from '../main/search/strategies.js';
-import { simulate } from '../main/search/simulate.js';
-import type { Task } from '../main/task/manifest.js';
-import { quantile } from '../main/eval/stats.js';
+import { loadSpace, TunablesOnlyReplay, type RecordedSpace } from '../main/engine/measure/replay.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { ActionSpace } from '../main/engine/search/actions.js';
+import { liveActionSpace, makeStrategy } from '../main/engine/search/strategies.js';
+import { simulate } from '../main/engine/search/simulate.js';
+import type { Task } from '../main/engine/task/manifest.js';
+import { quantile } from '../main/engine/measure/stats.js';
 
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '20' }, budget: { type: 'string', default: '100' }, tasks: { type: 'string' }, spaces: { type: 'string', default: 'bench/spaces/h200' }, out: { type: 'string', default: 'bench/results/action-space-counterfactual.json' } } });
 const seeds = Number(values.seeds);

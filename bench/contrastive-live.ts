@@ -9,14 +9,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { prepareRun } from '../main/search/run.js';
-import { runLoop } from '../main/search/loop.js';
-import { Evaluator, gpuQueue } from '../main/eval/evaluate.js';
-import { builtinTaskNames } from '../main/task/resolve.js';
-import { sizeLayout } from '../main/task/manifest.js';
-import { KERNELDUEL_VERSION } from '../main/common/version.js';
-import { gpuSlug } from '../main/gpu/detect.js';
-import { invokedAs } from '../main/common/provenance.js';
+import { prepareRun } from '../main/core/run/prepare.js';
+import { runLoop } from '../main/engine/search/loop.js';
+import { Evaluator, gpuQueue } from '../main/engine/measure/evaluate.js';
+import { builtinTaskNames } from '../main/engine/task/resolve.js';
+import { sizeLayout } from '../main/engine/task/manifest.js';
+import { KERNELDUEL_VERSION } from '../main/engine/base/version.js';
+import { gpuSlug } from '../main/engine/platform/gpu/detect.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string' }, budget: { type: 'string', default: '100' }, out: { type: 'string', default: 'bench/results' }, seed: { type: 'string', default: '1' } } });
 const budget = Number(values.budget);

@@ -12,10 +12,10 @@
 import { appendFileSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
-import { findPython } from '../main/toolchain/python.js';
-import { importProblem, listProblems, type ImportedProblem } from '../main/import/kernelbench.js';
-import { ReferenceFailure, ReferenceServer } from '../main/pytorch/server.js';
-import type { RunAnswer } from '../main/pytorch/protocol.js';
+import { findPython } from '../main/engine/platform/toolchain/python.js';
+import { importProblem, listProblems, type ImportedProblem } from '../main/engine/interop/kernelbench.js';
+import { ReferenceFailure, ReferenceServer } from '../main/engine/pytorch/server.js';
+import type { RunAnswer } from '../main/engine/pytorch/protocol.js';
 
 interface Args {
   kernelbench: string;

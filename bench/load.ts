@@ -1,6 +1,6 @@
 // Load: a session with 20,000 variants (each with a timed result) opens quickly, and the engine
 // keeps the hosting process's event loop free while an optimisation runs in its worker thread.
-//   npx tsx bench/load.ts [--variants 20000] [--label "..."] [--open-only]
+//   npx tsx bench/load.ts [--variants 20000] [--samples 64] [--label "..."] [--open-only]
 // Writes bench/results/load-<host>.json (machine, date, command, figures). The session is written in the
 // journal format KernelDuel writes now (v2 envelopes, each kernel source once in a source event); the same
 // session in the old format (v1 envelopes, the full source in every variant record) is opened as well, for
@@ -10,21 +10,30 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { crc32, formatJournalLine } from '../main/session/journal.js';
-import { createSession, encodeSessionEvent, listSessions, newSessionId, openSession, JOURNAL_FILE, SUMMARY_FILE, type SessionEvent, type StoredSessionEvent } from '../main/session/store.js';
-import { resolveTask } from '../main/task/resolve.js';
-import { startOptimisation, type OptimisationMessage } from '../main/search/worker.js';
+import { parseArgs } from 'node:util';
+import { crc32, formatJournalLine } from '../main/engine/session/journal.js';
+import { createSession, newSessionId, openSession, JOURNAL_FILE } from '../main/engine/session/store.js';
+import { encodeSessionEvent } from '../main/engine/session/encoding.js';
+import { listSessions } from '../main/engine/session/list.js';
+import { SUMMARY_FILE } from '../main/engine/session/summary.js';
+import type { SessionEvent, StoredSessionEvent } from '../main/engine/session/events.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { startOptimisation, type OptimisationMessage } from '../main/core/run/worker.js';
 import { syntheticSpace } from '../test/fixtures/spaces/synthetic.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const arg = (name: string, def: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : def;
-};
-const N = Number(arg('variants', '20000'));
-const label = arg('label', '');
-const SAMPLES = Number(arg('samples', '64'));
+const { values: args } = parseArgs({
+  options: {
+    variants: { type: 'string', default: '20000' },
+    label: { type: 'string', default: '' },
+    samples: { type: 'string', default: '64' },
+    'open-only': { type: 'boolean', default: false },
+  },
+});
+const N = Number(args.variants);
+const label = args.label;
+const SAMPLES = Number(args.samples);
 const LOAD_AT_START = Number(os.loadavg()[0].toFixed(2)); // other work on the machine inflates the figures
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-load-'));
 const task = resolveTask('softmax');
@@ -165,7 +174,7 @@ async function main(): Promise<void> {
   const plans: Array<{ name: string; budget: number; backend: { kind: 'replay'; recording: string } | { kind: 'gpu' } }> = [
     { name: 'replay (synthetic recording), contrastive strategy, budget 300', budget: 300, backend: { kind: 'replay', recording } },
   ];
-  if (process.argv.includes('--open-only')) plans.length = 0;
+  if (args['open-only']) plans.length = 0;
   else if (tc.nvcc) plans.push({ name: 'compile-only (real nvcc builds, no GPU), random strategy, budget 6', budget: 6, backend: { kind: 'gpu' } });
   process.env.KERNELDUEL_NVIDIA_SMI = '/nonexistent';
   process.env.KERNELDUEL_HOME = path.join(root, 'home');
@@ -197,7 +206,7 @@ async function main(): Promise<void> {
   }
 
   const cpu = os.cpus()[0]?.model ?? 'cpu';
-  const dir = process.argv.includes('--open-only') ? root : path.join(here, 'results');
+  const dir = args['open-only'] ? root : path.join(here, 'results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `load-${os.hostname().replace(/[^A-Za-z0-9_.-]/g, '_') || cpu.replace(/[^A-Za-z0-9]+/g, '-')}.json`);
   const out = {

@@ -19,9 +19,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { detectGpus, gpuSlug } from '../main/gpu/detect.js';
-import { invokedAs } from '../main/common/provenance.js';
-import { median } from '../main/eval/stats.js';
+import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
+import { median } from '../main/engine/measure/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -53,7 +53,7 @@ interface Cli {
 }
 const newCli: Cli = process.env.KERNELDUEL_CLI
   ? { label: 'new', cmd: process.execPath, args: [process.env.KERNELDUEL_CLI], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) }
-  : { label: 'new', cmd: 'npx', args: ['tsx', join(here, '..', 'main', 'cli', 'index.ts')], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) };
+  : { label: 'new', cmd: 'npx', args: ['tsx', join(here, '..', 'main', 'doors', 'cli', 'index.ts')], home: mkdtempSync(join(tmpdir(), 'kd-truth-new-')) };
 const oldCli: Cli | null = values.old ? { label: 'old', cmd: join(resolve(values.old), 'kernelduel'), args: [], home: mkdtempSync(join(tmpdir(), 'kd-truth-old-')) } : null;
 if (oldCli && !existsSync(oldCli.cmd)) throw new Error(`--old: no launcher at ${oldCli.cmd}`);
 
@@ -136,9 +136,9 @@ if (parts.has('legit')) {
     rows.push({ task: v.task, variant: v.file.split('/').pop(), what: v.what, new: n, old: o, newOverOld: n.medianMs && o?.medianMs ? n.medianMs / o.medianMs : null });
   }
   // cuBLAS needs -lcublas: measured in-process through the evaluator (the CLI has no linker flags).
-  const { Evaluator } = await import('../main/eval/evaluate.js');
-  const { findToolchain } = await import('../main/toolchain/nvcc.js');
-  const { resolveTask } = await import('../main/task/resolve.js');
+  const { Evaluator } = await import('../main/engine/measure/evaluate.js');
+  const { findToolchain } = await import('../main/engine/platform/toolchain/nvcc.js');
+  const { resolveTask } = await import('../main/engine/task/resolve.js');
   const ev = new Evaluator({ task: resolveTask('matmul'), toolchain: await findToolchain(), gpu, workRoot: mkdtempSync(join(tmpdir(), 'kd-truth-cublas-')), timing: { maxMs: Number(maxMs) } });
   const t0 = Date.now();
   const r = await ev.evaluate({ source: readFileSync(join(benchDir, 'variants', 'matmul_cublas.cu'), 'utf8'), config: {}, flags: { opt: 3, extra: ['-lcublas'] } });

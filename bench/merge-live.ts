@@ -6,9 +6,9 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { builtinTaskNames } from '../main/task/resolve.js';
-import { RecordedSpaceSchema } from '../main/eval/replay.js';
-import { gpuSlug } from '../main/gpu/detect.js';
+import { builtinTaskNames } from '../main/engine/task/resolve.js';
+import { RecordedSpaceSchema } from '../main/engine/measure/replay.js';
+import { gpuSlug } from '../main/engine/platform/gpu/detect.js';
 
 interface LiveFile {
   benchmark: string;

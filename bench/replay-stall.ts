@@ -7,9 +7,9 @@ import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import os from 'node:os';
-import { loadSpace } from '../main/eval/replay.js';
-import { resolveTask } from '../main/task/resolve.js';
-import { replayStrategy } from '../main/search/strategies.js';
+import { loadSpace } from '../main/engine/measure/replay.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { replayStrategy } from '../main/engine/search/strategies.js';
 
 const { values } = parseArgs({ options: { evaluations: { type: 'string', default: '1000' }, out: { type: 'string', default: 'bench/results/replay-stall-vm.json' } } });
 const evaluations = Number(values.evaluations);

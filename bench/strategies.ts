@@ -10,13 +10,13 @@
 // field is copied into the results; anything but 'real GPU' is flagged loudly).
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/eval/replay.js';
-import { resolveTask } from '../main/task/resolve.js';
-import type { ActionSpace } from '../main/search/actions.js';
-import { replayStrategy, STRATEGY_NAMES, type StrategyName } from '../main/search/strategies.js';
-import type { ContrastiveStrategy } from '../main/search/contrastive.js';
-import { mulberry32 } from '../main/common/random.js';
-import { quantile } from '../main/eval/stats.js';
+import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/engine/measure/replay.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import type { ActionSpace } from '../main/engine/search/actions.js';
+import { replayStrategy, STRATEGY_NAMES, type StrategyName } from '../main/engine/search/strategies.js';
+import type { ContrastiveStrategy } from '../main/engine/search/contrastive.js';
+import { mulberry32 } from '../main/engine/base/random.js';
+import { quantile } from '../main/engine/measure/stats.js';
 
 interface Args {
   spaces: string;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `kernelduel` command of a checkout (package.json "bin"). Runs the built CLI
-// (dist/cli/kernelduel.mjs) when there is one, else the TypeScript sources (main/cli/index.ts)
+// (dist/cli/kernelduel.mjs) when there is one, else the TypeScript sources (main/doors/cli/index.ts)
 // through tsx.
 //
 // The CLI runs in this process (tsx registered with its module API) rather than in a child
@@ -29,5 +29,5 @@ if (existsSync(built)) {
     process.exit(1);
   }
   register();
-  await import(pathToFileURL(join(root, 'main', 'cli', 'index.ts')).href);
+  await import(pathToFileURL(join(root, 'main', 'doors', 'cli', 'index.ts')).href);
 }

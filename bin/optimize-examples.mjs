@@ -10,6 +10,6 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const budget = process.env.KERNELDUEL_START_BUDGET ?? '20';
 const tasks = (process.env.KERNELDUEL_START_TASKS ?? 'softmax,reduce_sum,matmul').split(',');
 for (const t of tasks) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'main/cli/index.ts'), 'optimize', t, '--budget', budget, ...process.argv.slice(2)], { stdio: 'inherit', cwd: root });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'main/doors/cli/index.ts'), 'optimize', t, '--budget', budget, ...process.argv.slice(2)], { stdio: 'inherit', cwd: root });
   if (r.status !== 0) process.exit(r.status ?? 1);
 }

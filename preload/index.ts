@@ -2,7 +2,7 @@
 // names (nothing else can be called), event subscription, and the two desktop dialogs. Never
 // exposes ipcRenderer itself. Runs sandboxed: imports nothing but electron and a plain constant file.
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron';
-import { IPC_CALL, IPC_EVENT, IPC_PICK_FOLDER, IPC_SAVE_AS, isMethodName } from '../main/api/methods.js';
+import { IPC_CALL, IPC_EVENT, IPC_PICK_FOLDER, IPC_SAVE_AS, isMethodName } from '../main/contract/methods.js';
 
 const api = {
   call(method: string, params?: unknown): Promise<unknown> {

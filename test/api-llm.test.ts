@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiService, type SecretStore } from '../main/api/service.js';
-import { createDispatcher, type Dispatch } from '../main/api/dispatch.js';
-import type { Envelope } from '../main/api/contract.js';
+import { ApiService, type SecretStore } from '../main/core/service.js';
+import { createDispatcher, type Dispatch } from '../main/core/dispatch.js';
+import type { Envelope } from '../main/contract/api.js';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
 
 const KEY = 'sk-api-SECRET-55555555';

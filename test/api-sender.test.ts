@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isAllowedNavigation, isTrustedSender } from '../main/electron/sender.js';
+import { isAllowedNavigation, isTrustedSender } from '../main/doors/electron/sender.js';
 
 const win = { webContentsId: 7, pageUrl: 'file:///opt/kernelduel/out/renderer/index.html' };
 

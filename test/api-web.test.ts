@@ -4,9 +4,9 @@ import path from 'node:path';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startWebServer, staticFile, type WebServer } from '../main/server/web.js';
-import { allowedHosts, hostAllowed } from '../main/server/auth.js';
-import { ApiService } from '../main/api/service.js';
+import { startWebServer, type WebServer } from '../main/doors/web/server.js';
+import { allowedHosts, hostAllowed } from '../main/doors/web/auth.js';
+import { ApiService } from '../main/core/service.js';
 
 let dir: string;
 let srv: WebServer;
@@ -128,22 +128,22 @@ function rawGet(port: number, rawPath: string, cookie: string): Promise<number> 
 describe('static files', () => {
   it('never serves a file outside the built renderer folder, however the path is spelled', async () => {
     fs.writeFileSync(path.join(dir, 'secret.txt'), 'SECRET');
-    fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(dir, 'static', 'link.txt'));
     const first = await get(srv.url);
     const cookie = String(first.headers['set-cookie']?.[0] ?? '').split(';')[0];
+    expect(await rawGet(srv.port, '/', cookie)).toBe(200);
     expect(await rawGet(srv.port, '/index.html', cookie)).toBe(200);
-    for (const p of ['/../secret.txt', '/%2e%2e/secret.txt', '/..%2fsecret.txt', '/%2e%2e%2fsecret.txt', '/static/../../secret.txt', '/..\\secret.txt', '/%2e%2e%5csecret.txt', `/${'../'.repeat(8)}etc/passwd`, '/%00index.html', '/link.txt']) {
+    expect(await rawGet(srv.port, '/index.html?x=1', cookie)).toBe(200);
+    for (const p of ['/../secret.txt', '/%2e%2e/secret.txt', '/..%2fsecret.txt', '/%2e%2e%2fsecret.txt', '/static/../../secret.txt', '/..\\secret.txt', '/%2e%2e%5csecret.txt', `/${'../'.repeat(8)}etc/passwd`, '/%00index.html', '/%E0%A4%A']) {
       expect(await rawGet(srv.port, p, cookie), p).toBe(404);
     }
   });
 
-  it('staticFile maps paths inside the folder and nothing else', () => {
-    const root = path.join(dir, 'static');
-    expect(staticFile(root, '/')).toBe(path.join(root, 'index.html'));
-    expect(staticFile(root, '/index.html?x=1')).toBe(path.join(root, 'index.html'));
-    expect(staticFile(root, '/../secret.txt')).toBeNull();
-    expect(staticFile(root, '/%2e%2e/secret.txt')).toBeNull();
-    expect(staticFile(root, '/%E0%A4%A')).toBeNull(); // not decodable
+  it('refuses to serve a folder holding a link that leads out of it', async () => {
+    const root = path.join(dir, 'static-linked');
+    fs.mkdirSync(root);
+    fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><title>KernelDuel</title>');
+    fs.symlinkSync(path.join(dir, 'secret.txt'), path.join(root, 'link.txt'));
+    await expect(startWebServer({ port: 0, staticDir: root, service: new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: path.join(dir, 'home-linked') } }) })).rejects.toThrow(/link\.txt links to a file outside/);
   });
 });
 

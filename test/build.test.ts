@@ -7,14 +7,15 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { entrySignature, generateShim } from '../main/build/shim.js';
-import { parsePtxas, shortKernelName } from '../main/build/ptxas.js';
-import { buildKey, buildVariant, nvccFlags, parseCompilerMessages, type BuildEnv } from '../main/build/compile.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { loadTask, type Task } from '../main/task/manifest.js';
-import { defaultConfig, enumerateSpace } from '../main/task/space.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import type { BuildResult, Config } from '../main/common/types.js';
+import { generateShim } from '../main/engine/build/shim.js';
+import { entrySignature } from '../main/engine/source/entry.js';
+import { parsePtxas, shortKernelName } from '../main/engine/build/ptxas.js';
+import { buildKey, buildVariant, nvccFlags, parseCompilerMessages, type BuildEnv } from '../main/engine/build/compile.js';
+import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { loadTask, type Task } from '../main/engine/task/manifest.js';
+import { defaultConfig, enumerateSpace } from '../main/engine/task/space.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import type { BuildResult, Config } from '../main/engine/base/types.js';
 
 const BUILTIN = builtinTasksDir();
 const taskNames = readdirSync(BUILTIN, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
@@ -23,11 +24,9 @@ const softmax = (): Task => tasks.get('softmax')!;
 
 let workRoot: string;
 let env: BuildEnv;
-beforeAll(async () => {
+beforeAll(() => {
   workRoot = mkdtempSync(join(tmpdir(), 'kd-build-'));
-  const tc = await findToolchain();
-  if (!tc.nvcc || !tc.version) throw new Error(`these tests need nvcc: ${tc.problems.join(' ')}`);
-  env = { nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot };
+  if (NVCC) env = { nvcc: NVCC.nvcc, nvccVersion: NVCC.version, arch: 'sm_90', libDir: NVCC.libDir, workRoot };
 });
 afterAll(() => rmSync(workRoot, { recursive: true, force: true }));
 
@@ -100,7 +99,7 @@ describe('parsePtxas', () => {
     expect(shortKernelName('_ZN5sm_kd14softmax_kernelEPKfPfii')).toBe('sm_kd::softmax_kernel');
     expect(shortKernelName('my_extern_c_kernel')).toBe('my_extern_c_kernel');
   });
-  it('parses the log of a live nvcc -Xptxas -v compile of a namespaced kernel', async () => {
+  it.skipIf(NO_NVCC)('parses the log of a live nvcc -Xptxas -v compile of a namespaced kernel', async () => {
     const dir = mkdtempSync(join(workRoot, 'ptx-'));
     const src = join(dir, 'k.cu');
     writeFileSync(src, 'namespace ns { __global__ void kern(const float* x, float* y) { __shared__ float s[256]; s[threadIdx.x] = x[threadIdx.x]; __syncthreads(); y[threadIdx.x] = s[255 - threadIdx.x]; } }\n');
@@ -161,7 +160,7 @@ function configsOf(t: Task): Array<{ label: string; config: Config }> {
   ];
 }
 
-describe('real nvcc builds of every built-in task', () => {
+describe.skipIf(NO_NVCC)('real nvcc builds of every built-in task', () => {
   const results = new Map<string, BuildResult>();
   beforeAll(async () => {
     const jobs: Array<Promise<void>> = [];
@@ -210,11 +209,12 @@ describe('real nvcc builds of every built-in task', () => {
     expect(again.ok).toBe(true);
     expect(again.libPath).toBe(first.libPath);
     expect(again.resources).toEqual(first.resources);
-    expect(Date.now() - started).toBeLessThan(1000);
+    // No nvcc ran: far less time than the build it stands for (relative, so a busy machine does not matter).
+    expect(Date.now() - started).toBeLessThan(first.durationMs / 2);
   });
 });
 
-describe('failed builds', () => {
+describe.skipIf(NO_NVCC)('failed builds', () => {
   it("a syntax error fails with kind 'compile', a reason naming the error, mapped to the variant's line", async () => {
     const t = softmax();
     const lines = t.baselineSource.split('\n');
@@ -260,7 +260,12 @@ describe('failed builds', () => {
     const abortedAt = Date.now();
     ac.abort();
     const { r, e } = await p;
-    expect(Date.now() - abortedAt).toBeLessThan(1500);
+    const cancelledInMs = Date.now() - abortedAt;
+    // Promptly: nvcc is killed, not waited for. Measured against the same build left to finish, so a
+    // busy machine (slower at both) does not decide the outcome.
+    const full = await buildVariant(t, { ...spec, source: spec.source + unique() }, env);
+    expect(full.ok, full.log).toBe(true);
+    expect(cancelledInMs).toBeLessThan(full.durationMs / 2);
     if (r) {
       expect(r.ok).toBe(false);
       expect(r.failure?.reason).toMatch(/cancel/);

@@ -6,15 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSession, newSessionId } from '../main/session/store.js';
-import { exportVariant } from '../main/export/cu.js';
-import { resolveTask } from '../main/task/resolve.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { explainShimErrors } from '../main/build/signature.js';
-import { readExportedBuild } from '../main/export/read.js';
-import { sourceDefines, variantConfig } from '../main/task/config.js';
+import { createSession, newSessionId } from '../main/engine/session/store.js';
+import { exportVariant } from '../main/engine/export/cu.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { explainShimErrors } from '../main/engine/build/signature.js';
+import { readExportedBuild } from '../main/engine/export/read.js';
+import { sourceDefines, variantConfig } from '../main/engine/task/config.js';
 import { compileOnlyResult } from './fixtures/session-data.js';
 import { runCli, showRun, type CliRun } from './fixtures/cli.js';
+import { NO_NVCC } from './fixtures/toolchain.js';
 
 let home: string;
 let work: string;
@@ -39,7 +40,7 @@ interface EvalJson {
 }
 
 describe('export → eval', () => {
-  it('an exported variant is built with its own configuration and flags, not the task defaults', async () => {
+  it.skipIf(NO_NVCC)('an exported variant is built with its own configuration and flags, not the task defaults', async () => {
     const task = resolveTask('softmax');
     const config = { BLOCK: 512, TPR: 32, VEC: 4, ONLINE: 1 };
     // The variant refuses to build with any other configuration.
@@ -94,7 +95,7 @@ describe('export → eval', () => {
 });
 
 describe('--config', () => {
-  it('refuses an unknown tunable and a value off its list, naming the valid ones; --allow-off-list lets a value through and says so', async () => {
+  it.skipIf(NO_NVCC)('refuses an unknown tunable and a value off its list, naming the valid ones; --allow-off-list lets a value through and says so', async () => {
     const unknown = await cli('eval', 'softmax', '--config', 'NOPE=3');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/--config NOPE=3: task softmax has no tunable NOPE \(its tunables: BLOCK, TPR, VEC, ONLINE\)/);
@@ -109,7 +110,7 @@ describe('--config', () => {
 });
 
 describe('--duel without a GPU', () => {
-  it('builds the other variant too: a broken one fails eval, a good one is built and the duel is said to need a GPU', async () => {
+  it.skipIf(NO_NVCC)('builds the other variant too: a broken one fails eval, a good one is built and the duel is said to need a GPU', async () => {
     const task = resolveTask('axpy');
     const broken = path.join(work, 'axpy-broken.cu');
     fs.writeFileSync(broken, task.baselineSource.replace(/\{/, '{ int q = ;'));
@@ -125,7 +126,7 @@ describe('--duel without a GPU', () => {
 });
 
 describe('compile-only builds the reference', () => {
-  it('a task whose reference.cu does not compile fails eval without a GPU, naming the reference', async () => {
+  it.skipIf(NO_NVCC)('a task whose reference.cu does not compile fails eval without a GPU, naming the reference', async () => {
     const dir = path.join(work, 'axpy-badref');
     fs.cpSync(path.join(builtinTasksDir(), 'axpy'), dir, { recursive: true });
     fs.appendFileSync(path.join(dir, 'reference.cu'), '\nthis is not C++;\n');
@@ -136,7 +137,7 @@ describe('compile-only builds the reference', () => {
 });
 
 describe('a signature mismatch', () => {
-  it('names the expected signature from task.yaml and the argument that differs', async () => {
+  it.skipIf(NO_NVCC)('names the expected signature from task.yaml and the argument that differs', async () => {
     const task = resolveTask('axpy');
     const sig = /void axpy\(([^)]*)\)/.exec(task.baselineSource)![1];
     const f = path.join(work, 'axpy-sig.cu');

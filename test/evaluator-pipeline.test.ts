@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Evaluator } from '../main/eval/evaluate.js';
-import { resolveTask } from '../main/task/resolve.js';
-import { resetSandboxProbe } from '../main/sandbox/index.js';
-import type { BuildResult, VariantSpec } from '../main/common/types.js';
-import type { GpuInfo } from '../main/gpu/detect.js';
+import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { resetSandboxProbe } from '../main/engine/platform/sandbox/index.js';
+import type { BuildResult, VariantSpec } from '../main/engine/base/types.js';
+import type { GpuInfo } from '../main/engine/base/types.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-pipeline-'));
 const fake = path.join(root, 'fake-harness.mjs');

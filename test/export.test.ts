@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSession, type Session } from '../main/session/store.js';
-import { exportVariant, renderDefines, renderProvenanceHeader } from '../main/export/cu.js';
-import { writeFileAtomic } from '../main/common/atomic.js';
+import { createSession, type Session } from '../main/engine/session/store.js';
+import { exportVariant, renderDefines, renderProvenanceHeader } from '../main/engine/export/cu.js';
+import { writeFileAtomic } from '../main/engine/base/atomic.js';
 import { compileOnlyResult, makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 let tmp: string;

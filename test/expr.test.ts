@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evalExpr, evalPositiveInt, exprSymbols, ExprError, parseExpr } from '../main/common/expr.js';
+import { evalExpr, evalPositiveInt, exprSymbols, ExprError, parseExpr } from '../main/engine/base/expr.js';
 
 const err = (src: string, scope: Record<string, number> = {}): ExprError => {
   try {

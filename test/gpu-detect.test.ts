@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { archForComputeCapability, computeCapabilityOfArch } from '../main/gpu/arch.js';
-import { applyVisibleDevices, cudaDeviceSelector, detectGpus, gpuSlug, parseNvidiaSmiCsv, readClocks } from '../main/gpu/detect.js';
+import { archForComputeCapability, computeCapabilityOfArch } from '../main/engine/platform/gpu/arch.js';
+import { applyVisibleDevices, cudaDeviceSelector, detectGpus, gpuSlug, parseNvidiaSmiCsv, readClocks } from '../main/engine/platform/gpu/detect.js';
 
 let dir: string;
 

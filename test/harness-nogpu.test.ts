@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { ensureHarness } from '../main/eval/harness.js';
+import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { ensureHarness } from '../main/engine/measure/harness.js';
 
 const hasGpu = (() => {
   try {
@@ -23,11 +23,7 @@ const hasGpu = (() => {
 /** The harness, built once for every test in this file (in a work root of its own). */
 let built: Promise<string> | null = null;
 function buildHarness(): Promise<string> {
-  built ??= (async () => {
-    const tc = await findToolchain();
-    if (!tc.nvcc || !tc.version) throw new Error('nvcc is needed for this test');
-    return ensureHarness({ nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: mkdtempSync(join(tmpdir(), 'kd-harness-build-')) });
-  })();
+  built ??= ensureHarness({ nvcc: NVCC!.nvcc, nvccVersion: NVCC!.version, arch: 'sm_90', libDir: NVCC!.libDir, workRoot: mkdtempSync(join(tmpdir(), 'kd-harness-build-')) });
   return built;
 }
 
@@ -44,7 +40,7 @@ async function oneShot<B>(mode: string, args: string[] = [], env: NodeJS.Process
   return JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error?: string; body: B };
 }
 
-describe.skipIf(hasGpu)('harness modes without a GPU', () => {
+describe.skipIf(hasGpu || NO_NVCC)('harness modes without a GPU', () => {
   it('the probe writes a runtime failure naming the CUDA error, with the nonce', async () => {
     const r = await oneShot('probe');
     expect(r).toMatchObject({ nonce: 'n0nce', status: 'runtime' });
@@ -75,7 +71,7 @@ describe.skipIf(hasGpu)('harness modes without a GPU', () => {
   });
 });
 
-describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))('the harness system-call filter', () => {
+describe.skipIf(NO_NVCC || process.platform !== 'linux' || !['x64', 'arm64'].includes(process.arch))('the harness system-call filter', () => {
   it('stops new processes, IP sockets and signals to others; threads, Unix sockets and signals to itself still work', async () => {
     const r = await oneShot<Record<string, number | string>>('filter-selftest');
     expect(r.nonce).toBe('n0nce');
@@ -89,15 +85,14 @@ describe.skipIf(process.platform !== 'linux' || !['x64', 'arm64'].includes(proce
   });
 });
 
-describe('device code read out of a library as data', () => {
+describe.skipIf(NO_NVCC)('device code read out of a library as data', () => {
   type Parts = { ok: boolean; error?: string; sectionBytes?: number; parts?: Array<{ offset: number; bytes: number; holds: boolean[] }> };
   it('finds the fat binaries of an nvcc-built library and the one that holds its kernels', async () => {
-    const tc = await findToolchain();
     const dir = mkdtempSync(join(tmpdir(), 'kd-fatbin-'));
     writeFileSync(join(dir, 'k.cu'), '__global__ void kd_probe_kernel_one(float* y) { y[0] = 1; }\n__global__ void kd_probe_kernel_two(float* y) { y[1] = 2; }\n' +
       'extern "C" void kd_entry_packed(void** a) { kd_probe_kernel_one<<<1, 1>>>((float*)a[0]); kd_probe_kernel_two<<<1, 1>>>((float*)a[0]); }\n');
     const lib = join(dir, 'k.so');
-    execFileSync(tc.nvcc!, ['-shared', '-Xcompiler', '-fPIC', '-cudart', 'shared', '--default-stream', 'per-thread', '-arch=sm_90', '-o', lib, join(dir, 'k.cu')], { timeout: 120_000 });
+    execFileSync(NVCC!.nvcc, ['-shared', '-Xcompiler', '-fPIC', '-cudart', 'shared', '--default-stream', 'per-thread', '-arch=sm_90', '-o', lib, join(dir, 'k.cu')], { timeout: 120_000 });
     const r = await oneShot<Parts>('fatbin-selftest', [lib, '_Z19kd_probe_kernel_onePf', '_Z19kd_probe_kernel_twoPf']);
     expect(r.body.ok, r.body.error).toBe(true);
     expect(r.body.parts!.length).toBeGreaterThanOrEqual(1);
@@ -116,7 +111,7 @@ describe('device code read out of a library as data', () => {
   });
 });
 
-describe('the work description a capture writes (read by the executor, untrusted)', () => {
+describe.skipIf(NO_NVCC)('the work description a capture writes (read by the executor, untrusted)', () => {
   const VALID = [
     'kdwork 1',
     'module 0 1624 7232 /lib/variant.so',
@@ -173,7 +168,7 @@ describe('the work description a capture writes (read by the executor, untrusted
   });
 });
 
-describe.skipIf(process.platform !== 'linux')('the capture process writes only to its own folder (Landlock)', () => {
+describe.skipIf(NO_NVCC || process.platform !== 'linux')('the capture process writes only to its own folder (Landlock)', () => {
   it('its folder is writable; files and folders beside it, and /proc/self/mem, are not; reading still works', async () => {
     const outside = mkdtempSync(join(tmpdir(), 'kd-writes-outside-'));
     writeFileSync(join(outside, 'existing.bin'), 'built');

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describeEnvironment, hostInfo } from '../main/host/info.js';
-import { clearToolchainCache } from '../main/toolchain/nvcc.js';
+import { describeEnvironment, hostInfo } from '../main/engine/platform/host/info.js';
+import { clearToolchainCache } from '../main/engine/platform/toolchain/nvcc.js';
 
 const REAL_NVCC = '/usr/local/cuda/bin/nvcc';
 const hasNvcc = existsSync(REAL_NVCC);

@@ -7,11 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveTask } from '../main/task/resolve.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { buildVariant, type BuildEnv } from '../main/build/compile.js';
-import { screenVariant } from '../main/eval/evaluate.js';
-import type { BuildResult } from '../main/common/types.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { buildVariant, type BuildEnv } from '../main/engine/build/compile.js';
+import { screenVariant } from '../main/engine/measure/evaluate.js';
+import type { BuildResult } from '../main/engine/base/types.js';
 
 const dir = path.dirname(fileURLToPath(import.meta.url));
 const hostileDir = path.join(dir, 'hostile');
@@ -66,13 +66,8 @@ describe('hostile corpus (no GPU)', () => {
     }
   });
 
-  it('the `compile` cases fail to build with nvcc; all other screened-in cases build', async (ctx) => {
-    const tc = await findToolchain();
-    if (!tc.nvcc || !tc.version) {
-      ctx.skip();
-      return;
-    }
-    const env: BuildEnv = { nvcc: tc.nvcc, nvccVersion: tc.version, arch: 'sm_90', libDir: tc.libDir, workRoot: root, timeoutMs: 120_000 };
+  it.skipIf(NO_NVCC)('the `compile` cases fail to build with nvcc; all other screened-in cases build', async () => {
+    const env: BuildEnv = { nvcc: NVCC!.nvcc, nvccVersion: NVCC!.version, arch: 'sm_90', libDir: NVCC!.libDir, workRoot: root, timeoutMs: 120_000 };
     const toBuild = manifest.cases.filter((c) => c.expected !== 'rejected');
     const results = await Promise.all(toBuild.map(async (c) => [c, await buildVariant(taskOf(c), { source: src(c), config: {}, flags: { opt: 3 } }, env)] as [Case, BuildResult]));
     const wrong: string[] = [];

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Journal } from '../main/session/journal.js';
+import { Journal } from '../main/engine/session/journal.js';
 
 const CHILD_TS = fileURLToPath(new URL('./fixtures/journal-child.ts', import.meta.url));
 type Rec = { pid: number; i: number; pad: string } | { parent: number };

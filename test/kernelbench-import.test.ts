@@ -7,9 +7,9 @@ import { cliEnv, KERNELDUEL_BIN, showRun, type CliRun } from './fixtures/cli.js'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { importKernelBench, importProblem, listProblems, taskNameOf, type ImportedProblem, type KernelBenchImportOptions } from '../main/import/kernelbench.js';
-import { loadTask } from '../main/task/manifest.js';
-import { entrySignature } from '../main/build/shim.js';
+import { importKernelBench, importProblem, listProblems, taskNameOf, type ImportedProblem, type KernelBenchImportOptions } from '../main/engine/interop/kernelbench.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { entrySignature } from '../main/engine/source/entry.js';
 import { TORCH_MAJOR, TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
 
 const REPO = resolve(import.meta.dirname, '..');

@@ -9,8 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
 import { GOOD_ANSWER, GOOD_CODE, MALFORMED_ANSWER } from './fixtures/llm/answers.js';
-import { openSession, sessionsRoot } from '../main/session/store.js';
-import { llmInfoOf } from '../main/search/llm.js';
+import { openSession, sessionsRoot } from '../main/engine/session/store.js';
+import { llmInfoOf } from '../main/engine/llm/variant-info.js';
+import { NO_NVCC } from './fixtures/toolchain.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const KEY = 'sk-cli-SECRET-123456789';
@@ -29,7 +30,7 @@ afterAll(async () => {
 /** Runs the CLI asynchronously (the fake server lives in this process, so it must keep answering). */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main/cli/index.ts'), ...args], {
+    const p = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main/doors/cli/index.ts'), ...args], {
       cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent', MY_LLM_KEY: KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -41,7 +42,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
 }
 
 describe('kernelduel optimize --strategy llm', () => {
-  it('streams the analysis, records the three parts and the provider settings without the key', async () => {
+  it.skipIf(NO_NVCC)('streams the analysis, records the three parts and the provider settings without the key', async () => {
     let n = 0;
     srv.handler = () => ({ type: 'ok', text: [GOOD_ANSWER, MALFORMED_ANSWER][n++ % 2], chunk: 40 });
     const r = await cli(['optimize', 'softmax', '--strategy', 'llm', '--budget', '2', '--llm-base-url', srv.url, '--llm-model', 'test-model', '--llm-key-env', 'MY_LLM_KEY', '--llm-temperature', '0.2', '--llm-max-tokens', '4000', '--llm-timeout-ms', '20000']);

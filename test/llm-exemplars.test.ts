@@ -1,8 +1,8 @@
 // Exemplar sampling: buckets, the temperature softmax, the pair distribution (chi-square over many
 // draws), seeding, and the bandit's adaptation.
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../main/common/random.js';
-import { ExemplarSettingsSchema, PairBandit, banditReward, bucketWeights, bucketize, pairPrior, sampleExemplars, type Candidate } from '../main/llm/exemplars.js';
+import { mulberry32 } from '../main/engine/base/random.js';
+import { ExemplarSettingsSchema, PairBandit, banditReward, bucketWeights, bucketize, pairPrior, sampleExemplars, type Candidate } from '../main/engine/llm/exemplars.js';
 
 const cands: Candidate[] = [0.8, 0.9, 1.0, 1.1, 1.5, 1.6, 2.05, 2.2, 3.0, 3.2].map((s, i) => ({ id: `v${i + 1}`, speedup: s }));
 const settings = ExemplarSettingsSchema.parse({ buckets: 4, temperature: 0.5, banditRate: 0 });

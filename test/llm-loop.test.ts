@@ -6,17 +6,18 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTask } from '../main/task/manifest.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { createSession, type Session } from '../main/session/store.js';
-import { runLoop } from '../main/search/loop.js';
-import type { Measurer, MeasuredSpec } from '../main/search/measurer.js';
-import { Evaluator } from '../main/eval/evaluate.js';
-import { findToolchain } from '../main/toolchain/nvcc.js';
-import { LlmProvider } from '../main/llm/provider.js';
-import { LlmStrategy, llmInfoOf, mixedStrategy, remeasureIfSuspicious } from '../main/search/llm.js';
-import { buildDataset, writeDataset } from '../main/llm/dataset.js';
-import type { DuelResult, EvalResult, VariantRecord } from '../main/common/types.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { createSession, type Session } from '../main/engine/session/store.js';
+import { runLoop } from '../main/engine/search/loop.js';
+import type { Measurer, MeasuredSpec } from '../main/engine/measure/measurer.js';
+import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { LlmProvider } from '../main/engine/llm/provider.js';
+import { LlmStrategy, mixedStrategy, remeasureIfSuspicious } from '../main/engine/search/llm.js';
+import { llmInfoOf } from '../main/engine/llm/variant-info.js';
+import { buildDataset, writeDataset } from '../main/engine/llm/dataset.js';
+import type { DuelResult, EvalResult, VariantRecord } from '../main/engine/base/types.js';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
 import { CHEATS, GOOD_ANSWER, GOOD_ANSWER_2, GOOD_CODE, GOOD_CODE_2, MALFORMED_ANSWER, NO_ENTRY_ANSWER, answer } from './fixtures/llm/answers.js';
 
@@ -42,14 +43,12 @@ function newSession(): Session {
 // A generous timeout: CI machines run other suites beside this one (a 5 s limit timed out there).
 const provider = (): LlmProvider => new LlmProvider({ baseURL: srv.url, model: 'test-model', retries: 0, requestTimeoutMs: 60_000 }, { env: { KERNELDUEL_LLM_API_KEY: KEY } });
 
-describe('LLM policy, compile-only with the real Evaluator', () => {
+describe.skipIf(NO_NVCC)('LLM policy, compile-only with the real Evaluator', () => {
   it('records the three parts, builds the good answer and rejects the rest with reasons', async () => {
     const replies = [GOOD_ANSWER, MALFORMED_ANSWER, NO_ENTRY_ANSWER, answer(CHEATS[0].code)];
     let n = 0;
     srv.handler = () => ({ type: 'ok', text: replies[n++ % replies.length], chunk: 200 });
-    const tc = await findToolchain();
-    if (!tc.nvcc) throw new Error(`these tests need nvcc: ${tc.problems.join(' ')}`);
-    const evaluator = new Evaluator({ task, toolchain: tc, gpu: null, workRoot: join(root, 'work') });
+    const evaluator = new Evaluator({ task, toolchain: NVCC!, gpu: null, workRoot: join(root, 'work') });
     const session = newSession();
     const deltas = new Map<string, string>();
     const strategy = new LlmStrategy({ task, session, provider: provider(), seed: 1, onDelta: (e) => deltas.set(e.answerId, (deltas.get(e.answerId) ?? '') + e.delta) });
@@ -88,7 +87,7 @@ describe('LLM policy, compile-only with the real Evaluator', () => {
     session.close();
     // The CLI writes the same file.
     const cliOut = join(root, 'cli.jsonl');
-    const stdout = execFileSync(process.execPath, ['--import', 'tsx', join(process.cwd(), 'main/cli/index.ts'), 'export-dataset', session.dir, '-o', cliOut, '--json'], { encoding: 'utf8', env: { ...process.env, KERNELDUEL_NO_GPU: '1' } });
+    const stdout = execFileSync(process.execPath, ['--import', 'tsx', join(process.cwd(), 'main/doors/cli/index.ts'), 'export-dataset', session.dir, '-o', cliOut, '--json'], { encoding: 'utf8', env: { ...process.env, KERNELDUEL_NO_GPU: '1' } });
     expect(JSON.parse(stdout)).toMatchObject({ rows: 4, groups: 1 });
     expect(readFileSync(cliOut, 'utf8')).toBe(readFileSync(out, 'utf8'));
   });

@@ -2,7 +2,8 @@
 // retries with Retry-After, connection test, settings validation and secret redaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
-import { LlmProvider, parseLlmSettings, redactSecrets, retryAfterMs, REDACTED, type LlmSettingsInput } from '../main/llm/provider.js';
+import { LlmProvider, redactSecrets, retryAfterMs, REDACTED } from '../main/engine/llm/provider.js';
+import { parseLlmSettings, type LlmSettingsInput } from '../main/engine/llm/settings.js';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
 import { GOOD_ANSWER } from './fixtures/llm/answers.js';
 

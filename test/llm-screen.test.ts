@@ -2,11 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadTask } from '../main/task/manifest.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { checkEntryPoint, parseAnswer } from '../main/llm/parse.js';
-import { screenSource } from '../main/llm/screen.js';
-import { paramType, stripCode } from '../main/llm/csource.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { parseAnswer } from '../main/engine/llm/parse.js';
+import { checkEntryPoint } from '../main/engine/source/entry.js';
+import { screenSource } from '../main/engine/source/screen.js';
+import { paramType, stripCode } from '../main/engine/source/csource.js';
 import { CHEATS, GOOD_ANSWER, GOOD_CODE, MALFORMED_ANSWER, NO_ENTRY_ANSWER, UNCLOSED_ANSWER, WRONG_SIGNATURE_ANSWER, answer } from './fixtures/llm/answers.js';
 
 const BUILTIN = builtinTasksDir();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTask, parseManifest, PLACEHOLDER_BASELINE_MARK, TaskError } from '../main/task/manifest.js';
+import { loadTask, parseManifest, PLACEHOLDER_BASELINE_MARK, TaskError } from '../main/engine/task/manifest.js';
 
 const GOOD = `name: scale-pt
 entry: model_forward

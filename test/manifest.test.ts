@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTask, parseManifest, sizeLayout, TaskError, type Task } from '../main/task/manifest.js';
-import { configKey, defaultConfig, enumerateSpace, isValidConfig } from '../main/task/space.js';
-import { builtinTasksDir } from '../main/common/paths.js';
+import { loadTask, parseManifest, sizeLayout, TaskError, type Task } from '../main/engine/task/manifest.js';
+import { configKey, defaultConfig, enumerateSpace, isValidConfig } from '../main/engine/task/space.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
 
 const BUILTIN = builtinTasksDir();
 const builtinNames = readdirSync(BUILTIN, { withFileTypes: true })

@@ -13,9 +13,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { kernelduelHome, workRoot } from '../main/common/paths.js';
-import { sessionsRoot } from '../main/session/store.js';
-import { gpuLockPath } from '../main/gpu/lock.js';
+import { kernelduelHome, workRoot } from '../main/engine/base/paths.js';
+import { sessionsRoot } from '../main/engine/session/store.js';
+import { gpuLockPath } from '../main/engine/platform/gpu/lock.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const README = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');

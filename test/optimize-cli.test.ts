@@ -8,11 +8,13 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { listSessions, openSessionReadOnly } from '../main/session/store.js';
-import { etaText, describeVariant } from '../main/cli/progress.js';
-import { chooseTaskDir } from '../main/task/resolve.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { listSessions } from '../main/engine/session/list.js';
+import { openSessionReadOnly } from '../main/engine/session/store.js';
+import { etaText, describeVariant } from '../main/doors/cli/progress.js';
+import { chooseTaskDir } from '../main/engine/task/resolve.js';
 import { cliEnv, runCli, showRun, KERNELDUEL_BIN as BIN, REPO, type CliRun } from './fixtures/cli.js';
+import { NO_NVCC } from './fixtures/toolchain.js';
 
 let home: string;
 let work: string;
@@ -39,7 +41,7 @@ function axpyWithFailures(): string {
 }
 
 describe('a baseline that does not build', () => {
-  it('stops optimize at once with its error and a non-zero exit, spending none of the budget', async () => {
+  it.skipIf(NO_NVCC)('stops optimize at once with its error and a non-zero exit, spending none of the budget', async () => {
     const dir = path.join(work, 'axpy-broken');
     fs.cpSync(path.join(builtinTasksDir(), 'axpy'), dir, { recursive: true });
     fs.appendFileSync(path.join(dir, 'kernel.cu'), '\nthis does not compile;\n');
@@ -56,7 +58,7 @@ describe('a baseline that does not build', () => {
 });
 
 describe('progress lines', () => {
-  it('compile-only, not a terminal: one line per variant with its configuration and registers, failures with their first line', async () => {
+  it.skipIf(NO_NVCC)('compile-only, not a terminal: one line per variant with its configuration and registers, failures with their first line', async () => {
     const dir = axpyWithFailures();
     const r = await cli(REPO, 'optimize', dir, '--budget', '8', '--tunables-only', '--seed', '2');
     expect(r.code, show(r)).toBe(0);
@@ -65,13 +67,14 @@ describe('progress lines', () => {
     expect(r.stderr).not.toMatch(/NaN|Infinity|NF|INF/);
   }, 170_000);
 
-  it('in a terminal: failed and built variants get lines above the bar, and the ETA is "-" before there is a rate, never NFs', async (ctx) => {
+  it.skipIf(NO_NVCC)('in a terminal: failed and built variants get lines above the bar, and the ETA is "-" before there is a rate, never NFs', async (ctx) => {
     if (spawnSync('script', ['--version']).status !== 0) ctx.skip();
     const dir = axpyWithFailures();
     // util-linux `script` gives the CLI a terminal for its stderr.
     const cmd = [process.execPath, BIN, 'optimize', dir, '--budget', '8', '--tunables-only', '--seed', '2'].map((a) => `'${a}'`).join(' ');
     const r = spawnSync('script', ['-qec', cmd, '/dev/null'], { env: { ...env(), TERM: 'xterm' }, encoding: 'utf8', timeout: 170_000 });
     expect(r.status, r.stdout).toBe(0);
+    // eslint-disable-next-line no-control-regex -- the terminal's escape sequences are what this reads past
     const text = r.stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '\n').replace(/\r/g, '\n');
     expect(text).toMatch(/v\d+ FAILED \[compile\] .*#error "BLOCK 512 and 1024 do not build in this copy" \(BLOCK=(512|1024) ITEMS=/);
     expect(text).toMatch(/v\d+ built \(compile-only\): BLOCK=\d+ .*\d+ regs/);
@@ -92,7 +95,7 @@ describe('progress lines', () => {
 });
 
 describe('a task argument that names a folder here and a built-in task', () => {
-  it('uses the folder when it is a task folder, the built-in task otherwise, and says which', async () => {
+  it.skipIf(NO_NVCC)('uses the folder when it is a task folder, the built-in task otherwise, and says which', async () => {
     const here = path.join(work, 'cwd-task');
     fs.mkdirSync(here, { recursive: true });
     fs.cpSync(path.join(builtinTasksDir(), 'axpy'), path.join(here, 'axpy'), { recursive: true });

@@ -3,17 +3,17 @@
 // the strategy reaches the optimum of a synthetic space in fewer evaluations than random search.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { loadTask } from '../main/task/manifest.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { PreferenceModel, sigmoid } from '../main/search/preference.js';
-import { ReplayMeasurer, TunablesOnlyReplay } from '../main/eval/replay.js';
-import { ActionSpace, type Proposal } from '../main/search/actions.js';
-import { contrastiveSearch } from '../main/search/contrastive.js';
-import { liveActionSpace, makeStrategy } from '../main/search/strategies.js';
-import { simulate } from '../main/search/simulate.js';
-import { FeatureEncoder, staticCodeFeatures } from '../main/features/index.js';
-import { mulberry32 } from '../main/common/random.js';
-import type { DuelResult, VariantRecord } from '../main/common/types.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { PreferenceModel, sigmoid } from '../main/engine/search/preference.js';
+import { ReplayMeasurer, TunablesOnlyReplay } from '../main/engine/measure/replay.js';
+import { ActionSpace, type Proposal } from '../main/engine/search/actions.js';
+import { contrastiveSearch } from '../main/engine/search/contrastive.js';
+import { liveActionSpace, makeStrategy } from '../main/engine/search/strategies.js';
+import { simulate } from '../main/engine/search/simulate.js';
+import { FeatureEncoder, staticCodeFeatures } from '../main/engine/search/features.js';
+import { mulberry32 } from '../main/engine/base/random.js';
+import type { DuelResult, VariantRecord } from '../main/engine/base/types.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
 const softmax = loadTask(join(builtinTasksDir(), 'softmax'));

@@ -1,6 +1,6 @@
-// The `command` field of results files names how the run was started (main/common/provenance.ts).
+// The `command` field of results files names how the run was started (main/engine/base/provenance.ts).
 import { describe, expect, test } from 'vitest';
-import { invokedAs } from '../main/common/provenance.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
 
 describe('invokedAs', () => {
   test('from the repository: the npm form the caller names', () => {

@@ -1,10 +1,10 @@
-// Python discovery for PyTorch-reference tasks (main/toolchain/python.ts): KERNELDUEL_PYTHON, then
+// Python discovery for PyTorch-reference tasks (main/engine/platform/toolchain/python.ts): KERNELDUEL_PYTHON, then
 // python3 on PATH; fake interpreters stand for the cases this machine does not have.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { clearPythonCache, findPython, referenceScript } from '../main/toolchain/python.js';
+import { clearPythonCache, findPython, referenceScript } from '../main/engine/platform/toolchain/python.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON, TORCH_VERSION } from './pytorch-env.js';
 
 let dir: string;

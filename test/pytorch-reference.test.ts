@@ -1,5 +1,5 @@
 // The trusted PyTorch reference script (resources/python/kd_reference.py) and its client
-// (main/pytorch/server.ts) on small synthetic problem files: the layout and its order, determinism
+// (main/engine/pytorch/server.ts) on small synthetic problem files: the layout and its order, determinism
 // per seed, the problem's own input distributions, module-level constants overridden, buffers
 // restored between forwards, random forwards found, failures by kind, time limits.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,10 +7,10 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ReferenceFailure, ReferenceServer } from '../main/pytorch/server.js';
-import { layoutToArgs, LayoutSchema, manifestLayoutIssues, type Layout } from '../main/pytorch/protocol.js';
-import { parseManifest } from '../main/task/manifest.js';
-import { referenceScript } from '../main/toolchain/python.js';
+import { ReferenceFailure, ReferenceServer } from '../main/engine/pytorch/server.js';
+import { layoutToArgs, LayoutSchema, manifestLayoutIssues, type Layout } from '../main/engine/pytorch/protocol.js';
+import { parseManifest } from '../main/engine/task/manifest.js';
+import { referenceScript } from '../main/engine/platform/toolchain/python.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
 
 const PROBLEM = `import torch

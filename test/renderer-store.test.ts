@@ -2,7 +2,7 @@
 // and engine events (run state, new variants, results, logs, the LLM's streamed answer) updating
 // the tree and the progress.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ApiEvent, MethodName, Params, Result, RunState, SessionDetail, Transport, VariantRow } from '../main/api/contract.js';
+import type { ApiEvent, MethodName, Params, Result, RunState, SessionDetail, Transport, VariantRow } from '../main/contract/api.js';
 import { appendLog, applyLlmDelta, applyToSession, mergeRow } from '../renderer/src/reducers.js';
 import { useApp } from '../renderer/src/store.js';
 import { flattenTree, matches } from '../renderer/src/tree.js';

@@ -5,14 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTask, type Task } from '../main/task/manifest.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { loadSpace, RecordedSpaceSchema, ReplayMeasurer, variantKey, type RecordedSpace } from '../main/eval/replay.js';
-import { runLoop, type LoopEvent } from '../main/search/loop.js';
-import { randomSearch } from '../main/search/random.js';
-import { contrastiveSearch } from '../main/search/contrastive.js';
-import { ActionSpace } from '../main/search/actions.js';
-import { createSession, newSessionId, openSession } from '../main/session/store.js';
+import { loadTask, type Task } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { loadSpace, RecordedSpaceSchema, ReplayMeasurer, variantKey, type RecordedSpace } from '../main/engine/measure/replay.js';
+import { runLoop, type LoopEvent } from '../main/engine/search/loop.js';
+import { randomSearch } from '../main/engine/search/random.js';
+import { contrastiveSearch } from '../main/engine/search/contrastive.js';
+import { ActionSpace } from '../main/engine/search/actions.js';
+import { createSession, newSessionId, openSession } from '../main/engine/session/store.js';
 import { syntheticSpace, SYNTHETIC_LABEL } from './fixtures/spaces/synthetic.js';
 
 let dir: string;
@@ -82,7 +82,7 @@ describe('ReplayMeasurer', () => {
     const r2 = await m.evaluate({ source: '', config: e.config, flags: { opt: 3, maxrregcount: 32 } });
     expect(r2.failure?.kind).toBe('constraints');
   });
-  it('duels pair resampled samples: clear gaps are decided, the seed makes them reproducible', async () => {
+  it('duels pair resampled samples: clear gaps are decided, a variant against itself never is, the seed makes them reproducible', async () => {
     const ok = space.entries.filter((x) => x.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!);
     const fast = ok[0];
     const slow = ok[ok.length - 1];

@@ -8,14 +8,16 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resumeRunOptions, ResumeConflict } from '../main/search/resume.js';
-import { prepareRun } from '../main/search/run.js';
-import { runLoop } from '../main/search/loop.js';
-import { openSession, openSessionReadOnly, readSessionMeta, type SessionMeta } from '../main/session/store.js';
-import { readPolicyState } from '../main/session/policy-state.js';
-import type { ContrastiveState } from '../main/search/contrastive.js';
-import { builtinTasksDir } from '../main/common/paths.js';
+import { resumeRunOptions, ResumeConflict } from '../main/core/run/resume.js';
+import { prepareRun } from '../main/core/run/prepare.js';
+import { runLoop } from '../main/engine/search/loop.js';
+import { openSession, openSessionReadOnly, readSessionMeta } from '../main/engine/session/store.js';
+import type { SessionMeta } from '../main/engine/session/events.js';
+import { readPolicyState } from '../main/engine/session/policy-state.js';
+import type { ContrastiveState } from '../main/engine/search/contrastive.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { cliEnv, runCli, KERNELDUEL_BIN, REPO, type CliRun } from './fixtures/cli.js';
+import { NO_NVCC } from './fixtures/toolchain.js';
 
 const RECORDING = path.join(REPO, 'bench', 'spaces', 'h200', 'softmax.json');
 const SOFTMAX = path.join(builtinTasksDir(), 'softmax');
@@ -141,7 +143,7 @@ describe('kernelduel optimize --resume <id> alone', () => {
 });
 
 describe('kernelduel sessions after a kill', () => {
-  it('shows the killed session as interrupted, with the results its journal holds (not a stale summary)', async () => {
+  it.skipIf(NO_NVCC)('shows the killed session as interrupted, with the results its journal holds (not a stale summary)', async () => {
     const h = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-killed-'));
     try {
       const child = spawn(process.execPath, [KERNELDUEL_BIN, 'optimize', 'axpy', '--budget', '50', '--tunables-only'], { cwd: REPO, env: cliEnv(h), stdio: 'ignore' });

@@ -4,9 +4,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { limitsOfResults, measuredLimits, normaliseGpuName, pickLimits, NO_LIMITS_NOTE } from '../main/api/limits.js';
+import { limitsOfResults, measuredLimits, normaliseGpuName, pickLimits, NO_LIMITS_NOTE } from '../main/engine/platform/gpu/limits.js';
 import { fmtRate, roofsFor } from '../renderer/src/roofline.js';
-import { sessionPlots } from '../main/api/views.js';
+import { sessionPlots } from '../main/core/views.js';
 
 const RESULTS = path.join(import.meta.dirname, '..', 'bench', 'results');
 const h200 = JSON.parse(fs.readFileSync(path.join(RESULTS, 'h200-foundation.json'), 'utf8')) as {

@@ -1,4 +1,4 @@
-// Isolation of harness runs and builds (main/sandbox): bubblewrap blocks the network and writes
+// Isolation of harness runs and builds (main/engine/platform/sandbox): bubblewrap blocks the network and writes
 // outside the run's folders, lets writes inside through; without bwrap runs carry on (said once),
 // or are refused with KERNELDUEL_SANDBOX=require; resource limits and the output-flood kill work.
 import fs from 'node:fs';
@@ -6,9 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { bwrapArgs, findBwrap, resetSandboxProbe, sandboxStatus, setSandboxNotifier, SandboxError } from '../main/sandbox/index.js';
-import { runProcess } from '../main/proc/run.js';
-import { runHarness } from '../main/eval/harness.js';
+import { bwrapArgs, findBwrap, resetSandboxProbe, sandboxStatus, setSandboxNotifier, SandboxError } from '../main/engine/platform/sandbox/index.js';
+import { runProcess } from '../main/engine/platform/proc/run.js';
+import { runHarness } from '../main/engine/measure/harness.js';
 
 const bwrap = findBwrap();
 let status: Awaited<ReturnType<typeof sandboxStatus>> | null = null;
@@ -124,7 +124,7 @@ describe.runIf(process.platform === 'linux' && bwrap)('bubblewrap sandbox', () =
       `#!/bin/bash\nnonce=$(sed -n 's/^nonce //p' "$2")\n(echo x > ${escaped}) 2>/dev/null && w1=1 || w1=0\n(echo x >> "$4") 2>/dev/null && w2=1 || w2=0\necho kdwork > "$5"\nprintf '{"kdresult":1,"nonce":"%s","status":"ok","body":{"outside":%s,"lib":%s}}' "$nonce" $w1 $w2 > "$3"\n`,
       { mode: 0o755 },
     );
-    const { resolveTask } = await import('../main/task/resolve.js');
+    const { resolveTask } = await import('../main/engine/task/resolve.js');
     const task = resolveTask('softmax');
     const plan = { task, sizes: [3], seeds: [1], timed: [], timing: { warmupMs: 1, minSamples: 1, maxSamples: 1, targetRelNoise: 1, minMs: 1, maxMs: 1, flushBytes: 0 } };
     const desc = path.join(work, 'work.kdw');

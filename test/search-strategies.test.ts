@@ -3,13 +3,13 @@
 // same variant twice; exhaustive covers the whole space.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { loadTask } from '../main/task/manifest.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { enumerateSpace, isValidConfig } from '../main/task/space.js';
-import { ReplayMeasurer } from '../main/eval/replay.js';
-import { ActionSpace, defaultFlagChoices } from '../main/search/actions.js';
-import { makeStrategy, type StrategyName } from '../main/search/strategies.js';
-import { simulate } from '../main/search/simulate.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { enumerateSpace, isValidConfig } from '../main/engine/task/space.js';
+import { ReplayMeasurer } from '../main/engine/measure/replay.js';
+import { ActionSpace, defaultFlagChoices } from '../main/engine/search/actions.js';
+import { makeStrategy, type StrategyName } from '../main/engine/search/strategies.js';
+import { simulate } from '../main/engine/search/simulate.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
 const transpose = loadTask(join(builtinTasksDir(), 'transpose'));

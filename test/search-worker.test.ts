@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadTask } from '../main/task/manifest.js';
-import { builtinTasksDir } from '../main/common/paths.js';
-import { startOptimisation, type OptimisationMessage } from '../main/search/worker.js';
-import { openSession } from '../main/session/store.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { startOptimisation, type OptimisationMessage } from '../main/core/run/worker.js';
+import { openSession } from '../main/engine/session/store.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
 let dir: string;

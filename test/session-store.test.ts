@@ -2,20 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createSession,
-  listSessions,
-  newSessionId,
-  openSession,
-  sessionsRoot,
-  SessionEventSchema,
-  JOURNAL_FILE,
-  SESSION_FILE,
-  SUMMARY_FILE,
-  sourceHash,
-} from '../main/session/store.js';
-import { crc32 } from '../main/session/journal.js';
-import { markRunning, RUNNING_FILE } from '../main/session/running.js';
+import { createSession, newSessionId, openSession, sessionsRoot, JOURNAL_FILE, SESSION_FILE } from '../main/engine/session/store.js';
+import { listSessions } from '../main/engine/session/list.js';
+import { SessionEventSchema } from '../main/engine/session/events.js';
+import { SUMMARY_FILE } from '../main/engine/session/summary.js';
+import { sourceHash } from '../main/engine/session/encoding.js';
+import { crc32 } from '../main/engine/session/journal.js';
+import { markRunning, RUNNING_FILE } from '../main/engine/session/running.js';
 import { compileOnlyResult, makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 let root: string;

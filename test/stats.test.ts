@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mulberry32 } from '../main/common/random.js';
-import { chooseTimer, duelStats, mean, median, medianCI, quantile, verdictOf } from '../main/eval/stats.js';
+import { mulberry32 } from '../main/engine/base/random.js';
+import { chooseTimer, duelStats, mean, median, medianCI, quantile, verdictOf } from '../main/engine/measure/stats.js';
 
 const rng = mulberry32;
 /** n samples around `center` with uniform relative noise of ±`rel`. */

@@ -5,11 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Evaluator } from '../main/eval/evaluate.js';
-import { sweep } from '../main/eval/sweep.js';
-import { resolveTask } from '../main/task/resolve.js';
-import type { BuildResult, EvalResult, VariantSpec } from '../main/common/types.js';
-import type { GpuInfo } from '../main/gpu/detect.js';
+import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { sweep } from '../main/engine/measure/sweep.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import type { BuildResult, EvalResult, VariantSpec } from '../main/engine/base/types.js';
+import type { GpuInfo } from '../main/engine/base/types.js';
 
 const source = { kind: 'gpu' as const, gpu: 'Fake GPU', uuid: 'GPU-fake' };
 class FakeEvaluator extends Evaluator {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { clearToolchainCache, findToolchain, parseNvccVersion } from '../main/toolchain/nvcc.js';
+import { clearToolchainCache, findToolchain, parseNvccVersion } from '../main/engine/platform/toolchain/nvcc.js';
 
 const REAL_NVCC = '/usr/local/cuda/bin/nvcc';
 const hasNvcc = existsSync(REAL_NVCC);

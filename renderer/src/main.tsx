@@ -2,7 +2,7 @@ import { createRoot } from 'react-dom/client';
 import './monaco.js';
 import './styles.css';
 import { App } from './App.js';
-import { createTransport } from './transport.js';
+import { createTransport } from './page.js';
 import { useApp } from './store.js';
 
 const api = createTransport();

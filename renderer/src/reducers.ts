@@ -1,6 +1,6 @@
 // Pure state transitions of the renderer's store (no zustand, no DOM): how incoming engine events
 // change the session's rows, the runs, the log and the LLM's live answer. Unit-tested directly.
-import type { ApiEvent, RunState, SessionDetail, VariantRow } from '../../main/api/contract.js';
+import type { ApiEvent, RunState, SessionDetail, VariantRow } from '../../main/contract/api.js';
 
 export interface LogLine {
   at: string;

@@ -1,6 +1,6 @@
 // The renderer's state (zustand): what the engine told us, what the user selected, and the live log.
 import { create } from 'zustand';
-import type { ApiEvent, EnvDTO, RunState, SessionDetail, SessionSummaryDTO, TaskDetail, TaskSummary, Transport, VariantDetail, VariantRow } from '../../main/api/contract.js';
+import type { ApiEvent, EnvDTO, RunState, SessionDetail, SessionSummaryDTO, TaskDetail, TaskSummary, Transport, VariantDetail, VariantRow } from '../../main/contract/api.js';
 import { appendLog, applyLlmDelta, applyRunState, applyToSession, isFinalPhase, type LlmLive, type LogLine } from './reducers.js';
 
 export type { LogLine, LlmLive } from './reducers.js';

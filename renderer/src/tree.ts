@@ -1,6 +1,6 @@
 // The variant tree's pure parts (no React, no DOM): depth-first flattening under first parents and
 // the filter. Unit-tested in test/renderer-store.test.ts.
-import type { VariantRow } from '../../main/api/contract.js';
+import type { VariantRow } from '../../main/contract/api.js';
 import { fmtConfig } from './store.js';
 
 export interface FlatNode {

@@ -115,7 +115,7 @@ static size_t flush_size(const Plan& p) {
   return b < (64u << 20) ? (64u << 20) : b;
 }
 
-// Relative half-width of the 95% CI of the median (order statistics), as main/eval/stats.ts medianCI.
+// Relative half-width of the 95% CI of the median (order statistics), as main/engine/measure/stats.ts medianCI.
 static double median_noise(std::vector<double> v, double* med) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();

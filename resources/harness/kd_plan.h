@@ -1,4 +1,4 @@
-// The plan file the engine writes (main/eval/harness.ts renderPlan): buffers and scalars of every
+// The plan file the engine writes (main/engine/measure/harness.ts renderPlan): buffers and scalars of every
 // size, check seeds, tolerances and timing settings. One line per item, parsed strictly: a line
 // that does not parse stops the harness with a message naming it.
 #pragma once

@@ -3,10 +3,10 @@
 // Run: `npm run test:gpu` (or `./test-gpu` in the GPU bundle). Needs an NVIDIA GPU and nvcc.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveTask, builtinTaskNames } from '../../main/task/resolve.js';
-import { defaultConfig } from '../../main/task/space.js';
+import { resolveTask, builtinTaskNames } from '../../main/engine/task/resolve.js';
+import { defaultConfig } from '../../main/engine/task/space.js';
 import { benchVariant, evaluatorFor, fixture } from './helpers.js';
-import type { VariantSpec } from '../../main/common/types.js';
+import type { VariantSpec } from '../../main/engine/base/types.js';
 
 const softmax = resolveTask('softmax');
 const variant = (source: string): VariantSpec => ({ source, config: {}, flags: { opt: 3 }, origin: 'user' });
@@ -104,9 +104,9 @@ test('timed calls run on inputs the variant has not seen and are verified: every
 });
 
 test('an exported variant re-measures as exported: export → eval gives the same configuration and the same time within noise', async () => {
-  const { createSession, newSessionId } = await import('../../main/session/store.js');
-  const { exportVariant } = await import('../../main/export/cu.js');
-  const { planEval } = await import('../../main/cli/eval-plan.js');
+  const { createSession, newSessionId } = await import('../../main/engine/session/store.js');
+  const { exportVariant } = await import('../../main/engine/export/cu.js');
+  const { planEval } = await import('../../main/core/eval-plan.js');
   const fs = await import('node:fs');
   const os = await import('node:os');
   const path = await import('node:path');

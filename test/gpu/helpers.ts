@@ -3,10 +3,11 @@ import { mkdtempSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { detectGpus, type GpuInfo } from '../../main/gpu/detect.js';
-import { findToolchain } from '../../main/toolchain/nvcc.js';
-import { Evaluator, type EvaluatorOptions } from '../../main/eval/evaluate.js';
-import type { Task } from '../../main/task/manifest.js';
+import { detectGpus } from '../../main/engine/platform/gpu/detect.js';
+import type { GpuInfo } from '../../main/engine/base/types.js';
+import { findToolchain } from '../../main/engine/platform/toolchain/nvcc.js';
+import { Evaluator, type EvaluatorOptions } from '../../main/engine/measure/evaluate.js';
+import type { Task } from '../../main/engine/task/manifest.js';
 
 /** Fixture folder: next to this file in a checkout; `$KERNELDUEL_TEST_DATA/gpu/fixtures` in the GPU bundle. */
 export function fixture(name: string): string {

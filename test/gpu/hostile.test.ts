@@ -14,13 +14,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolveTask } from '../../main/task/resolve.js';
+import { resolveTask } from '../../main/engine/task/resolve.js';
 import { evaluatorFor } from './helpers.js';
-import type { Evaluator, EvaluatorOptions } from '../../main/eval/evaluate.js';
-import type { CheckResult, DuelResult, EvalResult, Failure } from '../../main/common/types.js';
-import { sandboxStatus, setSandboxNotifier } from '../../main/sandbox/index.js';
-import { gpuSlug } from '../../main/gpu/detect.js';
-import { invokedAs } from '../../main/common/provenance.js';
+import type { Evaluator, EvaluatorOptions } from '../../main/engine/measure/evaluate.js';
+import type { CheckResult, DuelResult, EvalResult, Failure } from '../../main/engine/base/types.js';
+import { sandboxStatus, setSandboxNotifier } from '../../main/engine/platform/sandbox/index.js';
+import { gpuSlug } from '../../main/engine/platform/gpu/detect.js';
+import { invokedAs } from '../../main/engine/base/provenance.js';
 
 interface Case {
   case: string;

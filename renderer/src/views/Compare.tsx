@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { DiffEditor } from '@monaco-editor/react';
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import type { CompareResult, VariantDetail } from '../../../main/api/contract.js';
+import type { CompareResult, VariantDetail } from '../../../main/contract/api.js';
 import { useApp, fmtConfig, fmtMs } from '../store.js';
 
 /** Both variants' samples binned on one axis (milliseconds). */

@@ -1,7 +1,7 @@
 import { useState } from 'react';
-import type { ExportFile } from '../../../main/api/contract.js';
+import type { ExportFile } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
-import { saveFile } from '../transport.js';
+import { saveFile } from '../page.js';
 
 export function ExportView() {
   const api = useApp((s) => s.api);

@@ -2,8 +2,7 @@
 // key (desktop: saved to the OS keychain and never shown again; browser: read from the server's
 // environment only), a connection test, and the prompt the policy would send next.
 import { useEffect, useState } from 'react';
-import { LlmSettingsSchema, type LlmSettings } from '../../../main/llm/settings.js';
-import type { ConnectionReportDTO, LlmSettingsDTO, PromptPreviewDTO } from '../../../main/api/contract.js';
+import { LlmSettingsSchema, type ConnectionReportDTO, type LlmSettings, type LlmSettingsDTO, type PromptPreviewDTO } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
 
 type Field = 'baseURL' | 'model' | 'apiKeyEnv' | 'temperature' | 'maxTokens' | 'requestTimeoutMs' | 'concurrency';

@@ -1,6 +1,6 @@
 import { CartesianGrid, Legend, Line, LineChart, ReferenceLine, ResponsiveContainer, Scatter, ScatterChart, Tooltip, XAxis, YAxis, Bar, BarChart, ZAxis } from 'recharts';
 import { useEffect, useState } from 'react';
-import type { BaselineCurvesDTO } from '../../../main/api/contract.js';
+import type { BaselineCurvesDTO } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
 import { fmtRate, roofsFor } from '../roofline.js';
 

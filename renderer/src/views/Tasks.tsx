@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import Editor, { type OnMount } from '@monaco-editor/react';
 import YAML from 'yaml';
-import type { BuildOutcome, ManifestIssueDTO } from '../../../main/api/contract.js';
+import type { BuildOutcome, ManifestIssueDTO } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
 import { monaco } from '../monaco.js';
 

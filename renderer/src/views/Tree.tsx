@@ -1,7 +1,7 @@
 // The variant history tree: every variant under its first parent, virtualised (only the rows in
 // view are in the DOM), so 5,000 variants scroll smoothly.
 import { useMemo, useRef, useState, type UIEvent } from 'react';
-import type { VariantRow } from '../../../main/api/contract.js';
+import type { VariantRow } from '../../../main/contract/api.js';
 import { fmtConfig, fmtMs, fmtX, speedupColor } from '../store.js';
 import { flattenTree, matches } from '../tree.js';
 

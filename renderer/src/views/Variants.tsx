@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import Editor, { DiffEditor } from '@monaco-editor/react';
-import type { VariantDetail } from '../../../main/api/contract.js';
+import type { VariantDetail } from '../../../main/contract/api.js';
 import { useApp, fmtConfig, fmtMs, fmtX } from '../store.js';
 import { VariantTree } from './Tree.js';
 

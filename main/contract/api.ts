@@ -1,0 +1,439 @@
+// The one API between KernelDuel's engine and its user interfaces. The Electron IPC transport and the
+// browser's WebSocket transport both carry exactly these methods and events; every argument is
+// validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
+// Importable by the renderer: no Node imports here, only zod and plain types.
+import { z } from 'zod';
+import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { MethodName } from './methods.js';
+import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
+
+export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
+/** The LLM provider settings' schema: the renderer validates its settings form with it. */
+export { LlmSettingsSchema, type LlmSettings };
+
+// ---------------------------------------------------------------------------------------------- argument schemas
+
+/** Session ids are folder names: no separators, no leading dot. */
+const SessionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'not a session id');
+/** Variant ids are short journal ids (v12) or anything a strategy issued, never a path. */
+const VariantId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'not a variant id');
+/** A task id: a built-in task's name, or the id tasks.open returned for a folder. */
+const TaskId = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'not a task id');
+const TaskFile = z.enum(['kernel', 'reference', 'manifest']);
+const ConfigSchema = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.number().finite());
+const FlagsSchema = z.strictObject({
+  opt: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).optional(),
+  fastMath: z.boolean().optional(),
+  maxrregcount: z.number().int().min(16).max(255).optional(),
+  dlcm: z.enum(['ca', 'cg']).optional(),
+});
+const Source = z.string().max(2_000_000);
+const Empty = z.strictObject({}).optional();
+
+export const ParamSchemas = {
+  'env.describe': Empty,
+  'tasks.list': Empty,
+  'tasks.get': z.strictObject({ taskId: TaskId }),
+  'tasks.open': z.strictObject({ dir: z.string().min(1).max(4096) }),
+  'tasks.validateManifest': z.strictObject({ text: z.string().max(1_000_000) }),
+  'tasks.readFile': z.strictObject({ taskId: TaskId, file: TaskFile }),
+  'tasks.saveFile': z.strictObject({ taskId: TaskId, file: TaskFile, text: Source }),
+  'eval.build': z.strictObject({ taskId: TaskId, source: Source, config: ConfigSchema.optional(), flags: FlagsSchema.optional() }),
+  'eval.run': z.strictObject({ taskId: TaskId, source: Source, config: ConfigSchema.optional(), flags: FlagsSchema.optional(), gpu: z.number().int().min(0).nullable().optional() }),
+  'runs.list': Empty,
+  'runs.start': z.strictObject({
+    task: TaskId,
+    /** Strategies llm and mixed use the saved LLM settings (llm.saveSettings). */
+    strategy: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9_-]*$/, 'not a strategy name'),
+    budget: z.number().int().min(0).max(100_000),
+    /** GPU index, or null for compile-only (or replay). */
+    gpu: z.number().int().min(0).nullable(),
+    seed: z.number().int().min(0).max(2 ** 31).optional(),
+    /** A recorded space to replay (strategies that replay). */
+    recording: z.string().max(4096).optional(),
+  }),
+  'runs.pause': z.strictObject({ sessionId: SessionId }),
+  'runs.resume': z.strictObject({ sessionId: SessionId }),
+  'runs.stop': z.strictObject({ sessionId: SessionId }),
+  'sessions.list': Empty,
+  'sessions.get': z.strictObject({ id: SessionId }),
+  /** Best-so-far curves of the baseline strategies replayed on the recording a REPLAY session used. */
+  'sessions.baselines': z.strictObject({ id: SessionId }),
+  'variants.get': z.strictObject({ sessionId: SessionId, variantId: VariantId }),
+  'variants.compare': z.strictObject({ sessionId: SessionId, a: VariantId, b: VariantId }),
+  'export.variant': z.strictObject({ sessionId: SessionId, variantId: z.union([z.literal('best'), VariantId]) }),
+  'export.report': z.strictObject({ sessionId: SessionId, format: z.enum(['md', 'html', 'json']) }),
+  'llm.getSettings': Empty,
+  /** The key travels only here, only in the desktop app (to the OS keychain); it never comes back. */
+  'llm.saveSettings': z.strictObject({ settings: LlmSettingsSchema, apiKey: z.string().min(1).max(4096).optional(), clearApiKey: z.boolean().optional() }),
+  /**
+   * Tests the saved settings with the saved key, or unsaved settings: with the key given here, else
+   * with the saved key only when they keep the saved base URL and key variable (main/engine/llm/connection-test.ts).
+   */
+  'llm.testConnection': z.strictObject({ settings: LlmSettingsSchema.optional(), apiKey: z.string().min(1).max(4096).optional() }).optional(),
+  /** The prompt the LLM policy would send next for a task (with a session: drawn from its measured variants). */
+  'llm.previewPrompt': z.strictObject({ taskId: TaskId, sessionId: SessionId.optional() }),
+} as const satisfies Record<MethodName, z.ZodType>;
+
+export type Params<M extends MethodName> = z.input<(typeof ParamSchemas)[M]>;
+
+// ---------------------------------------------------------------------------------------------- result types
+
+export interface StrategyInfo {
+  name: string;
+  description: string;
+  /** Answers from a recorded space instead of the GPU: results are labelled REPLAY. */
+  replay: boolean;
+}
+
+export interface EnvDTO {
+  host: { cpu: string; cores: number; memTotalBytes: number; os: string; hostname: string };
+  gpus: GpuInfo[];
+  gpuSource: string;
+  driverVersion: string | null;
+  toolchain: { nvcc: string | null; version: string | null; targets: string[]; cudaHome: string | null };
+  canCompile: boolean;
+  canRun: boolean;
+  /** What works here, in sentences (from the engine). */
+  messages: string[];
+  strategies: StrategyInfo[];
+  /** The transport serving this UI. */
+  mode: 'electron' | 'browser';
+}
+
+export interface ManifestIssueDTO {
+  field: string;
+  message: string;
+  line?: number;
+}
+
+export interface TaskSummary {
+  id: string;
+  name: string;
+  description: string;
+  dir: string;
+  builtin: boolean;
+  /** Valid configurations of the tunables; null when they cannot be enumerated. */
+  spaceSize: number | null;
+  tunables: Record<string, number[]>;
+  /** Recorded spaces of this task (for replay runs), absolute paths. */
+  recordings: string[];
+  /** Why the task does not load (the others fields are then partial). */
+  error?: string;
+  issues?: ManifestIssueDTO[];
+}
+
+export interface TaskDetail extends TaskSummary {
+  /** Built-in tasks are read-only (they ship with the app). */
+  readOnly: boolean;
+  files: { manifest: string; kernel: string; reference: string };
+  manifestText: string;
+  kernel: string;
+  reference: string;
+  entrySignature: string | null;
+  defaults: Config;
+  sizes: Array<Record<string, number>>;
+}
+
+export interface CompilerMessageDTO {
+  line: number;
+  column?: number;
+  severity: 'error' | 'warning';
+  message: string;
+}
+
+export interface BuildOutcome {
+  ok: boolean;
+  arch: string;
+  command: string[];
+  messages: CompilerMessageDTO[];
+  resources: KernelResources[];
+  log: string;
+  durationMs: number;
+  cached: boolean;
+  failure?: { kind: FailureKind; reason: string };
+}
+
+export type RunPhase = 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'failed';
+
+export interface RunState {
+  sessionId: string;
+  task: string;
+  strategy: string;
+  budget: number;
+  evaluated: number;
+  phase: RunPhase;
+  startedAt: string;
+  /** Seconds left at the current pace; null until one variant was measured. */
+  etaSeconds: number | null;
+  bestSpeedup: number | null;
+  bestMs: number | null;
+  replay: boolean;
+  compileOnly: boolean;
+  error?: string;
+}
+
+export interface SessionSummaryDTO {
+  id: string;
+  task: string;
+  createdAt: string;
+  strategy: string;
+  budget: number | null;
+  variants: number;
+  results: number;
+  status: string | null;
+  best: { variantId: string; medianMs: number; speedup: number | null } | null;
+  gpu: string | null;
+  replay: boolean;
+  error?: string;
+}
+
+export type VariantStatus = 'pending' | 'timed' | 'built' | 'failed';
+
+/** One variant as the tree and tables show it (no source: fetch it with variants.get). */
+export interface VariantRow {
+  id: string;
+  parents: string[];
+  origin: string;
+  config: Config;
+  flags: BuildFlags;
+  transforms: string[];
+  createdAt: string;
+  status: VariantStatus;
+  failure: { kind: FailureKind; reason: string } | null;
+  medianMs: number | null;
+  ciLowMs: number | null;
+  ciHighMs: number | null;
+  /** Baseline median / this median. */
+  speedup: number | null;
+  registers: number | null;
+  sharedBytes: number | null;
+  spillBytes: number | null;
+  source: MeasurementSource['kind'] | null;
+  /** Order in which the result was recorded (1-based), null while pending. */
+  evalIndex: number | null;
+}
+
+export interface DuelDTO {
+  a: string;
+  b: string;
+  size: number;
+  ratio: number;
+  ratioLow: number;
+  ratioHigh: number;
+  verdict: Verdict;
+  pairs: number;
+  /** P(a faster than b) from the preference model, recorded before the duel was measured. */
+  prediction?: PairPrediction;
+}
+
+export interface PlotPoint {
+  /** 1-based evaluation number (0 is the baseline). */
+  index: number;
+  variantId: string;
+  speedup: number | null;
+  bestSpeedup: number | null;
+  /** What the strategy was rewarded (log-speedup when the strategy records none). */
+  reward: number | null;
+}
+
+export interface ParamEffect {
+  param: string;
+  value: number;
+  count: number;
+  meanSpeedup: number | null;
+  failures: number;
+}
+
+export interface RooflinePoint {
+  variantId: string;
+  intensity: number;
+  gflops: number;
+  gbps: number;
+  speedup: number | null;
+}
+
+export interface SessionPlots {
+  timeline: PlotPoint[];
+  /** Reward of a baseline strategy on the same space, when a replay comparison recorded one. */
+  baselines: Array<{ name: string; points: Array<{ index: number; bestSpeedup: number }> }>;
+  paramEffects: ParamEffect[];
+  /** Preference-model accuracy over time, when the strategy records it. */
+  modelAccuracy: Array<{ index: number; accuracy: number }>;
+  /** Roofs in GB/s (memory, measured copy bandwidth) and GFLOP/s (compute, measured FP32 SGEMM); null when not measured on this GPU (limitsNote says so). */
+  roofline: { points: RooflinePoint[]; peakGbps: number | null; peakGflops: number | null; limitsSource: string | null; limitsNote: string | null } | null;
+  rewardLabel: string;
+}
+
+export interface SessionDetail {
+  summary: SessionSummaryDTO;
+  task: { name: string; dir: string };
+  gpu: { name: string; uuid?: string; arch: string } | null;
+  settings: Record<string, unknown>;
+  variants: VariantRow[];
+  duels: DuelDTO[];
+  notes: Array<{ level: 'info' | 'warn' | 'error'; message: string }>;
+  baselineId: string | null;
+  bestId: string | null;
+  /** Set when any result came from a recorded space: the UI labels the session REPLAY. */
+  replay: { recording: string } | null;
+  plots: SessionPlots;
+  run: RunState | null;
+}
+
+/** What the LLM answered for a variant it proposed: its three parts (the code is the variant's source). */
+export interface LlmPartsDTO {
+  model: string;
+  promptId: string;
+  answerId: string;
+  analysis: string;
+  design: string;
+  code: string;
+  exemplars: Array<{ id: string; speedup: number }>;
+  missing?: string[];
+  error?: string;
+}
+
+export interface VariantDetail {
+  variant: VariantRecord;
+  result: EvalResult | null;
+  row: VariantRow;
+  /** Present for variants the LLM policy proposed. */
+  llm: LlmPartsDTO | null;
+}
+
+export interface LlmSettingsDTO {
+  settings: LlmSettings;
+  apiKey: {
+    /** A key is available to runs (the key itself never leaves the engine). */
+    set: boolean;
+    source: 'keychain' | 'env' | 'none';
+    /** The environment variable read when no key is in the keychain. */
+    env: string;
+    /** Keys can be saved (the desktop app, with OS encryption available); in browser mode only the environment variable is read. */
+    canStore: boolean;
+  };
+  mode: 'electron' | 'browser';
+}
+
+/** A connection test's report, and why it went without the saved key when it did. */
+export type ConnectionReportDTO = ConnectionReport & { note?: string };
+
+export interface PromptPreviewDTO {
+  promptId: string;
+  messages: Array<{ role: 'system' | 'user' | 'assistant'; content: string }>;
+  exemplars: string[];
+  /** Where the exemplars come from. */
+  note: string;
+}
+
+export interface PairPrediction {
+  /** Probability the model gave to "a is faster than b". */
+  pAFaster: number;
+  model: string;
+}
+
+export interface CompareResult {
+  sessionId: string;
+  a: VariantDetail;
+  b: VariantDetail;
+  /** Speedup of a over b (b's time / a's time), with a 95% interval. */
+  ratio: { value: number; low: number; high: number; verdict: Verdict; method: 'duel' | 'independent' } | null;
+  duel: DuelResult | null;
+  prediction: PairPrediction | null;
+  notes: string[];
+}
+
+/** The baseline strategies on the same recorded space as a REPLAY session (all of it REPLAY). */
+export interface BaselineCurvesDTO {
+  /** The recording replayed; null for a session that is not a replay (then there are no curves). */
+  recording: string | null;
+  /** Evaluations each baseline ran (the session's, at most 1,000). */
+  evaluations: number;
+  seeds: number;
+  /** Per strategy: the median over the seeds of the best-so-far speedup over the baseline variant. */
+  curves: Array<{ name: string; points: Array<{ index: number; bestSpeedup: number }> }>;
+  note: string;
+}
+
+export interface ExportFile {
+  fileName: string;
+  content: string;
+  mimeType: string;
+}
+
+export interface Results {
+  'env.describe': EnvDTO;
+  'tasks.list': TaskSummary[];
+  'tasks.get': TaskDetail;
+  'tasks.open': TaskDetail;
+  'tasks.validateManifest': { ok: boolean; issues: ManifestIssueDTO[] };
+  'tasks.readFile': { path: string; text: string };
+  'tasks.saveFile': { path: string; issues: ManifestIssueDTO[] };
+  'eval.build': BuildOutcome;
+  'eval.run': { build: BuildOutcome; result: EvalResult };
+  'runs.list': RunState[];
+  'runs.start': RunState;
+  'runs.pause': RunState;
+  'runs.resume': RunState;
+  'runs.stop': RunState;
+  'sessions.list': SessionSummaryDTO[];
+  'sessions.get': SessionDetail;
+  'sessions.baselines': BaselineCurvesDTO;
+  'variants.get': VariantDetail;
+  'variants.compare': CompareResult;
+  'export.variant': ExportFile;
+  'export.report': ExportFile;
+  'llm.getSettings': LlmSettingsDTO;
+  'llm.saveSettings': LlmSettingsDTO;
+  'llm.testConnection': ConnectionReportDTO;
+  'llm.previewPrompt': PromptPreviewDTO;
+}
+
+export type Result<M extends MethodName> = Results[M];
+
+// ---------------------------------------------------------------------------------------------- envelopes and events
+
+export type ApiErrorCode = 'unknown_method' | 'bad_args' | 'not_found' | 'failed' | 'forbidden';
+
+export interface ApiError {
+  code: ApiErrorCode;
+  message: string;
+  /** Field-level problems of a bad argument. */
+  issues?: Array<{ path: string; message: string }>;
+}
+
+export type Envelope<T = unknown> = { ok: true; result: T } | { ok: false; error: ApiError };
+
+export type ApiEvent =
+  | { type: 'run.state'; state: RunState }
+  | { type: 'run.variant'; sessionId: string; row: VariantRow }
+  | { type: 'run.result'; sessionId: string; row: VariantRow; index: number; budget: number; bestSpeedup: number | null; bestMs: number | null }
+  | { type: 'log'; sessionId: string | null; level: 'info' | 'warn' | 'error'; message: string; at: string }
+  /** The LLM policy's answer text as the model writes it. */
+  | { type: 'llm.delta'; sessionId: string; promptId: string; answerId: string; delta: string; attempt: number }
+  | { type: 'llm.prompt'; sessionId: string; promptId: string; answerIds: string[]; chars: number };
+
+export type ApiEventType = ApiEvent['type'];
+
+/** WebSocket frames. Client -> server: a call. Server -> client: a reply to a call, or an event. */
+export type ClientFrame = { id: number; method: MethodName; params?: unknown };
+export type ServerFrame = { id: number; reply: Envelope } | { event: ApiEvent };
+
+/** What a transport offers the renderer: the contract's methods and its events. */
+export interface Transport {
+  readonly kind: 'electron' | 'browser';
+  call<M extends MethodName>(method: M, params: Params<M>): Promise<Result<M>>;
+  subscribe(listener: (e: ApiEvent) => void): () => void;
+}
+
+/** Thrown by transports for an error envelope. */
+export class ApiCallError extends Error {
+  constructor(
+    readonly method: string,
+    readonly error: ApiError,
+  ) {
+    super(`${method}: ${error.message}`);
+    this.name = 'ApiCallError';
+  }
+}

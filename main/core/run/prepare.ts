@@ -1,0 +1,147 @@
+// Everything an optimisation run needs, from plain (serialisable) options: the task, the backend
+// (a GPU through the Evaluator, or a recorded space through the ReplayMeasurer), the session (new
+// or resumed), the action space and the strategy. Run by the run lifecycle (worker.ts) for every
+// front door, with the one GPU picker (../gpus.ts) and the one evaluator factory (../evaluators.ts).
+import { resolveTask } from '../../engine/task/resolve.js';
+import type { Task } from '../../engine/task/manifest.js';
+import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
+import { ReplayMeasurer } from '../../engine/measure/replay.js';
+import type { Evaluator } from '../../engine/measure/evaluate.js';
+import { pickGpu } from '../gpus.js';
+import { makeEvaluator } from '../evaluators.js';
+import { KERNELDUEL_VERSION } from '../../engine/base/version.js';
+import type { Measurer } from '../../engine/measure/measurer.js';
+import type { Strategy } from '../../engine/search/loop.js';
+import type { ActionSpace } from '../../engine/search/actions.js';
+import { actionSpaceFor, isLlmStrategyName, makeStrategy, type RunStrategyName } from '../../engine/search/strategies.js';
+import { LlmProvider } from '../../engine/llm/provider.js';
+import type { LlmSettingsInput } from '../../engine/llm/settings.js';
+import { LlmStrategy, mixedStrategy } from '../../engine/search/llm.js';
+
+export type Backend =
+  | { kind: 'replay'; recording: string; seed?: number }
+  | {
+      kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number;
+      /** Compile-only even when a GPU is present. */
+      noGpu?: boolean;
+      /** This GPU only (a resumed session's): refused when it is not usable here. */
+      uuid?: string;
+      gpuName?: string;
+    };
+
+export interface RunOptions {
+  /** Task folder or built-in task name (ignored when resuming: the session names its task). */
+  task: string;
+  strategy: RunStrategyName;
+  budget: number;
+  seed: number;
+  backend: Backend;
+  /** Sessions folder (default sessionsRoot()). */
+  sessionsRoot?: string;
+  resume?: string;
+  /** Vary compiler flags / source transforms on a GPU (default true). */
+  flags?: boolean;
+  transforms?: boolean;
+  /** LLM provider settings (strategies llm and mixed); a resumed session keeps its own unless given. */
+  llm?: LlmSettingsInput;
+  /** The API key itself (e.g. from the OS keychain); never stored. Default: the environment variable the settings name. */
+  apiKey?: string;
+}
+
+/** What the LLM policy streams while it asks the model (not journaled: the answers are, on their variants). */
+export type LlmStreamEvent =
+  | { type: 'llm.prompt'; promptId: string; answerIds: string[]; chars: number }
+  | { type: 'llm.delta'; promptId: string; answerId: string; delta: string; attempt: number };
+
+/** Callbacks that cannot travel in serialisable options. */
+export interface RunHooks {
+  onLlm?: (e: LlmStreamEvent) => void;
+  /** Cancels model requests in flight (the loop has its own signal). */
+  signal?: AbortSignal;
+}
+
+export interface PreparedRun {
+  task: Task;
+  measurer: Measurer;
+  session: Session;
+  space: ActionSpace;
+  strategy: Strategy;
+  /** What measured: a GPU, none (compile-only) or REPLAY of a recording. */
+  label: string;
+  /** nvcc's target (null for a replay). */
+  arch: string | null;
+  warnings: string[];
+}
+
+export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<PreparedRun> {
+  const warnings: string[] = [];
+  const root = o.sessionsRoot ?? sessionsRoot();
+  let session: Session | undefined;
+  let task: Task;
+  if (o.resume) {
+    session = openSession(root, o.resume);
+    task = resolveTask(session.meta.task.dir);
+    if (task.hash !== session.meta.task.manifestHash) warnings.push(`task ${task.manifest.name} changed since session ${session.meta.id} started`);
+  } else task = resolveTask(o.task);
+  const llmPolicy = isLlmStrategyName(o.strategy);
+  if (llmPolicy && o.backend.kind === 'replay') {
+    throw new Error(`the ${o.strategy} policy writes new code, which a recorded space cannot answer: run it on a GPU, or compile-only without one`);
+  }
+  let provider: LlmProvider | undefined;
+  if (llmPolicy) {
+    const stored = session?.meta.settings.llm;
+    const { apiKeySet: _set, ...storedSettings } = (stored && typeof stored === 'object' ? stored : {}) as Record<string, unknown>;
+    void _set;
+    provider = new LlmProvider(o.llm ?? storedSettings, { apiKey: o.apiKey });
+  }
+  let measurer: Measurer;
+  let label: string;
+  let gpuMeta: { name: string; uuid?: string; arch: string } | null;
+  let seeds: number[] | undefined;
+  let arch: string | null = null;
+  if (o.backend.kind === 'replay') {
+    const r = new ReplayMeasurer(task, o.backend.recording, { seed: o.backend.seed ?? o.seed });
+    if (!r.taskHashMatches) warnings.push(`the recording ${r.recording} was made from different contents of task ${task.manifest.name}`);
+    measurer = r;
+    label = `REPLAY of ${r.recording} (${r.space.measured}, ${r.space.gpu.name}, ${r.space.date})`;
+    gpuMeta = { name: `REPLAY ${r.space.gpu.name}`, uuid: r.space.gpu.uuid, arch: `sm_${r.space.gpu.computeCapability.replace('.', '')}` };
+  } else {
+    const b = o.backend;
+    const gpu = await pickGpu({ index: b.noGpu ? null : b.gpu, uuid: b.uuid, name: b.gpuName });
+    const ev = await makeEvaluator(task, { gpu, arch: b.arch, maxMs: b.maxMs });
+    measurer = ev;
+    seeds = ev.seeds;
+    arch = ev.env.arch;
+    label = gpu ? `GPU ${gpu.index} ${gpu.name}` : 'compile-only (no GPU)';
+    gpuMeta = gpu ? { name: gpu.name, uuid: gpu.uuid, arch: ev.env.arch } : null;
+  }
+  session ??= createSession(root, {
+    id: newSessionId(), task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash }, gpu: gpuMeta,
+    // Everything --resume continues with (main/core/run/resume.ts reads it back).
+    settings: { strategy: o.strategy, budget: o.budget, seed: o.seed, ...(seeds ? { seeds } : {}),
+      backend: o.backend.kind === 'replay'
+        ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording, seed: o.backend.seed ?? o.seed }
+        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly },
+      flags: o.flags !== false, transforms: o.transforms !== false,
+      // The provider's settings without secrets (describe() never holds the key; it says whether one was set).
+      ...(provider ? { llm: provider.describe() } : {}) },
+    createdAt: new Date().toISOString(), kernelduelVersion: KERNELDUEL_VERSION,
+  });
+  if (o.backend.kind === 'replay' && !o.resume) {
+    session.append({ type: 'note', level: 'info', message: `REPLAY: answers come from the recorded space ${(measurer as ReplayMeasurer).recording}, not from a live GPU` });
+  }
+  const space = await actionSpaceFor(task, measurer, { flags: o.flags, transforms: o.transforms });
+  let strategy: Strategy;
+  if (provider) {
+    if (!provider.hasApiKey && !/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(provider.settings.baseURL)) {
+      warnings.push(`no API key in $${provider.settings.apiKeyEnv}: ${provider.settings.baseURL} may refuse the requests`);
+    }
+    const llm = new LlmStrategy({
+      task, session, provider, seed: o.seed, gpu: gpuMeta?.name ?? null, signal: hooks.signal,
+      onDelta: (e) => hooks.onLlm?.({ type: 'llm.delta', ...e }),
+      onPrompt: (p) => hooks.onLlm?.({ type: 'llm.prompt', promptId: p.promptId, answerIds: p.answerIds, chars: p.messages.reduce((a, m) => a + m.content.length, 0) }),
+    });
+    strategy = o.strategy === 'llm' ? llm : mixedStrategy({ llm, task, session, seed: o.seed });
+  } else strategy = makeStrategy(o.strategy as Exclude<RunStrategyName, 'llm' | 'mixed'>, space, o.seed);
+  return { task, measurer, session, space, strategy, label, arch, warnings };
+}

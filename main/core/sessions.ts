@@ -1,0 +1,145 @@
+// Sessions as the workbench shows them: the list, one session's detail (rows, duels, notes, plots,
+// cached by the journal's size and time) and one variant's detail, each read from a read-only
+// snapshot of the journal (a run may be appending to it in a worker). The conversions themselves
+// are pure (main/core/views.ts).
+import fs from 'node:fs';
+import path from 'node:path';
+import type { RunState, SessionDetail, SessionSummaryDTO, VariantDetail } from '../contract/api.js';
+import { resourcesDir } from '../engine/base/paths.js';
+import { loadTask, sizeLayout, type Task } from '../engine/task/manifest.js';
+import { measuredLimits } from '../engine/platform/gpu/limits.js';
+import { listSessions, type SessionSummary } from '../engine/session/list.js';
+import { openSessionReadOnly, type Session } from '../engine/session/store.js';
+import { replayRecordingOf } from '../engine/session/run-settings.js';
+import { llmInfoOf } from '../engine/llm/variant-info.js';
+import { CoreError, errMsg } from './errors.js';
+import { baselineOf, duels, sessionPlots, variantRow, variantRows, type RooflineInput, type SessionEventLike, type SessionFacts } from './views.js';
+
+/** What the views need of a session. */
+export function factsOf(s: Session): SessionFacts {
+  return { variants: s.variants(), events: s.events() as unknown as SessionEventLike[], resultOf: (id) => s.resultOf(id) };
+}
+
+/** The recording a session replayed: named by its results, else by its settings; null when it is not a replay. */
+export function recordingOf(s: Session): string | null {
+  const r = s.variants().map((v) => s.resultOf(v.id)).find((x) => x?.source.kind === 'replay');
+  return r && r.source.kind === 'replay' ? r.source.recording : replayRecordingOf(s.meta.settings);
+}
+
+/** The roofs and per-size work of a session's task on its GPU, or null when the task has no metrics. */
+function roofline(taskDir: string, gpuName: string | null): RooflineInput | null {
+  let task: Task;
+  try {
+    task = loadTask(taskDir);
+  } catch {
+    return null;
+  }
+  if (task.manifest.metrics?.bytes === undefined || task.manifest.metrics?.flops === undefined) return null;
+  // The GPU's measured copy bandwidth and SGEMM rate from bench/results/*-foundation.json (matched by GPU name).
+  const limits = measuredLimits(path.join(path.dirname(resourcesDir()), 'bench', 'results'), gpuName);
+  return {
+    workOf: (i) => {
+      try {
+        const l = sizeLayout(task, i);
+        return { bytes: l.bytes, flops: l.flops };
+      } catch {
+        return null;
+      }
+    },
+    peakGbps: limits.peakGbps,
+    peakGflops: limits.peakGflops,
+    limitsSource: limits.limitsSource,
+    limitsNote: limits.note ?? null,
+  };
+}
+
+export class SessionViews {
+  private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail, 'run'> }>();
+
+  constructor(
+    private readonly root: string,
+    /** A live run's state, when one is appending to the session. */
+    private readonly live: (id: string) => RunState | null,
+  ) {}
+
+  /** Reads a session from a snapshot of its journal; not_found when there is none. */
+  withSession<T>(id: string, fn: (s: Session) => T): T {
+    let s: Session;
+    try {
+      s = openSessionReadOnly(this.root, id);
+    } catch (e) {
+      throw new CoreError('not_found', errMsg(e));
+    }
+    try {
+      return fn(s);
+    } finally {
+      s.close();
+    }
+  }
+
+  list(): SessionSummaryDTO[] {
+    return listSessions(this.root).map((s) => this.summaryDTO(s));
+  }
+
+  /** Forgets a session's cached detail (its run ended). */
+  forget(id: string): void {
+    this.detailCache.delete(id);
+  }
+
+  summaryDTO(s: SessionSummary): SessionSummaryDTO {
+    const settings = s.meta?.settings ?? {};
+    return {
+      id: s.id, task: s.meta?.task.name ?? '?', createdAt: s.meta?.createdAt ?? '', strategy: typeof settings.strategy === 'string' ? settings.strategy : '?',
+      budget: typeof settings.budget === 'number' ? settings.budget : null, variants: s.variants, results: s.results, status: this.live(s.id) ? 'running' : (s.status ?? null),
+      best: s.best ?? null, gpu: s.meta?.gpu?.name ?? null, replay: replayRecordingOf(settings) !== null, ...(s.error ? { error: s.error } : {}),
+    };
+  }
+
+  detail(id: string): SessionDetail {
+    const run = this.live(id);
+    const journal = path.join(this.root, id, 'journal.jsonl');
+    let key: string;
+    try {
+      const st = fs.statSync(journal);
+      key = `${st.size}:${st.mtimeMs}`;
+    } catch {
+      key = '';
+    }
+    const cached = this.detailCache.get(id);
+    if (cached && key && cached.key === key) return { ...cached.detail, run };
+    const detail = this.withSession(id, (s) => {
+      const f = factsOf(s);
+      const rows = variantRows(f);
+      const recording = recordingOf(s);
+      const sum = listSessions(this.root).find((x) => x.id === id) ?? { id, dir: s.dir, meta: s.meta, variants: rows.length, results: 0 };
+      return {
+        summary: this.summaryDTO(sum),
+        task: { name: s.meta.task.name, dir: s.meta.task.dir },
+        gpu: s.meta.gpu,
+        settings: s.meta.settings,
+        variants: rows,
+        duels: duels(f),
+        notes: s.events().flatMap((e) => (e.type === 'note' ? [{ level: e.level, message: e.message }] : [])),
+        baselineId: baselineOf(f).id,
+        bestId: s.best()?.variant.id ?? null,
+        replay: recording ? { recording } : null,
+        plots: sessionPlots(f, rows, roofline(s.meta.task.dir, s.meta.gpu?.name ?? null)),
+      };
+    });
+    if (key) this.detailCache.set(id, { key, detail });
+    return { ...detail, run };
+  }
+
+  variantDetail(s: Session, id: string): VariantDetail {
+    const v = s.variant(id);
+    if (!v) throw new CoreError('not_found', `session ${s.id} has no variant ${id}`);
+    const r = s.resultOf(id);
+    const f = factsOf(s);
+    const row = variantRows(f).find((x) => x.id === id) ?? variantRow(v, r, baselineOf(f).ms, null);
+    const info = llmInfoOf(v);
+    const llm = info
+      ? { model: info.model, promptId: info.promptId, answerId: info.answerId, analysis: info.analysis, design: info.design, code: v.source, exemplars: info.exemplars, ...(info.missing ? { missing: info.missing } : {}), ...(info.error ? { error: info.error.message } : {}) }
+      : null;
+    return { variant: v, result: r ?? null, row, llm };
+  }
+}

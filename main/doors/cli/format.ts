@@ -1,0 +1,46 @@
+// Human-readable summaries of results for the CLI.
+import type { EvalResult } from '../../engine/base/types.js';
+import type { SessionSummary } from '../../engine/session/list.js';
+import { replayRecordingOf } from '../../engine/session/run-settings.js';
+import type { Task } from '../../engine/task/manifest.js';
+import { sizeLayout } from '../../engine/task/manifest.js';
+
+export function fmtMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-';
+  return ms >= 1 ? `${ms.toFixed(3)} ms` : `${(ms * 1000).toFixed(2)} µs`;
+}
+
+export function describeResult(task: Task, r: EvalResult): string {
+  const lines: string[] = [];
+  const b = r.build;
+  lines.push(`build: ${b.ok ? 'ok' : 'FAILED'}${b.cached ? ' (cached)' : ` in ${(b.durationMs / 1000).toFixed(1)} s`} for ${b.arch}`);
+  for (const k of b.resources) lines.push(`  ${k.name}: ${k.registers} regs, ${k.sharedBytes} B smem, ${k.stackBytes} B stack, spills ${k.spillStoreBytes}/${k.spillLoadBytes} B`);
+  if (r.check) {
+    const worst = r.check.checks.reduce((m, c) => Math.max(m, Number(c.maxRelErr) || 0), 0);
+    lines.push(`check: ${r.check.ok ? 'ok' : 'FAILED'} (${r.check.checks.length} buffer checks over sizes and seeds; worst relative error ${worst.toExponential(2)})`);
+  }
+  for (const t of r.timing ?? []) {
+    const lay = sizeLayout(task, t.size);
+    const s = t.medianMs / 1000;
+    const bw = lay.bytes ? ` ${(lay.bytes / s / 1e12).toFixed(3)} TB/s` : '';
+    const fl = lay.flops ? ` ${(lay.flops / s / 1e12).toFixed(2)} TFLOP/s` : '';
+    lines.push(`time (size ${t.size}): median ${fmtMs(t.medianMs)} [${fmtMs(t.ciLowMs)}, ${fmtMs(t.ciHighMs)}] ±${(t.relNoise * 100).toFixed(2)}% over ${t.samplesMs.length} samples (${t.timer}${t.converged ? '' : ', not converged'})${bw}${fl}`);
+    if (t.timerNote) lines.push(`  note: ${t.timerNote}`);
+    if (t.clocksStart) lines.push(`  clocks: SM ${t.clocksStart.smMHz}→${t.clocksEnd?.smMHz} MHz, mem ${t.clocksStart.memMHz}→${t.clocksEnd?.memMHz} MHz`);
+  }
+  if (r.compileOnly) lines.push('compile-only: no GPU, so not checked or timed');
+  if (r.failure) lines.push(`FAILED [${r.failure.kind}]: ${r.failure.reason}`);
+  return lines.join('\n');
+}
+
+/** One line of `kernelduel sessions`: id, task, strategy, REPLAY label, results of the budget, status, best. */
+export function describeSession(s: SessionSummary): string {
+  const settings = s.meta?.settings ?? {};
+  const strategy = typeof settings.strategy === 'string' ? settings.strategy : '?';
+  const budget = typeof settings.budget === 'number' ? ` (budget ${settings.budget})` : '';
+  const replay = replayRecordingOf(settings) !== null;
+  const where = replay ? 'REPLAY' : s.meta ? (s.meta.gpu ? s.meta.gpu.name : 'compile-only') : '?';
+  const best = s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}${replay ? ' [REPLAY]' : ''}` : '';
+  const hint = s.status === 'interrupted' ? ' (kernelduel optimize --resume ' + s.id + ')' : '';
+  return `${s.id}  ${s.meta?.task.name ?? '?'}  ${strategy}  ${where}  ${s.results} results${budget}  ${s.status ?? ''}${hint}${best}${s.tornTail ? '  (torn last line: repaired when opened)' : ''}${s.error ? `  ERROR ${s.error}` : ''}`;
+}

@@ -1,0 +1,462 @@
+#!/usr/bin/env node
+// KernelDuel's command line, a thin front door over the core (main/core): the GPU picker, the
+// evaluator factory and the run lifecycle are the ones the app uses; this file parses arguments,
+// reads tasks and sessions, and prints.
+import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chooseTaskDir, resolveTask, resolveTaskDir, builtinTaskNames } from '../../engine/task/resolve.js';
+import { loadTask, type Task } from '../../engine/task/manifest.js';
+import type { Evaluator } from '../../engine/measure/evaluate.js';
+import type { BuildResult, Config, EvalResult, VariantSpec } from '../../engine/base/types.js';
+import { enumerateSpace } from '../../engine/task/space.js';
+import { listSessions } from '../../engine/session/list.js';
+import { openSession, openSessionReadOnly, readSessionMeta, sessionsRoot } from '../../engine/session/store.js';
+import { exportVariant } from '../../engine/export/cu.js';
+import type { LoopEvent } from '../../engine/search/loop.js';
+import { KERNELDUEL_VERSION } from '../../engine/base/version.js';
+import { builtinTasksDir } from '../../engine/base/paths.js';
+import { LlmSettingsError, LlmSettingsSchema, parseLlmSettings, type LlmSettingsInput } from '../../engine/llm/settings.js';
+import { ConfigError } from '../../engine/task/config.js';
+import { describeMachine } from '../../core/environment.js';
+import { pickGpu } from '../../core/gpus.js';
+import { makeEvaluator } from '../../core/evaluators.js';
+import { exportDataset } from '../../core/llm.js';
+import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../../core/strategies.js';
+import type { RunOptions, LlmStreamEvent } from '../../core/run/prepare.js';
+import { ResumeConflict, resumeRunOptions } from '../../core/run/resume.js';
+import { startRun, type OptimisationMessage } from '../../core/run/worker.js';
+import { describePlan, planEval, type EvalPlan } from '../../core/eval-plan.js';
+import { describeResult, describeSession, fmtMs } from './format.js';
+import { OptimizeProgress } from './progress.js';
+import { registerKernelBenchImport } from './kernelbench.js';
+
+class UsageError extends Error {}
+
+const LLM_DEFAULTS = LlmSettingsSchema.parse({});
+
+interface LlmFlags {
+  llmBaseUrl?: string;
+  llmModel?: string;
+  llmKeyEnv?: string;
+  llmTemperature?: number;
+  llmMaxTokens?: number;
+  llmTimeoutMs?: number;
+}
+
+/** The provider settings fields the --llm-* flags give, by settings name (only those given). */
+function llmFlagFields(o: LlmFlags): Record<string, unknown> {
+  const x: Record<string, unknown> = {};
+  if (o.llmBaseUrl !== undefined) x.baseURL = o.llmBaseUrl;
+  if (o.llmModel !== undefined) x.model = o.llmModel;
+  if (o.llmKeyEnv !== undefined) x.apiKeyEnv = o.llmKeyEnv;
+  if (o.llmTemperature !== undefined) x.temperature = o.llmTemperature;
+  if (o.llmMaxTokens !== undefined) x.maxTokens = o.llmMaxTokens;
+  if (o.llmTimeoutMs !== undefined) x.requestTimeoutMs = o.llmTimeoutMs;
+  return x;
+}
+
+/** The provider settings the --llm-* flags give (validated), or undefined when none was given. */
+function llmSettingsFromFlags(o: LlmFlags): LlmSettingsInput | undefined {
+  const x = llmFlagFields(o);
+  if (!Object.keys(x).length) return undefined;
+  try {
+    return parseLlmSettings(x);
+  } catch (e) {
+    if (e instanceof LlmSettingsError) {
+      const flag: Record<string, string> = { baseURL: '--llm-base-url', model: '--llm-model', apiKeyEnv: '--llm-key-env', temperature: '--llm-temperature', maxTokens: '--llm-max-tokens', requestTimeoutMs: '--llm-timeout-ms' };
+      throw new UsageError(e.issues.map((i) => `${flag[i.field] ?? i.field}: ${i.message}`).join('; '));
+    }
+    throw e;
+  }
+}
+
+function out(json: boolean, data: unknown, text: () => string): void {
+  process.stdout.write(json ? JSON.stringify(data, null, 2) + '\n' : text() + '\n');
+}
+
+function parseConfig(s: string | undefined): Config {
+  if (!s) return {};
+  const c: Config = {};
+  for (const kv of s.split(',').filter(Boolean)) {
+    const [k, v] = kv.split('=');
+    if (!k || v === undefined || !Number.isFinite(Number(v))) throw new UsageError(`--config: "${kv}" is not NAME=number`);
+    c[k.trim()] = Number(v);
+  }
+  return c;
+}
+
+/** The folder a task argument names (a note when a folder here shadows a built-in task's name). */
+function taskDirOf(arg: string, log: (s: string) => void): string {
+  const c = chooseTaskDir(arg);
+  if (c.note) log(`note: ${c.note}`);
+  return c.dir;
+}
+
+interface OptimizeFlags extends LlmFlags {
+  strategy: string;
+  budget: number;
+  seed: number;
+  replay?: string;
+  tunablesOnly?: boolean;
+  resume?: string;
+  gpu?: number;
+  arch?: string;
+  maxMs?: number;
+  json?: boolean;
+}
+
+/**
+ * The run options of `optimize`: a new session's from the flags (defaults for those not given), or
+ * a resumed session's own (resumeRunOptions), refusing flags given that differ from them.
+ */
+function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given: (option: string) => boolean): RunOptions {
+  if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
+  if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
+  if (o.resume) {
+    const root = sessionsRoot();
+    const meta = readSessionMeta(root, o.resume);
+    const pick = <K extends keyof OptimizeFlags>(k: K): OptimizeFlags[K] | undefined => (given(k) ? o[k] : undefined);
+    try {
+      const r = resumeRunOptions(meta, {
+        ...(taskArg !== undefined ? { taskDir: resolveTaskDir(taskArg) } : {}),
+        strategy: pick('strategy'), budget: pick('budget'), seed: pick('seed'), replay: o.replay !== undefined ? resolve(o.replay) : undefined,
+        tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), llm: llmFlagFields(o),
+      });
+      return { task: meta.task.dir, resume: meta.id, sessionsRoot: root, ...r };
+    } catch (e) {
+      if (e instanceof ResumeConflict) throw new UsageError(e.message);
+      throw e;
+    }
+  }
+  if (taskArg === undefined) throw new UsageError('optimize needs a task (a built-in name or a task folder), or --resume <session>');
+  taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
+  const llm = llmSettingsFromFlags(o);
+  if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
+  // A new session on a task whose restrictions exclude every configuration fails before it starts.
+  if (!o.replay) {
+    const t = resolveTask(taskArg);
+    if (Object.keys(t.manifest.tunables ?? {}).length) enumerateSpace(t);
+  }
+  return {
+    task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed,
+    backend: o.replay ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed } : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs },
+    flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
+    ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
+  };
+}
+
+/** The evaluator `eval` builds and measures with: the first usable GPU, or the one --gpu names; none: compile-only. */
+async function evaluatorFor(task: Task, o: { gpu?: number; arch?: string; maxMs?: number }, log: (s: string) => void): Promise<Evaluator> {
+  const gpu = await pickGpu({ index: o.gpu }, { onNote: (p) => log(`note: ${p}`) });
+  const ev = await makeEvaluator(task, { gpu, arch: o.arch, maxMs: o.maxMs });
+  if (!gpu) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${ev.env.arch}) but not checked or timed`);
+  return ev;
+}
+
+const program = new Command();
+program.name('kernelduel').description('Make CUDA kernels faster on your own NVIDIA GPU, by contrastive comparison of variants.').version(KERNELDUEL_VERSION);
+
+program
+  .command('gpus')
+  .description('list NVIDIA GPUs, the CUDA toolchain and what works on this machine')
+  .option('--json', 'machine-readable output')
+  .action(async (o: { json?: boolean }) => {
+    const env = await describeMachine();
+    out(!!o.json, env, () => {
+      const lines = [`host: ${env.host.cpu} (${env.host.cores} cores), ${(env.host.memTotalBytes / 2 ** 30).toFixed(0)} GiB, ${env.host.os}`];
+      lines.push(env.toolchain.nvcc ? `nvcc: ${env.toolchain.nvcc} (${env.toolchain.version}); targets ${env.toolchain.targets.join(' ')}` : 'nvcc: not found');
+      if (!env.gpu.gpus.length) lines.push('GPUs: none');
+      for (const g of env.gpu.gpus) {
+        lines.push(`GPU ${g.index}: ${g.name}  cc ${g.computeCapability || '?'} (${g.arch || '?'})  ${(g.memoryTotalMiB / 1024).toFixed(0)} GiB  SM ${g.smClockMHz ?? '?'}/${g.maxSmClockMHz ?? '?'} MHz  mem ${g.memClockMHz ?? '?'}/${g.maxMemClockMHz ?? '?'} MHz  driver ${g.driverVersion}  ${g.uuid}`);
+      }
+      lines.push(...env.messages.map((m) => `- ${m}`));
+      return lines.join('\n');
+    });
+  });
+
+program
+  .command('tasks')
+  .description('list the built-in example tasks')
+  .option('--json', 'machine-readable output')
+  .action((o: { json?: boolean }) => {
+    const tasks = builtinTaskNames().map((n) => {
+      try {
+        const t = loadTask(join(builtinTasksDir(), n));
+        let space: number | string = 0;
+        try {
+          space = enumerateSpace(t).length;
+        } catch (e) {
+          space = (e as Error).message;
+        }
+        return { name: n, description: t.manifest.description ?? '', dir: t.dir, space };
+      } catch (e) {
+        return { name: n, error: (e as Error).message };
+      }
+    });
+    out(!!o.json, tasks, () => tasks.map((t) => ('error' in t ? `${t.name}: ERROR ${t.error}` : `${t.name.padEnd(12)} ${String(t.space).padStart(6)} configs  ${t.description}`)).join('\n'));
+  });
+
+program
+  .command('eval')
+  .description('build, check and time a variant of a task (default: its baseline)')
+  .argument('<task>', 'task folder or built-in task name')
+  .argument('[variant]', 'a .cu file with the entry point (default: the task\'s baseline kernel)')
+  .option('--duel <other>', 'also time the variant against another .cu, interleaved in one process')
+  .option('--config <k=v,...>', 'tunable values (#defines; a variant file\'s own #defines are kept for the others)')
+  .option('--allow-off-list', 'let --config values outside a tunable\'s list in task.yaml through (said in the output)')
+  .option('--fast-math', 'build with --use_fast_math')
+  .option('--gpu <index>', 'GPU index', (v) => Number(v))
+  .option('--arch <sm_XX>', 'nvcc architecture (default: the GPU\'s; sm_90 when compile-only)')
+  .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--json', 'machine-readable output')
+  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
+    const log = (s: string): void => void process.stderr.write(s + '\n');
+    const task = loadTask(taskDirOf(taskArg, log));
+    const readSrc = (p: string): { path: string; source: string } => {
+      try {
+        return { path: p, source: readFileSync(resolve(p), 'utf8') };
+      } catch (e) {
+        throw new UsageError(`cannot read ${p}: ${(e as NodeJS.ErrnoException).code ?? e}`);
+      }
+    };
+    const choices = { config: parseConfig(o.config), allowOffList: o.allowOffList, fastMath: o.fastMath };
+    let plan: EvalPlan;
+    let otherPlan: EvalPlan | undefined;
+    try {
+      plan = planEval(task, variantArg ? readSrc(variantArg) : null, choices);
+      if (o.duel) otherPlan = planEval(task, readSrc(o.duel), choices);
+    } catch (e) {
+      if (e instanceof ConfigError) throw new UsageError(e.message);
+      throw e;
+    }
+    const ev = await evaluatorFor(task, o, log);
+    const spec = plan.spec;
+    if (!o.json) {
+      log(`${task.manifest.name}: ${variantArg ?? 'baseline'} on ${ev.gpu ? `GPU ${ev.gpu.index} ${ev.gpu.name}` : 'no GPU (compile-only)'}`);
+      for (const l of describePlan(plan)) log(`  ${l}`);
+    }
+    const result = await ev.evaluate(spec, { onStage: (s) => !o.json && log(`  ${s}…`) });
+    let duel: Awaited<ReturnType<Evaluator['duel']>> | undefined;
+    let otherBuild: BuildResult | undefined;
+    if (otherPlan && !result.failure) {
+      const other: VariantSpec = { ...otherPlan.spec, origin: 'user' };
+      if (!o.json) for (const l of describePlan(otherPlan)) log(`  ${o.duel}: ${l}`);
+      if (ev.gpu) {
+        const otherRes = await ev.evaluate(other, { time: false });
+        duel = otherRes.failure ? { failure: otherRes.failure } : await ev.duel(spec, other);
+      } else {
+        // Without a GPU both are built (a broken one fails now), and the duel is said to need a GPU.
+        otherBuild = await ev.build(other);
+        if (!otherBuild.ok) duel = { failure: otherBuild.failure ?? { kind: 'compile', reason: `${o.duel} does not build` } };
+      }
+    }
+    const duelNote = otherPlan && !ev.gpu && otherBuild?.ok ? `duel: ${o.duel} builds too; timing the duel needs a GPU (compile-only here)` : undefined;
+    const variant = { file: plan.file, config: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.value])), configFrom: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.from])), flags: spec.flags, transforms: plan.transforms, notes: plan.notes };
+    out(!!o.json, { task: task.manifest.name, variant, result, duel, ...(otherBuild ? { duelBuild: otherBuild } : {}), ...(duelNote ? { duelNote } : {}) }, () => {
+      const lines = [describeResult(task, result)];
+      if (duel?.failure) lines.push(`duel: the other variant failed: [${duel.failure.kind}] ${duel.failure.reason}`);
+      if (duelNote) lines.push(duelNote);
+      for (const d of duel?.duels ?? []) lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
+      return lines.join('\n');
+    });
+    if (result.failure || duel?.failure) process.exitCode = 2;
+  });
+
+program
+  .command('optimize')
+  .description('search for faster variants of a task and keep every measurement in a session')
+  .argument('[task]', 'task folder or built-in task name (with --resume: the session\'s)')
+  .addOption(new Option('--strategy <name>', 'search strategy (llm, mixed: a language model writes new code)').choices([...RUN_STRATEGY_NAMES]).default('random'))
+  .option('--budget <n>', 'variants to measure besides the baseline', (v) => Number(v), 50)
+  .option('--seed <n>', 'random seed of the strategy', (v) => Number(v), 1)
+  .option('--replay <space.json>', 'answer measurements from a recorded space (no GPU; every result is labelled REPLAY)')
+  .option('--tunables-only', 'vary only the tunables (no compiler flags, no source transforms)')
+  .option('--resume <session>', 'continue a session that was stopped or killed, with its own strategy, budget, seed, backend and flags')
+  .option('--gpu <index>', 'GPU index', (v) => Number(v))
+  .option('--arch <sm_XX>', 'nvcc architecture')
+  .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--llm-base-url <url>', `OpenAI-compatible base URL (llm/mixed; default ${LLM_DEFAULTS.baseURL})`)
+  .option('--llm-model <name>', `model name (default ${LLM_DEFAULTS.model})`)
+  .option('--llm-key-env <VAR>', `environment variable holding the API key (default ${LLM_DEFAULTS.apiKeyEnv}); the key is never stored`)
+  .option('--llm-temperature <t>', `sampling temperature 0..2 (default ${LLM_DEFAULTS.temperature})`, (v) => Number(v))
+  .option('--llm-max-tokens <n>', `answer token limit (default ${LLM_DEFAULTS.maxTokens})`, (v) => Number(v))
+  .option('--llm-timeout-ms <ms>', `whole-request timeout (default ${LLM_DEFAULTS.requestTimeoutMs})`, (v) => Number(v))
+  .option('--json', 'machine-readable output (one JSON event per line)')
+  .action(async (taskArg: string | undefined, o: OptimizeFlags, cmd: Command) => {
+    const log = (s: string): void => void process.stderr.write(s + '\n');
+    const runOptions = optimizeRunOptions(taskArg, o, (name) => cmd.getOptionValueSource(name) === 'cli');
+    const root = runOptions.sessionsRoot ?? sessionsRoot();
+    const { strategy: strategyName, budget } = runOptions;
+    const replay = runOptions.backend.kind === 'replay';
+    const tag = replay ? ' [REPLAY]' : '';
+    // The model's answer as it is written (not with --json): each answer under its id.
+    let streaming: string | null = null;
+    const onLlm = (e: LlmStreamEvent): void => {
+      if (o.json) {
+        if (e.type === 'llm.prompt') process.stdout.write(JSON.stringify(e) + '\n');
+        return;
+      }
+      if (e.type === 'llm.prompt') {
+        if (streaming) process.stderr.write('\n');
+        streaming = null;
+        log(`asking the model: prompt ${e.promptId} (${e.chars} characters), ${e.answerIds.length} answer(s)`);
+        return;
+      }
+      if (streaming !== e.answerId) {
+        process.stderr.write(`${streaming ? '\n' : ''}--- ${e.answerId}${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''} ---\n`);
+        streaming = e.answerId;
+      }
+      process.stderr.write(e.delta);
+    };
+    const progress = o.json ? null : new OptimizeProgress({ budget, tty: !!process.stderr.isTTY, tag, write: log });
+    const onEvent = (e: LoopEvent): void => {
+      if (o.json) {
+        const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
+        process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
+        return;
+      }
+      if (e.type === 'result' && streaming) {
+        process.stderr.write('\n');
+        streaming = null;
+      }
+      progress?.event(e);
+    };
+    /** What the run says once its session exists. */
+    const onStarted = (m: Extract<OptimisationMessage, { type: 'started' }>): void => {
+      const meta = readSessionMeta(root, m.sessionId);
+      if (isLlmStrategyName(strategyName)) {
+        const d = meta.settings.llm as { baseURL?: string; model?: string; apiKeySet?: boolean; apiKeyEnv?: string } | undefined;
+        if (d && !o.json) log(`llm: ${d.model} at ${d.baseURL}${d.apiKeySet ? ` (key from $${d.apiKeyEnv})` : ' (no API key)'}`);
+      }
+      for (const w of m.warnings) log(`warning: ${w}`);
+      if (!replay && m.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${m.arch}) but not checked or timed`);
+      if (!o.json) log(`session ${m.sessionId} (${m.sessionDir}): ${runOptions.resume ? 'resumed, ' : ''}${meta.task.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${m.label}`);
+      if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
+    };
+    // The run lifecycle every front door uses (main/core/run/worker.ts), in this process.
+    const run = startRun(runOptions, false);
+    const stop = (): void => {
+      log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
+      run.stop();
+      process.once('SIGINT', () => process.exit(130));
+    };
+    let started: Extract<OptimisationMessage, { type: 'started' }> | null = null;
+    let failed: Extract<OptimisationMessage, { type: 'error' }> | null = null;
+    try {
+      for await (const m of run.events) {
+        if (m.type === 'started') {
+          started = m;
+          onStarted(m);
+          process.once('SIGINT', stop);
+        } else if (m.type === 'event') onEvent(m.event);
+        else if (m.type === 'llm') onLlm(m.event);
+        else if (m.type === 'error') failed = m;
+      }
+    } finally {
+      progress?.stop();
+      process.removeListener('SIGINT', stop);
+    }
+    if (failed) {
+      // Before the session exists: a problem with the options or the machine (a task's own error keeps its name).
+      if (!started && failed.name !== 'TaskError') throw new UsageError(failed.message);
+      throw Object.assign(new Error(failed.message), { name: failed.name, stack: failed.stack ?? `${failed.name}: ${failed.message}` });
+    }
+    if (!started) throw new UsageError('the run ended before it started');
+    const snap = openSessionReadOnly(root, started.sessionId);
+    const best = snap.best();
+    snap.close();
+    const taskName = snap.meta.task.name;
+    if (!o.json) {
+      if (best) {
+        log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
+        log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);
+      } else log(`no variant was timed (${started.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${started.sessionId} --variant <id> -o ${taskName}-variant.cu`);
+    }
+  });
+
+program
+  .command('sessions')
+  .description('list sessions (in $KERNELDUEL_HOME/sessions, default ~/.kernelduel/sessions): task, strategy, where measured, results, status, best')
+  .option('--json', 'machine-readable output')
+  .action((o: { json?: boolean }) => {
+    const list = listSessions(sessionsRoot());
+    out(!!o.json, list, () =>
+      list.length ? list.map(describeSession).join('\n') : `no sessions in ${sessionsRoot()}`,
+    );
+  });
+
+program
+  .command('export')
+  .description('write a variant of a session to a .cu file with its provenance')
+  .argument('<session>', 'session id or folder')
+  .option('--best', 'the fastest correct variant (default)')
+  .option('--variant <id>', 'a specific variant')
+  .requiredOption('-o, --out <file>', 'output .cu file')
+  .option('--json', 'machine-readable output')
+  .action((sid: string, o: { best?: boolean; variant?: string; out: string; json?: boolean }) => {
+    const session = sid.includes('/') ? openSession(sid) : openSession(sessionsRoot(), sid);
+    const r = exportVariant(session, o.variant ?? 'best', resolve(o.out));
+    out(!!o.json, r, () => `wrote ${r.path} (variant ${r.variantId}${r.speedup ? `, ${r.speedup.toFixed(2)}× the baseline` : ''})`);
+  });
+
+program
+  .command('serve')
+  .description('serve the workbench to a browser (for a GPU in a headless server): the UI and its API, behind a random access token')
+  .option('--host <addr>', 'address to bind (default 127.0.0.1; anything else exposes the engine to that network, token-protected)', '127.0.0.1')
+  .option('--port <n>', 'port (0 picks a free one)', (v) => Number(v), 5317)
+  .option('--allow-host <name>', 'a host name browsers may use besides this machine\'s names and addresses (repeatable; e.g. a DNS alias)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+  .option('--static <dir>', 'built renderer folder (default: out/renderer of this checkout)')
+  .option('--open', 'open the URL in the default browser')
+  .option('--json', 'print {url, host, port} as one JSON line')
+  .action(async (o: { host: string; port: number; allowHost: string[]; static?: string; open?: boolean; json?: boolean }) => {
+    if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) throw new UsageError('--port must be an integer 0..65535');
+    const { startWebServer, defaultStaticDir, openInBrowser } = await import('../web/server.js');
+    const srv = await startWebServer({ host: o.host, port: o.port, allowHosts: o.allowHost, staticDir: o.static ? resolve(o.static) : defaultStaticDir() });
+    if (o.json) process.stdout.write(JSON.stringify({ url: srv.url, host: srv.host, port: srv.port }) + '\n');
+    else {
+      process.stdout.write(`KernelDuel workbench: ${srv.url}\n`);
+      if (o.host !== '127.0.0.1' && o.host !== 'localhost') process.stderr.write(`warning: bound to ${o.host}: anyone on that network who has the URL can run builds on this machine\n`);
+      process.stderr.write('(Ctrl-C stops the server; runs in progress are stopped and keep what they measured)\n');
+    }
+    if (o.open) openInBrowser(srv.url, (why) => process.stderr.write(`(${why}: open the URL above in a browser yourself)\n`));
+    const shutdown = (): void => {
+      void srv.close().then(() => process.exit(0));
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  });
+
+program
+  .command('export-dataset')
+  .description('write the (prompt, answer, reward) triples of a session\'s LLM policy as JSONL, grouped per prompt (GRPO-style)')
+  .argument('<session>', 'session id or folder')
+  .requiredOption('-o, --out <file>', 'output .jsonl file')
+  .option('--json', 'machine-readable output')
+  .action((sid: string, o: { out: string; json?: boolean }) => {
+    const session = sid.includes('/') ? openSession(sid) : openSession(sessionsRoot(), sid);
+    const r = exportDataset(session, resolve(o.out));
+    session.close();
+    out(!!o.json, r, () => `wrote ${r.path}: ${r.rows} answers in ${r.groups} prompt groups (${r.measured} measured)`);
+  });
+
+registerKernelBenchImport(program);
+
+/** Errors of JavaScript itself: bugs, shown with their stack. */
+const BUG_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError', 'EvalError', 'URIError', 'AggregateError']);
+
+/** Errors meant for the user (bad input, a damaged session, a full disk, a GPU that is not here): their
+ * message says what is wrong and what to do, so no stack trace. JavaScript's own errors (TypeError...)
+ * are bugs and keep theirs (also when a run reports one by name), and KERNELDUEL_DEBUG=1 shows every stack. */
+function isUserError(e: unknown): e is Error {
+  if (!(e instanceof Error) || process.env.KERNELDUEL_DEBUG === '1') return false;
+  return !BUG_ERRORS.has(e.name);
+}
+
+program.parseAsync(process.argv).catch((e: unknown) => {
+  if (isUserError(e)) process.stderr.write(`kernelduel: ${e.message}\n${e.name === 'TaskError' ? 'fix the task folder and run again (the format: docs/TASK-FORMAT.md)\n' : ''}`);
+  else process.stderr.write(`kernelduel: ${(e as Error)?.stack ?? String(e)}\n`);
+  process.exit(1);
+});
+
+export type { EvalResult };

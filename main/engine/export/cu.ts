@@ -1,0 +1,213 @@
+// Export a variant as a self-contained .cu file with a provenance header.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BuildFlags, Config, EvalResult, VariantRecord } from '../base/types.js';
+import { writeFileAtomic } from '../base/atomic.js';
+import type { Session } from '../session/store.js';
+
+export interface ProvenanceInput {
+  kernelduelVersion: string;
+  sessionId: string;
+  task: { name: string; dir?: string };
+  gpu: { name: string; arch: string; uuid?: string } | null;
+  variant: VariantRecord;
+  /** The variant's last result, if any. */
+  result?: EvalResult;
+  /** ISO time of the export. */
+  exportedAt: string;
+  /** ISO time the result was recorded. */
+  measuredAt?: string;
+  /** The baseline timing to compare against (same size index when possible). */
+  baseline?: { variantId: string; medianMs: number };
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Keeps a value from ending the comment or breaking a line. */
+function clean(s: string): string {
+  return s.replace(/\*\//g, '*\\/').replace(/[\r\n]+/g, ' ');
+}
+
+function shellQuote(a: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`;
+}
+
+export function formatMs(ms: number): string {
+  if (ms >= 1) return `${ms.toFixed(3)} ms`;
+  return `${ms.toPrecision(4)} ms`;
+}
+
+function formatNumber(v: number): string {
+  if (!Number.isFinite(v)) throw new Error(`tunable value ${v} cannot be written as a #define`);
+  return String(v);
+}
+
+function archFlag(arch: string): string {
+  return /^(sm|compute)_/.test(arch) ? `-arch=${arch}` : `-arch=sm_${arch}`;
+}
+
+/** The nvcc command line that rebuilds the variant (tunables are in the file as #defines). */
+export function nvccCommandLine(flags: BuildFlags, arch: string | undefined, file: string, config: Config = {}): string[] {
+  const opt = flags.opt ?? 3;
+  const cmd = ['nvcc', `-O${opt}`, '-Xptxas', `-O${opt}`];
+  if (arch) cmd.push(archFlag(arch));
+  if (flags.fastMath) cmd.push('--use_fast_math');
+  if (flags.maxrregcount !== undefined) cmd.push(`-maxrregcount=${flags.maxrregcount}`);
+  if (flags.dlcm) cmd.push('-Xptxas', `-dlcm=${flags.dlcm}`);
+  if (flags.extra) cmd.push(...flags.extra);
+  for (const [k, v] of Object.entries(config)) cmd.push(`-D${k}=${formatNumber(v)}`);
+  cmd.push('-c', file);
+  return cmd;
+}
+
+function speedupLine(p: ProvenanceInput, medianMs: number | null): string {
+  if (medianMs === null) return 'n/a (not timed)';
+  if (!p.baseline) return 'n/a (no timed baseline in this session)';
+  if (p.baseline.variantId === p.variant.id) return '1.00x (this is the baseline)';
+  return `${(p.baseline.medianMs / medianMs).toFixed(2)}x vs baseline ${p.baseline.variantId} (${formatMs(p.baseline.medianMs)})`;
+}
+
+/** The provenance comment block that heads an exported .cu file. Pure. */
+export function renderProvenanceHeader(p: ProvenanceInput): string {
+  const r = p.result;
+  const arch = r?.build.arch || p.gpu?.arch;
+  const timed = !!r && !r.failure && !!r.timing && r.timing.length > 0;
+  const t0 = timed ? r!.timing![0] : undefined;
+  const medianMs = t0 ? t0.medianMs : null;
+
+  let measurement: string;
+  if (t0) {
+    const noise = Number.isFinite(t0.relNoise) ? `, +/-${(t0.relNoise * 100).toFixed(1)}%` : '';
+    measurement = `${formatMs(t0.medianMs)} median (size #${t0.size}, ${t0.samplesMs?.length ?? '?'} samples, ${t0.timer} timer${noise})`;
+  } else if (!r) {
+    measurement = 'not measured';
+  } else if (r.failure) {
+    measurement = `not timed: FAILED ${r.failure.kind}: ${r.failure.reason}`;
+  } else {
+    measurement = 'not timed (compile-only)';
+  }
+
+  let measuredOn = 'n/a';
+  if (r?.source.kind === 'gpu') measuredOn = `${r.source.gpu}${r.source.uuid ? ` (${r.source.uuid})` : ''}`;
+  else if (r?.source.kind === 'replay') measuredOn = `REPLAYED from recording ${r.source.recording}, not measured live`;
+  else if (r) measuredOn = 'no GPU (compile-only)';
+
+  const tunables = Object.entries(p.variant.config);
+  const lines: [string, string][] = [
+    ['KernelDuel', p.kernelduelVersion],
+    ['Task', p.task.dir ? `${p.task.name} (${p.task.dir})` : p.task.name],
+    ['Session', p.sessionId],
+    ['Variant', `${p.variant.id} (origin: ${p.variant.origin}${p.variant.parents.length ? `, parents: ${p.variant.parents.join(', ')}` : ''})`],
+    ['GPU', p.gpu ? `${p.gpu.name} (${p.gpu.arch})` : 'none recorded'],
+    ['Measured on', measuredOn],
+    ['Measured at', p.measuredAt ?? 'n/a'],
+    ['Exported at', p.exportedAt],
+    ['Build', nvccCommandLine(p.variant.flags, arch, 'kernel.cu', p.variant.config).map(shellQuote).join(' ')],
+  ];
+  if (r?.build.command && r.build.command.length > 0) lines.push(['Built as', r.build.command.map(shellQuote).join(' ')]);
+  if (p.variant.transforms && p.variant.transforms.length > 0) lines.push(['Transforms', p.variant.transforms.join(', ')]);
+  lines.push(['Tunables', tunables.length ? tunables.map(([k, v]) => `${k}=${formatNumber(v)}`).join(', ') : '(none)']);
+  lines.push(['Time', measurement]);
+  lines.push(['Speedup', speedupLine(p, medianMs)]);
+
+  const w = Math.max(...lines.map(([k]) => k.length)) + 1;
+  const body = lines.map(([k, v]) => ` * ${(k + ':').padEnd(w)} ${clean(v)}`);
+  return ['/*', ' * Exported from KernelDuel. Provenance:', ' *', ...body, ' */', ''].join('\n');
+}
+
+/** `#ifndef NAME / #define NAME value / #endif` for every tunable, so the file builds without -D flags. */
+export function renderDefines(config: Config): string {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(config)) {
+    if (!IDENT.test(k)) throw new Error(`tunable name ${JSON.stringify(k)} is not a C identifier and cannot be written as a #define`);
+    out.push(`#ifndef ${k}`, `#define ${k} ${formatNumber(v)}`, '#endif');
+  }
+  return out.length ? out.join('\n') + '\n' : '';
+}
+
+export interface ExportResult {
+  path: string;
+  variantId: string;
+  medianMs: number | null;
+  speedup: number | null;
+}
+
+/**
+ * Writes the variant's source (or the session's best variant's) to `outPath` atomically, headed by its
+ * provenance and `#define`s for its tunables. An existing folder as `outPath` gets `<task>-<variant>.cu` in it.
+ */
+export function exportVariant(session: Session, which: string | 'best', outPath: string, opts: { now?: Date } = {}): ExportResult {
+  const sid = session.meta.id;
+  let variant: VariantRecord | undefined;
+  if (which === 'best') {
+    const b = session.best();
+    if (!b) {
+      throw new Error(
+        `session ${sid} has no successful timed variant: run \`kernelduel optimize\` first (or export a specific variant by its id)`,
+      );
+    }
+    variant = b.variant;
+  } else {
+    variant = session.variant(which);
+    if (!variant) {
+      const ids = session.variants().map((v) => v.id);
+      const known = ids.length === 0 ? 'it has no variants yet' : `it has ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', ...' : ''}`;
+      throw new Error(`session ${sid} has no variant ${which} (${known})`);
+    }
+  }
+  const result = session.resultOf(variant.id);
+
+  // Baseline: the first 'baseline' variant with a clean timing, at the same size index when possible.
+  let baseline: ProvenanceInput['baseline'];
+  const size = result?.timing?.[0]?.size;
+  for (const v of session.variants()) {
+    if (v.origin !== 'baseline') continue;
+    const br = session.resultOf(v.id);
+    if (!br || br.failure || !br.timing || br.timing.length === 0) continue;
+    const t = br.timing.find((x) => x.size === size) ?? br.timing[0];
+    if (t.medianMs > 0) {
+      baseline = { variantId: v.id, medianMs: t.medianMs };
+      break;
+    }
+  }
+
+  let target = outPath;
+  try {
+    if (fs.statSync(outPath).isDirectory()) target = path.join(outPath, `${session.meta.task.name}-${variant.id}.cu`);
+  } catch {
+    // Does not exist yet: a file path.
+  }
+
+  let header: string;
+  let defines: string;
+  try {
+    header = renderProvenanceHeader({
+      kernelduelVersion: session.meta.kernelduelVersion,
+      sessionId: sid,
+      task: { name: session.meta.task.name, dir: session.meta.task.dir },
+      gpu: session.meta.gpu,
+      variant,
+      result,
+      exportedAt: (opts.now ?? new Date()).toISOString(),
+      measuredAt: session.measuredAt(variant.id),
+      baseline,
+    });
+    defines = renderDefines(variant.config);
+  } catch (e) {
+    throw new Error(`cannot export variant ${variant.id} of session ${sid}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  const source = variant.source.endsWith('\n') ? variant.source : variant.source + '\n';
+  const text = header + (defines ? '\n' + defines : '') + '\n' + source;
+  try {
+    writeFileAtomic(target, text);
+  } catch (e) {
+    throw new Error(`cannot export variant ${variant.id} of session ${sid}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+  const t0 = result && !result.failure ? result.timing?.[0] : undefined;
+  return {
+    path: target,
+    variantId: variant.id,
+    medianMs: t0 ? t0.medianMs : null,
+    speedup: t0 && baseline ? baseline.medianMs / t0.medianMs : null,
+  };
+}

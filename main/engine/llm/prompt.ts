@@ -1,0 +1,143 @@
+// The CUDA-L1 contrastive prompt: the task, the rules, earlier variants with their measured
+// speedups and verdicts, and a demand for three parts (performance analysis, algorithm design,
+// code in one ```cuda block).
+import { createHash } from 'node:crypto';
+import { entrySignature } from '../source/entry.js';
+import type { Task } from '../task/manifest.js';
+import type { ChatMessage } from './provider.js';
+
+export interface PromptExemplar {
+  id: string;
+  source: string;
+  /** Measured speedup over the baseline. */
+  speedup: number;
+  medianMs?: number;
+  /** Against the baseline (or from a duel): faster / slower / same / unsure. */
+  verdict?: string;
+  /** The #define values it was built with, if any. */
+  config?: Record<string, number>;
+}
+
+export interface PromptInput {
+  task: Task;
+  exemplars: PromptExemplar[];
+  /** The baseline's measured time on this GPU, if timed. */
+  baselineMs?: number | null;
+  /** The session's best speedup so far. */
+  bestSpeedup?: number | null;
+  gpu?: string | null;
+}
+
+export interface BuiltPrompt {
+  messages: ChatMessage[];
+  /** sha256 of the messages (16 hex): the GRPO group key. */
+  promptId: string;
+}
+
+export const SYSTEM_PROMPT =
+  'You are an expert CUDA performance engineer. You make kernels faster on the given GPU without changing what they compute. ' +
+  'You reason from measurements: you study why the faster of the shown variants is faster, then design and write a faster one.';
+
+const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(3));
+
+export function rulesFor(task: Task): string[] {
+  const m = task.manifest;
+  return [
+    `Keep the entry point exactly: \`${entrySignature(task)}\` — a host function that launches your kernel(s). No main(), no other exported entry points.`,
+    'Keep the problem sizes: they arrive as the arguments; never hard-code, shrink or skip any part of the problem. Every element of every output must be computed on every call.',
+    'No caching of results between calls, no static or global state that remembers inputs or outputs, no reading of anything but the arguments.',
+    'Launch all work on the default stream (stream 0). No extra streams, events, graphs, host threads or processes.',
+    'No device resets, clock or timer manipulation, files, network, environment or OS calls; inline assembly only inside __device__/__global__ functions.',
+    'Include only CUDA headers (cuda_runtime.h, cooperative_groups.h, cuda/pipeline, mma.h, ...) and standard numeric C/C++ headers.',
+    m.fast_math
+      ? 'This task allows fast math: fast intrinsics (__expf, __fdividef, ...) are acceptable if results stay within the tolerance.'
+      : 'Do not lower precision: no half/bf16/tf32/fp8 arithmetic, no fast-math intrinsics (__expf, __fdividef, ...); keep the dtypes of the signature.',
+    'Allocate no per-call device memory you do not free before returning; do not print.',
+    'The code must compile with nvcc as a single .cu file; tunable #defines are optional (use #ifndef NAME / #define NAME value / #endif).',
+  ];
+}
+
+function taskSection(task: Task, baselineMs?: number | null, gpu?: string | null): string {
+  const m = task.manifest;
+  const sizes = m.sizes.map((s, i) => `  - size ${i}${task.timed.includes(i) ? ' (timed)' : ''}: ${Object.entries(s).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  const args = m.args.map((a) => (a.kind === 'buffer' ? `  - ${a.name}: ${a.role} buffer of ${a.dtype}, shape [${a.shape.join(', ')}]` : `  - ${a.name}: ${a.dtype} scalar = ${a.value}`));
+  const tol = Object.entries(task.tolerance)
+    .filter(([d]) => m.args.some((a) => a.dtype === d))
+    .map(([d, t]) => `${d}: |got-exp| <= ${t.atol} + ${t.rtol}*|exp|`);
+  return [
+    `# Task: ${m.name}`,
+    m.description ? `What it computes: ${m.description}` : '',
+    `Entry point: \`${entrySignature(task)}\``,
+    'Arguments:',
+    ...args,
+    'Problem sizes (all are checked element by element against the reference; the timed one decides the speed):',
+    ...sizes,
+    `Tolerance: ${tol.join('; ') || 'exact'}.`,
+    gpu ? `GPU: ${gpu}.` : '',
+    baselineMs ? `Baseline time on the timed size: ${fmt(baselineMs)} ms.` : '',
+    '',
+    'Reference implementation (trusted, obviously correct, slow):',
+    '```cuda',
+    task.referenceSource.trimEnd(),
+    '```',
+  ]
+    .filter((l) => l !== '')
+    .join('\n');
+}
+
+function exemplarSection(ex: PromptExemplar[], task: Task, bestSpeedup?: number | null): string {
+  if (!ex.length) {
+    return [
+      '# Earlier variants',
+      'None has been measured yet besides the baseline (speedup 1.000×):',
+      '```cuda',
+      task.baselineSource.trimEnd(),
+      '```',
+    ].join('\n');
+  }
+  const parts = ['# Earlier variants, with their measured speedups over the baseline on this GPU'];
+  ex.forEach((e, i) => {
+    const cfg = e.config && Object.keys(e.config).length ? ` built with ${Object.entries(e.config).map(([k, v]) => `-D${k}=${v}`).join(' ')}` : '';
+    parts.push(
+      `## Variant ${String.fromCharCode(65 + i)} (${e.id}): speedup ${fmt(e.speedup)}×${e.medianMs ? ` (${fmt(e.medianMs)} ms)` : ''}${e.verdict ? `, verdict vs baseline: ${e.verdict}` : ''}${cfg}`,
+      '```cuda',
+      e.source.trimEnd(),
+      '```',
+    );
+  });
+  if (bestSpeedup && bestSpeedup > 0) parts.push(`The best speedup found so far in this session is ${fmt(bestSpeedup)}×.`);
+  return parts.join('\n');
+}
+
+export const ANSWER_FORMAT = [
+  '# Your answer: exactly three parts, in this order',
+  '## Performance analysis',
+  'Compare the variants above: why is the faster one faster (memory traffic, coalescing, occupancy, parallelism, instruction count, synchronisation)? What limits it now?',
+  '## Algorithm design',
+  'The design of a faster kernel: the work decomposition, memory access plan and launch configuration, and why it should beat the best variant.',
+  '## Code',
+  'One complete ```cuda code block with the whole .cu file (kernels and the entry point). Nothing after the code block.',
+].join('\n');
+
+export function buildPrompt(input: PromptInput): BuiltPrompt {
+  const { task } = input;
+  const user = [
+    taskSection(task, input.baselineMs, input.gpu),
+    '',
+    '# Rules (a variant that breaks one is rejected before it is built)',
+    ...rulesFor(task).map((r) => `- ${r}`),
+    '',
+    exemplarSection(input.exemplars, task, input.bestSpeedup),
+    '',
+    ANSWER_FORMAT,
+  ].join('\n');
+  const messages: ChatMessage[] = [
+    { role: 'system', content: SYSTEM_PROMPT },
+    { role: 'user', content: user },
+  ];
+  return { messages, promptId: promptIdOf(messages) };
+}
+
+export function promptIdOf(messages: ChatMessage[]): string {
+  return createHash('sha256').update(JSON.stringify(messages)).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,440 @@
+// The evaluation pipeline for one task on one GPU: build (parallel, cached) -> capture the GPU work
+// the variant's entry point asks for (its host code runs only there, sandboxed) -> check it against
+// the reference (every element, several sizes and seeds) and time it (L2 flushed, fresh inputs per
+// call, random calls verified, until the median is tight) in the judge, which never runs variant
+// code (docs/ISOLATION.md). Without a GPU it builds only and says so. GPU work is serialised per
+// GPU through one queue per device, so two sessions never time on the same GPU at once.
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import PQueue from 'p-queue';
+import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../base/types.js';
+import type { Toolchain } from '../platform/toolchain/nvcc.js';
+import type { GpuInfo } from '../base/types.js';
+import { cudaDeviceSelector, readClocks } from '../platform/gpu/detect.js';
+import { withGpuLock } from '../platform/gpu/lock.js';
+import { buildVariant, type BuildEnv } from '../build/compile.js';
+import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
+import { workRoot as defaultWorkRoot } from '../base/paths.js';
+import { DEFAULT_TIMING, ensureHarness, failureKind, harnessEnv, renderPlan, runHarness, type HarnessIsolation, type PlanInput, type TimingSettings } from './harness.js';
+import { Judge, JudgeError, type JudgeAnswer } from './judge.js';
+import { screenSource } from '../source/screen.js';
+import { noteOnce, sandboxMode } from '../platform/sandbox/index.js';
+import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
+import { defaultConfig } from '../task/space.js';
+
+/** Screens untrusted source (from a model or a user) before it is built: a `rejected` failure, or null when it may be built. */
+export function screenVariant(task: Task, source: string): Failure | null {
+  const s = screenSource(source, task);
+  if (s.ok) return null;
+  return { kind: 'rejected', reason: `screening: ${s.reason}`, log: s.violations.map((v) => `line ${v.line}: [${v.rule}] ${v.reason}`).join('\n') };
+}
+
+/**
+ * The one queue through which every measurement on a GPU passes: one job at a time in this
+ * process, and (through a lock file per GPU) one at a time across KernelDuel processes.
+ */
+export class GpuQueue {
+  private readonly q = new PQueue({ concurrency: 1 });
+  constructor(readonly key: string) {}
+  /** Jobs waiting or running. */
+  get pending(): number {
+    return this.q.size + this.q.pending;
+  }
+  /** Jobs running now (0 or 1). */
+  get running(): number {
+    return this.q.pending;
+  }
+  add<T>(fn: () => Promise<T>): Promise<T> {
+    return this.q.add(() =>
+      withGpuLock(this.key, fn, { onWait: (owner) => process.stderr.write(`kernelduel: GPU ${this.key} is measuring for another KernelDuel process (${owner}); waiting\n`) }),
+    ) as Promise<T>;
+  }
+}
+const gpuQueues = new Map<string, GpuQueue>();
+export function gpuQueue(key: string): GpuQueue {
+  let q = gpuQueues.get(key);
+  if (!q) {
+    q = new GpuQueue(key);
+    gpuQueues.set(key, q);
+  }
+  return q;
+}
+
+export interface EvaluatorOptions {
+  task: Task;
+  toolchain: Toolchain;
+  /** null: compile-only (no GPU). */
+  gpu: GpuInfo | null;
+  /** nvcc -arch; defaults to the GPU's, or sm_90 when compile-only. */
+  arch?: string;
+  workRoot?: string;
+  /** How many check seeds (default three); the judge draws the seeds themselves, so only the count is used. */
+  seeds?: number[];
+  timing?: Partial<TimingSettings>;
+  checkTimeoutMs?: number;
+  timeTimeoutMs?: number;
+  /** Limit of the capture process (the only one that runs a variant's host code); default 60 s. */
+  captureTimeoutMs?: number;
+  /** Check with fewer seeds the sizes whose outputs exceed this many bytes (default 128 MiB). */
+  bigOutputBytes?: number;
+  /** Screen every source before building it (untrusted code: from a model or a user); see screenVariant. Default false. */
+  screen?: boolean;
+  /** Timed calls verified against the reference at random, besides the last (default 3). */
+  verifySamples?: number;
+}
+
+export interface ProbeInfo {
+  name: string;
+  cc: string;
+  sms: number;
+  l2Bytes: number;
+  globalMemBytes: number;
+  emptyWallMs: number;
+  /** 'active', or why the harness's system-call filter is not installed (in the capture process). */
+  syscallFilter?: string;
+  /** 'only to <folder> (Landlock ABI n)', or why the capture process's writes are not restricted. */
+  writes?: string;
+  /** 'ok', or the driver functions the harness lacks. */
+  driverApi?: string;
+  /** 'ok', or why stream capture does not work here. */
+  capture?: string;
+}
+
+/** What the capture process (the only one that runs a variant's host code) reports. */
+interface CaptureBody {
+  syscallFilter?: string;
+  writes?: string;
+  sizes?: Array<{ size: number; ops: number; kernels: number; scratchBytes: number }>;
+  modules?: string[];
+}
+type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
+type TimeBody = { l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
+type DuelBody = { duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
+
+/**
+ * Folders whose libraries may supply device code a variant's work uses (cuBLAS and the like):
+ * the CUDA toolkit's and the system's library folders, never KernelDuel's work folder.
+ */
+export function deviceCodeRoots(tc: Pick<Toolchain, 'cudaHome' | 'libDir'>): string[] {
+  const roots = new Set<string>();
+  const add = (p: string | null | undefined): void => {
+    if (!p) return;
+    try {
+      roots.add(realpathSync(p));
+    } catch {
+      /* absent */
+    }
+  };
+  add(tc.cudaHome);
+  add(tc.libDir);
+  for (const p of ['/usr/lib', '/usr/lib64', '/lib', '/lib64', '/usr/local/lib', '/usr/local/cuda', '/opt/nvidia']) add(p);
+  try {
+    for (const d of readdirSync('/usr/local')) if (d.startsWith('cuda')) add(join('/usr/local', d));
+  } catch {
+    /* no /usr/local */
+  }
+  return [...roots];
+}
+
+/** The sha256 of a file (a variant's library, checked around the runs of variant host code). */
+function digestOf(path: string): string {
+  return createHash('sha256').update(readFileSync(path)).digest('hex');
+}
+
+export class Evaluator {
+  readonly task: Task;
+  readonly env: BuildEnv;
+  readonly gpu: GpuInfo | null;
+  readonly seeds: number[];
+  readonly timing: TimingSettings;
+  private readonly opts: EvaluatorOptions;
+  private harnessPath: Promise<string> | null = null;
+  private judgeReady: Promise<Judge> | null = null;
+  private judgeInst: Judge | null = null;
+  private probeInfo: Promise<ProbeInfo> | null = null;
+  /** How capture runs are isolated here, settled by the probe (see probe()). */
+  private iso: HarnessIsolation = {};
+  /** The isolation the probe settled on (every limit, less any the GPU does not work under here). */
+  get isolation(): HarnessIsolation {
+    return this.iso;
+  }
+  /** The judge's folder (plan file, its work). */
+  readonly judgeDir: string;
+  /** Work descriptions by the sha256 of the library they were captured from (this evaluator's plan). */
+  private readonly captures = new Map<string, { desc: string; body?: CaptureBody }>();
+
+  constructor(opts: EvaluatorOptions) {
+    if (!opts.toolchain.nvcc || !opts.toolchain.version) {
+      throw new Error(`cannot build variants: ${opts.toolchain.problems.join(' ') || 'nvcc not found'}`);
+    }
+    this.opts = opts;
+    this.task = opts.task;
+    this.gpu = opts.gpu;
+    const arch = opts.arch ?? (opts.gpu?.arch || 'sm_90');
+    this.env = { nvcc: opts.toolchain.nvcc, nvccVersion: opts.toolchain.version, arch, libDir: opts.toolchain.libDir, workRoot: opts.workRoot ?? defaultWorkRoot() };
+    this.seeds = opts.seeds ?? [randomInt(1, 2 ** 31), randomInt(1, 2 ** 31), randomInt(1, 2 ** 31)];
+    this.timing = { ...DEFAULT_TIMING, ...(opts.timing ?? {}) };
+    const key = createHash('sha256').update(this.task.hash).update(JSON.stringify(this.seeds)).update(arch).update(randomBytes(4)).digest('hex').slice(0, 16);
+    this.judgeDir = join(this.env.workRoot, 'judges', `${this.task.manifest.name}-${key}`);
+  }
+
+  get compileOnly(): boolean {
+    return this.gpu === null;
+  }
+
+  private get source(): MeasurementSource {
+    return this.gpu ? { kind: 'gpu', gpu: this.gpu.name, uuid: this.gpu.uuid } : { kind: 'none' };
+  }
+
+  /** The GPU queue this evaluator measures through (shared per GPU). */
+  queue(): GpuQueue {
+    return gpuQueue(this.gpu ? this.gpu.uuid || String(this.gpu.index) : 'none');
+  }
+
+  harness(): Promise<string> {
+    this.harnessPath ??= ensureHarness(this.env);
+    return this.harnessPath;
+  }
+
+  private sizeSeeds(): Record<number, number[]> {
+    const big = this.opts.bigOutputBytes ?? 128 << 20;
+    const out: Record<number, number[]> = {};
+    this.task.manifest.sizes.forEach((_, i) => {
+      const lay = sizeLayout(this.task, i);
+      const outBytes = lay.args.reduce((acc, a) => acc + (a.kind === 'buffer' && a.role !== 'in' ? a.elements * DTYPE_BYTES[a.dtype] : 0), 0);
+      if (outBytes > big) out[i] = this.seeds.slice(0, 2);
+    });
+    return out;
+  }
+
+  /**
+   * The plan the harness processes read. It says how many check seeds each size gets, never which:
+   * the judge draws them itself, so no file a variant could read holds them.
+   */
+  plan(): PlanInput {
+    const sizeSeeds = Object.fromEntries(Object.entries(this.sizeSeeds()).map(([k, v]) => [k, v.map(() => 0)]));
+    return {
+      task: this.task,
+      sizes: this.task.manifest.sizes.map((_, i) => i),
+      seeds: this.seeds.map(() => 0),
+      sizeSeeds,
+      timed: this.task.timed,
+      timing: this.timing,
+      verifySamples: this.opts.verifySamples,
+    };
+  }
+
+  /** Device facts from the harness itself (L2 size, launch+sync overhead), in the capture process's isolation. */
+  probe(signal?: AbortSignal): Promise<ProbeInfo> {
+    if (!this.gpu) return Promise.reject(new Error('no GPU: cannot probe'));
+    // The probe also settles the capture process's isolation: it runs with every limit first;
+    // should the GPU not work inside the sandbox or under the memory limit on this machine, the
+    // limit that breaks it is dropped (said once) rather than every measurement failing.
+    this.probeInfo ??= this.harness().then((h) =>
+      this.queue().add(async () => {
+        const attempts: Array<{ iso: HarnessIsolation; drop: string }> = [
+          { iso: {}, drop: '' },
+          { iso: { sandbox: false }, drop: 'the bubblewrap sandbox' },
+          { iso: { dataBytes: null }, drop: 'the memory limit (RLIMIT_DATA)' },
+          { iso: { syscallFilter: false }, drop: "the harness's system-call filter" },
+          { iso: { sandbox: false, dataBytes: null, nproc: null, syscallFilter: false }, drop: 'the sandbox, the system-call filter and the memory and process limits' },
+        ].filter((a) => !(a.iso.sandbox === false && sandboxMode() === 'require'));
+        let first: string | null = null;
+        for (const a of attempts) {
+          const r = await runHarness<ProbeInfo>({ harness: h, mode: 'probe', plan: null, libs: [], workDir: join(this.env.workRoot, 'probe'), gpu: cudaDeviceSelector(this.gpu!), timeoutMs: 60_000, signal, isolation: a.iso });
+          if (r.ok && r.body) {
+            this.iso = a.iso;
+            if (a.drop) noteOnce(`probe-drop:${a.drop}`, `the GPU does not work here under ${a.drop} (${first}); variants' host code runs without it (the measurements do not depend on it: docs/ISOLATION.md)`);
+            const filter = r.body.syscallFilter;
+            if (filter && filter !== 'active' && a.iso.syscallFilter !== false) noteOnce(`syscall-filter:${filter}`, `the harness's system-call filter (no new processes, no network sockets, no signals to other processes) is not installed here: ${filter}`);
+            const writes = r.body.writes;
+            if (writes && !writes.startsWith('only to') && a.iso.sandbox === false)
+              noteOnce(`writes:${writes}`, `variants' host code runs here without the sandbox and without Landlock (${writes}): it could write wherever you can, other variants' builds included`);
+            if (r.body.driverApi && r.body.driverApi !== 'ok') throw new Error(`the CUDA driver here lacks what the harness needs (${r.body.driverApi}): KernelDuel needs a driver for CUDA 12.4 or newer`);
+            if (r.body.capture && r.body.capture !== 'ok') throw new Error(`CUDA stream capture does not work here (${r.body.capture}): KernelDuel captures each variant's GPU work to time it without running its host code`);
+            return r.body;
+          }
+          first ??= `${r.failure?.reason}\n${r.stdoutTail}`;
+          if (signal?.aborted) break;
+        }
+        throw new Error(`the GPU probe failed: ${first}`);
+      }) as Promise<ProbeInfo>,
+    );
+    return this.probeInfo;
+  }
+
+  /** Builds the trusted reference and starts the judge (once per evaluator). */
+  reference(signal?: AbortSignal): Promise<Judge> {
+    this.judgeReady ??= (async () => {
+      await this.probe(signal);
+      const b = await this.buildReference(signal);
+      if (b.failure || !b.libPath) throw new Error(`${b.failure?.reason}\n${b.failure?.log ?? ''}`);
+      const h = await this.harness();
+      mkdirSync(this.judgeDir, { recursive: true });
+      const planPath = join(this.judgeDir, 'plan.txt');
+      writeFileSync(planPath, renderPlan(this.plan(), 'judge'));
+      const env = harnessEnv(cudaDeviceSelector(this.gpu!), {});
+      env.KERNELDUEL_DEVICE_CODE_ROOTS = deviceCodeRoots(this.opts.toolchain).join(':');
+      env.KERNELDUEL_WORK_ROOT = this.env.workRoot;
+      this.judgeInst = new Judge({ harness: h, planPath, referenceLib: b.libPath, env, cwd: this.judgeDir });
+      return this.judgeInst;
+    })();
+    this.judgeReady.catch(() => {
+      this.judgeReady = null;
+    });
+    return this.judgeReady;
+  }
+
+  /** Stops the judge (frees its GPU memory); the next measurement starts a new one. */
+  close(): void {
+    this.judgeInst?.close();
+  }
+
+  /** Builds the trusted reference (cached like any build); a failure names the reference file. */
+  async buildReference(signal?: AbortSignal): Promise<BuildResult> {
+    if (this.task.pytorch) {
+      const reason = `task ${this.task.manifest.name} has a PyTorch reference (${this.task.referencePath}): checking and timing CUDA variants against it needs the PyTorch judge, which this version does not have yet; variants can be built (compile-only)`;
+      return { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure: { kind: 'constraints', reason } };
+    }
+    const b = await this.build({ source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, signal);
+    if (b.ok && b.libPath) return b;
+    const why = b.failure?.reason ?? 'no library was written';
+    return { ...b, ok: false, failure: { kind: b.failure?.kind ?? 'compile', reason: `the reference of task ${this.task.manifest.name} (${this.task.referencePath}) does not build: ${why}`, log: b.failure?.log } };
+  }
+
+  build(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal) {
+    return buildVariant(this.task, spec, this.env, signal);
+  }
+
+  /** Runs the variant's host code once per size in the sandboxed capture process; the work description's path, or why not. */
+  private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }> {
+    // The judge loads the variant's device code from this file after the capture: it must be the
+    // file that was built (without the sandbox, the variant's host code could rewrite it).
+    const before = digestOf(lib);
+    // The same library under the same plan asks for the same work: a duel reuses the capture of the
+    // evaluation before it (the description is checked by the executor each time it is used).
+    const cached = this.captures.get(before);
+    if (cached && existsSync(cached.desc)) return { ...cached, durationMs: 0, digest: before };
+    const h = await this.harness();
+    const dir = join(lib, '..', 'runs');
+    mkdirSync(dir, { recursive: true });
+    const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
+    const r = await runHarness<CaptureBody>({
+      harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
+      timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.iso,
+    });
+    if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
+    if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
+    if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
+    this.captures.set(before, { desc, body: r.body });
+    return { desc, body: r.body, durationMs: r.durationMs, digest: before };
+  }
+
+  /** The isolation a check ran under: the judge's account plus the capture process's filter state. */
+  private isolationOf(judged: CheckBody['isolation'], cap: CaptureBody | undefined): CheckResult['isolation'] {
+    return { refs: judged?.refs ?? 'judge', measurement: judged?.measurement, syscallFilter: cap?.syscallFilter ?? 'unknown', writes: cap?.writes, sandbox: this.iso.sandbox === false ? 'off' : 'auto' };
+  }
+
+  /** Build, check and time one variant. Failures come back in the result, never as exceptions. */
+  async evaluate(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, o: { signal?: AbortSignal; time?: boolean; onStage?: (stage: 'build' | 'check' | 'time') => void; screen?: boolean } = {}): Promise<EvalResult> {
+    if (o.screen ?? this.opts.screen) {
+      const failure = screenVariant(this.task, spec.source);
+      if (failure) return { build: { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure }, failure, source: this.source };
+    }
+    o.onStage?.('build');
+    const build = await this.build(spec, o.signal);
+    if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
+    if (!this.gpu) {
+      // Compile-only still builds the reference: a broken one must not pass for lack of a GPU (a
+      // PyTorch reference is not built).
+      const refFailure = this.task.pytorch ? undefined : (await this.buildReference(o.signal)).failure;
+      return refFailure ? { build, failure: refFailure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true };
+    }
+    let judge: Judge;
+    let probe: ProbeInfo;
+    try {
+      probe = await this.probe(o.signal);
+      judge = await this.reference(o.signal);
+    } catch (e) {
+      return { build, source: this.source, failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+    }
+    const lib = build.libPath;
+    const checkTimeoutMs = this.opts.checkTimeoutMs ?? 120_000;
+    const timeTimeoutMs = this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000;
+    const time = o.time !== false;
+    // Clocks are read just before and just after the measurement, never while it times.
+    const clocks = async (): Promise<ClockReading | undefined> => (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
+    return (await this.queue().add(async () => {
+      o.onStage?.('check');
+      const cap = await this.capture(lib, o.signal);
+      if (cap.failure) {
+        const check = { ok: false, checks: [], isolation: this.isolationOf(undefined, cap.body), failure: cap.failure, durationMs: cap.durationMs };
+        return { build, check, failure: cap.failure, source: this.source };
+      }
+      const clocksStart = time ? await clocks() : undefined;
+      const t0 = Date.now();
+      let ans: JudgeAnswer<Partial<CheckBody & TimeBody>>;
+      try {
+        ans = await judge.call<Partial<CheckBody & TimeBody>>(['eval', lib, cap.desc!, time ? '1' : '0', String(checkTimeoutMs), String(timeTimeoutMs)], checkTimeoutMs + timeTimeoutMs + 60_000, (ev) => {
+          if (ev === 'time') o.onStage?.('time');
+        });
+      } catch (e) {
+        const failure: Failure = { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message };
+        return { build, check: { ok: false, checks: [], failure, durationMs: Date.now() - t0 }, failure, source: this.source };
+      }
+      const clocksEnd = time ? await clocks() : undefined;
+      const failure: Failure | undefined = ans.status === 'ok' ? undefined : { kind: failureKind(ans.status), reason: ans.error ?? ans.status };
+      const checkPassed = ans.status === 'ok' || ans.stage === 'time';
+      const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), failure: checkPassed ? undefined : failure, durationMs: Date.now() - t0 };
+      if (failure) return { build, check: checkResult, failure, source: this.source };
+      if (!time) return { build, check: checkResult, source: this.source };
+      if (!ans.body.timings) return { build, check: checkResult, failure: { kind: 'runtime', reason: 'the judge gave no timings' }, source: this.source };
+      return { build, check: checkResult, timing: this.timingOf(ans.body as TimeBody, probe, clocksStart, clocksEnd), source: this.source };
+    })) as EvalResult;
+  }
+
+  private timingOf(t: TimeBody, probe: ProbeInfo, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] {
+    return t.timings.map((x) => {
+      const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs);
+      const samples = timer === 'wall' ? x.wallMs : x.eventMs;
+      const ci = medianCI(samples);
+      return {
+        size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
+        medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
+        converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, verifiedCalls: x.verified, l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
+      };
+    });
+  }
+
+  /** Paired, interleaved timing of A against B, each in an executor of its own. ratio > 1: A is faster. */
+  async duel(a: Pick<VariantSpec, 'source' | 'config' | 'flags'>, b: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }> {
+    const [ba, bb] = await Promise.all([this.build(a, signal), this.build(b, signal)]);
+    if (!ba.ok || !bb.ok) return { failure: ba.failure ?? bb.failure };
+    if (!this.gpu) return { failure: { kind: 'runtime', reason: 'no GPU: both variants built, but timing a duel needs a GPU' } };
+    let judge: Judge;
+    let probe: ProbeInfo;
+    try {
+      probe = await this.probe(signal);
+      judge = await this.reference(signal);
+    } catch (e) {
+      return { failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+    }
+    const timeoutMs = this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000;
+    return (await this.queue().add(async () => {
+      const ca = await this.capture(ba.libPath!, signal);
+      if (ca.failure) return { failure: { ...ca.failure, reason: `A: ${ca.failure.reason}` } };
+      const cb = await this.capture(bb.libPath!, signal);
+      if (cb.failure) return { failure: { ...cb.failure, reason: `B: ${cb.failure.reason}` } };
+      // B's host code ran after A's capture: A's library must still be the one A's capture saw.
+      if (digestOf(ba.libPath!) !== ca.digest) return { failure: { kind: 'runtime', reason: "A: the variant's library changed while the other variant's host code ran" } };
+      try {
+        const ans = await judge.call<DuelBody>(['duel', ba.libPath!, ca.desc!, bb.libPath!, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
+        if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
+        return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs)) };
+      } catch (e) {
+        return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+      }
+    })) as { duels?: DuelResult[]; failure?: Failure };
+  }
+}

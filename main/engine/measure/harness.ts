@@ -1,0 +1,241 @@
+// Runs the generic measurement harness (resources/harness/): builds it once per architecture and
+// nvcc, writes plan files, runs one of its one-shot modes (probe, capture, self-tests) in a child
+// process with limits and turns its result file (or its death) into a typed outcome. The judge,
+// the long-lived process that checks and times, is main/engine/measure/judge.ts.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { constants as osConstants } from 'node:os';
+import type { Failure } from '../base/types.js';
+import { resourcesDir } from '../base/paths.js';
+import { runProcess, tail } from '../platform/proc/run.js';
+import type { BuildEnv } from '../build/compile.js';
+import { sizeLayout, type Task } from '../task/manifest.js';
+import { bwrapArgs, defaultDataLimit, defaultNprocLimit, killMarkedProcesses, RUN_MARKER_ENV, sandboxStatus, SandboxError } from '../platform/sandbox/index.js';
+
+export interface TimingSettings {
+  warmupMs: number;
+  minSamples: number;
+  maxSamples: number;
+  /** Stop when the median's CI half-width over the median is below this. */
+  targetRelNoise: number;
+  minMs: number;
+  maxMs: number;
+  /** 0: four times the GPU's L2 (at least 64 MiB). */
+  flushBytes: number;
+}
+export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.005, minMs: 100, maxMs: 3000, flushBytes: 0 };
+
+export interface PlanInput {
+  task: Task;
+  sizes: number[];
+  seeds: number[];
+  /** Fewer seeds for some sizes (large outputs), by size index. */
+  sizeSeeds?: Record<number, number[]>;
+  timed: number[];
+  timing: TimingSettings;
+  /** Timed calls verified against the reference at random (besides the last); default 3. */
+  verifySamples?: number;
+}
+
+export function renderPlan(p: PlanInput, nonce: string): string {
+  const lines = ['kdplan 1', `nonce ${nonce}`, `seeds ${p.seeds.join(' ')}`];
+  for (const [dt, t] of Object.entries(p.task.tolerance)) lines.push(`tol ${dt} ${t.rtol} ${t.atol}`);
+  const t = p.timing;
+  lines.push(`timing ${t.warmupMs} ${t.minSamples} ${t.maxSamples} ${t.targetRelNoise} ${t.minMs} ${t.maxMs} ${t.flushBytes}`);
+  for (const i of p.timed) lines.push(`timed ${i}`);
+  if (p.verifySamples !== undefined) lines.push(`verify ${p.verifySamples}`);
+  for (const si of p.sizes) {
+    const lay = sizeLayout(p.task, si);
+    lines.push(`size ${si}`);
+    const ss = p.sizeSeeds?.[si];
+    if (ss?.length) lines.push(`sizeseeds ${ss.join(' ')}`);
+    for (const a of lay.args) {
+      if (a.kind === 'buffer') lines.push(`buffer ${a.name} ${a.dtype} ${a.role} ${a.elements} ${a.fill.kind} ${a.fill.lo} ${a.fill.hi}`);
+      else lines.push(`scalar ${a.name} ${a.dtype} ${a.value}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** The harness's sources: harness.cu (one CUDA translation unit with the kd_*.h headers) and kd_interpose.cpp. */
+export function harnessSources(): string[] {
+  const dir = join(resourcesDir(), 'harness');
+  return readdirSync(dir).filter((f) => /\.(cu|h|cpp)$/.test(f)).sort().map((f) => join(dir, f));
+}
+
+export async function ensureHarness(env: BuildEnv): Promise<string> {
+  const srcPath = join(resourcesDir(), 'harness', 'harness.cu');
+  const hash = createHash('sha256').update(env.nvccVersion).update(env.arch);
+  for (const f of harnessSources()) hash.update(f.slice(f.lastIndexOf('/') + 1)).update(readFileSync(f));
+  const key = hash.digest('hex').slice(0, 16);
+  const dir = join(env.workRoot, 'harness', key);
+  const bin = join(dir, 'kd_harness');
+  if (existsSync(bin)) return bin;
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `kd_harness.${process.pid}.tmp`);
+  // -export-dynamic: the CUDA runtime calls a captured variant makes resolve to kd_interpose.cpp's wrappers.
+  const args = [`-arch=${env.arch}`, '-O2', '-std=c++17', '-cudart', 'shared', '-Xlinker', '-export-dynamic', '-o', tmp, srcPath, join(resourcesDir(), 'harness', 'kd_interpose.cpp'), '-ldl'];
+  if (env.libDir) args.push('-Xlinker', `-rpath=${env.libDir}`);
+  const r = await runProcess(env.nvcc, args, { cwd: dir, timeoutMs: 300_000 });
+  if (r.code !== 0 || !existsSync(tmp)) {
+    throw new Error(`cannot build the measurement harness (${srcPath}) with ${env.nvcc}:\n${tail(r.stdout + r.stderr, 4000)}`);
+  }
+  renameSync(tmp, bin);
+  return bin;
+}
+
+function signalName(n: number): string | null {
+  for (const [name, num] of Object.entries(osConstants.signals)) if (num === n) return name;
+  return null;
+}
+
+/** The one-shot modes, plus the harness's self-test modes that need no GPU (for the test suite). */
+export type HarnessMode = 'probe' | 'capture' | 'filter-selftest' | 'writes-selftest' | 'fatbin-selftest' | 'workdesc-selftest';
+
+export interface HarnessOutcome<B> {
+  ok: boolean;
+  body?: B;
+  failure?: Failure;
+  durationMs: number;
+  stdoutTail: string;
+}
+
+export interface HarnessRunOptions {
+  harness: string;
+  mode: HarnessMode;
+  plan: PlanInput | null;
+  /** Arguments after <plan> <result>: the variant's library and the work description for capture. */
+  libs: string[];
+  workDir: string;
+  /** CUDA_VISIBLE_DEVICES for the run (see cudaDeviceSelector), or null to leave it as it is. */
+  gpu: string | null;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Isolation of this run (main/sandbox); default: everything the machine allows. */
+  isolation?: HarnessIsolation;
+}
+
+export interface HarnessIsolation {
+  /** false: never wrap in bubblewrap (used when the GPU does not work inside it). Default true (when available). */
+  sandbox?: boolean;
+  /** RLIMIT_DATA bytes; null: none. Default defaultDataLimit(). */
+  dataBytes?: number | null;
+  /** RLIMIT_NPROC; null: none. Default defaultNprocLimit(). */
+  nproc?: number | null;
+  /** Extra folders the run may read. */
+  readable?: string[];
+  /** false: the harness does not install its system-call filter (KERNELDUEL_SYSCALL_FILTER=off). Default true. */
+  syscallFilter?: boolean;
+}
+
+/** Bytes of output a harness run may write before it is killed as a flood. */
+export const HARNESS_OUTPUT_CAP = 256 << 10;
+
+interface RawResult<B> {
+  kdresult: number;
+  nonce: string;
+  status: string;
+  error?: string;
+  body: B;
+}
+
+/**
+ * The environment of a harness process (every mode, the judge too): the GPU it may see, eager
+ * module loading, and the harness's system-call filter switched off where the probe dropped it or
+ * the user turned it off (KERNELDUEL_SYSCALL_FILTER=off); any other value is not passed on.
+ */
+export function harnessEnv(gpu: string | null, iso: HarnessIsolation): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (gpu !== null) env.CUDA_VISIBLE_DEVICES = gpu;
+  env.CUDA_MODULE_LOADING = 'EAGER';
+  const off = (name: string, dropped: boolean): void => {
+    if (dropped || process.env[name] === 'off') env[name] = 'off';
+    else delete env[name];
+  };
+  off('KERNELDUEL_SYSCALL_FILTER', iso.syscallFilter === false);
+  return env;
+}
+
+export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcome<B>> {
+  mkdirSync(o.workDir, { recursive: true });
+  const nonce = randomBytes(12).toString('hex');
+  const planPath = join(o.workDir, `plan-${o.mode}.txt`);
+  const resultPath = join(o.workDir, `result-${o.mode}-${nonce}.json`);
+  const placeholder: PlanInput | null = o.plan;
+  writeFileSync(planPath, placeholder ? renderPlan(placeholder, nonce) : `kdplan 1\nnonce ${nonce}\n`);
+  const iso = o.isolation ?? {};
+  const env = harnessEnv(o.gpu, iso);
+  env[RUN_MARKER_ENV] = nonce; // inherited by anything the run starts: killed with it (see below)
+  let sandbox: { bwrap: string; args: string[] } | undefined;
+  if (iso.sandbox !== false) {
+    try {
+      const st = await sandboxStatus();
+      if (st.active && st.bwrap) {
+        const readable = [o.harness, ...o.libs.filter((l) => !l.startsWith(o.workDir)), ...(iso.readable ?? [])];
+        const writable = [o.workDir];
+        sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable, cwd: o.workDir }) };
+        env.CUDA_CACHE_DISABLE = '1'; // the JIT cache in $HOME is read-only in the sandbox
+      }
+    } catch (e) {
+      if (e instanceof SandboxError) return { ok: false, durationMs: 0, stdoutTail: '', failure: { kind: 'runtime', reason: e.message } };
+      throw e;
+    }
+  }
+  const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs], {
+    cwd: o.workDir,
+    env,
+    timeoutMs: o.timeoutMs,
+    signal: o.signal,
+    maxOutputBytes: HARNESS_OUTPUT_CAP,
+    killOnOutputCap: true,
+    cpuSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
+    dataBytes: iso.dataBytes === null ? undefined : (iso.dataBytes ?? defaultDataLimit()),
+    nproc: iso.nproc === null ? undefined : (iso.nproc ?? defaultNprocLimit()),
+    sandbox,
+  });
+  const what = o.mode;
+  // Without a PID namespace, processes the run hid from the process-group kill (setsid) go now.
+  if (!sandbox) killMarkedProcesses(nonce);
+  const stdoutTail = tail(r.stdout + r.stderr, 4000);
+  const base = { durationMs: r.durationMs, stdoutTail };
+  if (r.outputFlood) {
+    rmSync(resultPath, { force: true });
+    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${what} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
+  }
+  let raw: RawResult<B> | null = null;
+  let unreadable: string | null = null;
+  if (existsSync(resultPath)) {
+    const text = readFileSync(resultPath, 'utf8');
+    try {
+      raw = JSON.parse(text) as RawResult<B>;
+    } catch (e) {
+      raw = null;
+      unreadable = `${(e as Error).message}; it begins ${JSON.stringify(text.slice(0, 160))}`;
+    }
+    rmSync(resultPath, { force: true });
+  }
+  if (r.cancelled) return { ok: false, ...base, failure: { kind: 'runtime', reason: 'cancelled' } };
+  if (r.timedOut) {
+    return { ok: false, ...base, failure: { kind: 'timeout', reason: `${what} did not finish within ${(o.timeoutMs / 1000).toFixed(0)} s (the process group was killed): a hang or an infinite loop`, log: stdoutTail } };
+  }
+  if (!raw || raw.kdresult !== 1 || raw.nonce !== nonce) {
+    // Inside bubblewrap a child killed by a signal shows as exit code 128 + the signal's number.
+    const sig = r.signal ?? (sandbox && r.code !== null && r.code > 128 ? signalName(r.code - 128) : null);
+    const how = sig
+      ? `was killed by ${sig}`
+      : r.spawnError
+        ? `could not start (${r.spawnError})`
+        : unreadable
+          ? `exited with code ${r.code} and left a result that is not valid JSON (${unreadable})`
+          : `exited with code ${r.code} without a result`;
+    return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${what} process ${how}${raw && raw.nonce !== nonce ? ' (its result file was forged)' : ''}`, log: stdoutTail } };
+  }
+  if (raw.status === 'ok') return { ok: true, ...base, body: raw.body };
+  return { ok: false, ...base, body: raw.body, failure: { kind: failureKind(raw.status), reason: raw.error ?? raw.status, log: stdoutTail } };
+}
+
+/** A harness status word in the failure vocabulary (unknown words count as runtime). */
+export function failureKind(status: string): Failure['kind'] {
+  return status === 'correctness' || status === 'constraints' || status === 'timeout' ? status : 'runtime';
+}

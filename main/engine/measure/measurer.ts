@@ -1,0 +1,27 @@
+// What the optimisation loop and the strategies need from a measurement backend: evaluate one
+// variant, duel two variants, and (optionally) start a build early. The real `Evaluator`
+// (main/engine/measure/evaluate.ts) and the recorded-space `ReplayMeasurer` (main/engine/measure/replay.ts) both
+// satisfy it structurally, so every strategy runs unchanged on a GPU or on a recording.
+import type { DuelResult, EvalResult, Failure, VariantSpec } from '../base/types.js';
+import type { Task } from '../task/manifest.js';
+
+export type MeasuredSpec = Pick<VariantSpec, 'source' | 'config' | 'flags'> & { transforms?: string[] };
+
+export interface EvaluateOptions {
+  signal?: AbortSignal;
+  /** false: build and check only. */
+  time?: boolean;
+  onStage?: (stage: 'build' | 'check' | 'time') => void;
+}
+
+export interface Measurer {
+  readonly task: Task;
+  /** True when nothing can be timed (builds only). */
+  readonly compileOnly: boolean;
+  /** Build, check and time one variant. Failures come back in the result, never as exceptions. */
+  evaluate(spec: MeasuredSpec, o?: EvaluateOptions): Promise<EvalResult>;
+  /** Paired, interleaved timing of A against B. ratio > 1: A is faster. */
+  duel(a: MeasuredSpec, b: MeasuredSpec, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }>;
+  /** Start a build ahead of the measurement (real builds only; a replay has nothing to build). */
+  build?(spec: MeasuredSpec, signal?: AbortSignal): Promise<unknown>;
+}

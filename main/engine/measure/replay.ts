@@ -1,0 +1,243 @@
+// Recorded search spaces and the replay backend. A recording (`kernelduel-space/1`, stored at
+// bench/spaces/<gpu>/<task>.json) holds every configuration of a task's space measured on a real
+// GPU: its timing samples, ptxas resources and failures. The ReplayMeasurer answers evaluations
+// and duels from such a recording so that strategies can be compared without a GPU, as Kernel
+// Tuner's simulation mode does. Every answer is labelled `source: {kind: 'replay'}`: a replayed
+// number is never presented as a fresh measurement.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import type { BuildFlags, BuildResult, Config, DuelResult, EvalResult, Failure, KernelResources, TimingResult } from '../base/types.js';
+import type { Task } from '../task/manifest.js';
+import { configKey } from '../task/space.js';
+import { mulberry32 } from '../base/random.js';
+import { duelStats, mean, medianCI } from './stats.js';
+import type { EvaluateOptions, MeasuredSpec, Measurer } from './measurer.js';
+
+export const SPACE_FORMAT = 'kernelduel-space/1';
+
+const ResourcesSchema = z.object({
+  name: z.string(),
+  registers: z.number(),
+  sharedBytes: z.number(),
+  constantBytes: z.number(),
+  stackBytes: z.number(),
+  spillStoreBytes: z.number(),
+  spillLoadBytes: z.number(),
+});
+
+const FailureSchema = z.object({
+  kind: z.enum(['compile', 'runtime', 'timeout', 'correctness', 'constraints', 'rejected']),
+  reason: z.string(),
+  log: z.string().optional(),
+});
+
+const FlagsSchema = z.object({
+  opt: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)]).optional(),
+  fastMath: z.boolean().optional(),
+  maxrregcount: z.number().int().nonnegative().optional(),
+  dlcm: z.enum(['ca', 'cg']).optional(),
+  extra: z.array(z.string()).optional(),
+});
+
+export const SpaceEntrySchema = z
+  .object({
+    config: z.record(z.string(), z.number()),
+    flags: FlagsSchema,
+    transforms: z.array(z.string()).optional(),
+    medianMs: z.number().positive().nullable(),
+    samplesMs: z.array(z.number().positive()),
+    relNoise: z.number().nonnegative(),
+    resources: z.array(ResourcesSchema),
+    failure: FailureSchema.nullable(),
+  })
+  .refine((e) => (e.failure === null) === (e.medianMs !== null), { message: 'an entry has either a medianMs or a failure, not both' })
+  .refine((e) => e.failure !== null || e.samplesMs.length > 0, { message: 'a timed entry needs its samples' });
+
+export const RecordedSpaceSchema = z.object({
+  format: z.literal(SPACE_FORMAT),
+  task: z.string(),
+  taskHash: z.string(),
+  gpu: z.object({ name: z.string(), uuid: z.string(), computeCapability: z.string(), driver: z.string() }),
+  nvcc: z.string(),
+  date: z.string(),
+  command: z.string(),
+  /** 'real GPU' for recordings in bench/spaces; test fixtures say what they are. */
+  measured: z.string(),
+  /** Index of the manifest size the samples are for. */
+  timedSize: z.number().int().nonnegative(),
+  /** Provenance the fields above cannot carry (e.g. a recording resumed on another GPU of the same model). */
+  notes: z.array(z.string()).optional(),
+  entries: z.array(SpaceEntrySchema).min(1),
+});
+
+export type SpaceEntry = z.infer<typeof SpaceEntrySchema>;
+export type RecordedSpace = z.infer<typeof RecordedSpaceSchema>;
+
+/** Flags with defaults made explicit, so `{}` and `{opt: 3}` are the same variant. */
+export function flagsKey(f: BuildFlags | undefined): string {
+  const x = f ?? {};
+  return `O${x.opt ?? 3},fm${x.fastMath ? 1 : 0},r${x.maxrregcount ?? 0},dlcm${x.dlcm ?? '-'}${x.extra?.length ? `,x${x.extra.join(' ')}` : ''}`;
+}
+
+/** Identity of a variant within a recording: tunables, flags and transforms (order-free). */
+export function variantKey(v: { config: Config; flags?: BuildFlags; transforms?: string[] }): string {
+  return `${configKey(v.config)}|${flagsKey(v.flags)}|${[...(v.transforms ?? [])].sort().join(';')}`;
+}
+
+/** Reads and validates a recording; errors name the file and the field. */
+export function loadSpace(path: string): RecordedSpace {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new Error(`cannot read the recorded space ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  const p = RecordedSpaceSchema.safeParse(json);
+  if (!p.success) {
+    const i = p.error.issues[0];
+    throw new Error(`${path} is not a ${SPACE_FORMAT} recording (${i.path.join('.') || '(root)'}: ${i.message})`);
+  }
+  return p.data;
+}
+
+export interface ReplayOptions {
+  /** Seed of the duel resampling (duels pair resampled recorded samples). */
+  seed?: number;
+  /** Pairs per duel (default: the larger sample count, 10..60). */
+  duelPairs?: number;
+}
+
+/** Answers evaluations and duels from a recorded space. Satisfies `Measurer`. */
+export class ReplayMeasurer implements Measurer {
+  readonly task: Task;
+  readonly space: RecordedSpace;
+  readonly recording: string;
+  readonly compileOnly = false;
+  /** The recording was made from the same task contents as the task given. */
+  readonly taskHashMatches: boolean;
+  private readonly byKey = new Map<string, SpaceEntry>();
+  private readonly rng: () => number;
+  private readonly opts: ReplayOptions;
+  /** Evaluations and duels answered (a budget check for tests and benchmarks). */
+  evaluations = 0;
+  duels = 0;
+
+  constructor(task: Task, space: RecordedSpace | string, opts: ReplayOptions = {}) {
+    this.task = task;
+    this.recording = typeof space === 'string' ? resolve(space) : '(in memory)';
+    this.space = typeof space === 'string' ? loadSpace(space) : RecordedSpaceSchema.parse(space);
+    if (this.space.task !== task.manifest.name) throw new Error(`recording ${this.recording} is for task ${this.space.task}, not ${task.manifest.name}`);
+    this.taskHashMatches = this.space.taskHash === task.hash;
+    for (const e of this.space.entries) this.byKey.set(variantKey(e), e);
+    this.opts = opts;
+    this.rng = mulberry32(opts.seed ?? 1);
+  }
+
+  /** Labels the recording in results: a path when loaded from a file. */
+  static fromFile(task: Task, path: string, opts?: ReplayOptions): ReplayMeasurer {
+    return new ReplayMeasurer(task, path, opts);
+  }
+
+  entry(v: { config: Config; flags?: BuildFlags; transforms?: string[] }): SpaceEntry | undefined {
+    return this.byKey.get(variantKey(v));
+  }
+
+  has(v: { config: Config; flags?: BuildFlags; transforms?: string[] }): boolean {
+    return this.byKey.has(variantKey(v));
+  }
+
+  /** The fastest recorded median (the optimum strategies are scored against). */
+  optimumMs(): number {
+    let best = Infinity;
+    for (const e of this.space.entries) if (e.medianMs !== null && e.medianMs < best) best = e.medianMs;
+    return best;
+  }
+
+  private source(): EvalResult['source'] {
+    return { kind: 'replay', recording: this.recording };
+  }
+
+  private buildOf(e: SpaceEntry | undefined): BuildResult {
+    const failedBuild = e?.failure && (e.failure.kind === 'compile' || (e.failure.kind === 'timeout' && e.samplesMs.length === 0 && e.resources.length === 0));
+    return {
+      ok: !!e && !failedBuild,
+      arch: `sm_${this.space.gpu.computeCapability.replace('.', '')}`,
+      command: ['replay', this.recording],
+      resources: (e?.resources ?? []) as KernelResources[],
+      log: '',
+      durationMs: 0,
+      cached: true,
+      ...(failedBuild && e?.failure ? { failure: e.failure as Failure } : {}),
+    };
+  }
+
+  private timingOf(e: SpaceEntry): TimingResult {
+    const s = e.samplesMs;
+    const ci = medianCI(s);
+    return {
+      size: this.space.timedSize, samplesMs: s, eventMs: s, wallMs: s, timer: 'events',
+      medianMs: e.medianMs ?? ci.median, meanMs: mean(s), minMs: Math.min(...s), ciLowMs: ci.low, ciHighMs: ci.high,
+      relNoise: e.relNoise, converged: true, warmupCalls: 0, l2FlushBytes: 0,
+    };
+  }
+
+  async evaluate(spec: MeasuredSpec, o: EvaluateOptions = {}): Promise<EvalResult> {
+    this.evaluations++;
+    const e = this.entry(spec);
+    if (!e) {
+      const failure: Failure = { kind: 'constraints', reason: `not in the recorded space (${variantKey(spec)})` };
+      return { build: { ...this.buildOf(undefined), failure }, failure, source: this.source() };
+    }
+    o.onStage?.('build');
+    const build = this.buildOf(e);
+    if (e.failure) {
+      const failure = e.failure as Failure;
+      if (!build.ok) return { build, failure, source: this.source() };
+      o.onStage?.('check');
+      const check = { ok: failure.kind !== 'correctness', checks: [], durationMs: 0, ...(failure.kind === 'correctness' ? { failure } : {}) };
+      return { build, check, failure, source: this.source() };
+    }
+    o.onStage?.('check');
+    const check = { ok: true, checks: [], durationMs: 0 };
+    if (o.time === false) return { build, check, source: this.source() };
+    o.onStage?.('time');
+    return { build, check, timing: [this.timingOf(e)], source: this.source() };
+  }
+
+  /** Pairs samples resampled (seeded) from the two recordings and runs the usual duel statistics. */
+  async duel(a: MeasuredSpec, b: MeasuredSpec): Promise<{ duels?: DuelResult[]; failure?: Failure }> {
+    this.duels++;
+    const ea = this.entry(a);
+    const eb = this.entry(b);
+    for (const [e, s] of [[ea, a], [eb, b]] as const) {
+      if (!e) return { failure: { kind: 'constraints', reason: `not in the recorded space (${variantKey(s)})` } };
+      if (e.failure) return { failure: e.failure as Failure };
+    }
+    const sa = ea!.samplesMs;
+    const sb = eb!.samplesMs;
+    const n = this.opts.duelPairs ?? Math.min(60, Math.max(10, sa.length, sb.length));
+    const pick = (s: number[]): number => s[Math.floor(this.rng() * s.length)];
+    const ra: number[] = [];
+    const rb: number[] = [];
+    for (let i = 0; i < n; i++) {
+      ra.push(pick(sa));
+      rb.push(pick(sb));
+    }
+    return { duels: [duelStats(this.space.timedSize, ra, ra, rb, rb)] };
+  }
+}
+
+/**
+ * COUNTERFACTUAL replay, for studying search strategies only (bench/action-space.ts, tests): every
+ * variant is answered with its configuration's recording at -O3, whatever its flags and transforms,
+ * i.e. as if they changed nothing. Never a stand-in for a measurement of those variants.
+ */
+export class TunablesOnlyReplay extends ReplayMeasurer {
+  override entry(v: { config: Config; flags?: BuildFlags; transforms?: string[] }): SpaceEntry | undefined {
+    return super.entry({ config: v.config });
+  }
+  override has(v: { config: Config; flags?: BuildFlags; transforms?: string[] }): boolean {
+    return super.has({ config: v.config });
+  }
+}

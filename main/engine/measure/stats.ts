@@ -1,0 +1,82 @@
+// Statistics of timing samples: medians with order-statistic confidence intervals, the choice
+// between event and wall timers, and the verdict of a duel.
+import type { DuelResult, TimerKind, Verdict } from '../base/types.js';
+
+export function median(xs: readonly number[]): number {
+  if (!xs.length) return NaN;
+  const v = [...xs].sort((a, b) => a - b);
+  const n = v.length;
+  return n % 2 ? v[(n - 1) / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/** The q-quantile (0..1) with linear interpolation between order statistics; NaN for no samples. */
+export function quantile(xs: readonly number[], q: number): number {
+  const v = [...xs].sort((a, b) => a - b);
+  if (!v.length) return NaN;
+  const p = (v.length - 1) * q;
+  const lo = Math.floor(p);
+  return v[lo] + (v[Math.min(v.length - 1, lo + 1)] - v[lo]) * (p - lo);
+}
+
+export function mean(xs: readonly number[]): number {
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** 95% CI of the median by order statistics (distribution-free). */
+export function medianCI(xs: readonly number[]): { median: number; low: number; high: number; relNoise: number } {
+  const v = [...xs].sort((a, b) => a - b);
+  const n = v.length;
+  const med = median(v);
+  if (n === 0) return { median: NaN, low: NaN, high: NaN, relNoise: Infinity };
+  const h = 0.98 * Math.sqrt(n);
+  const lo = Math.max(0, Math.floor(n / 2 - h));
+  const hi = Math.min(n - 1, Math.ceil(n / 2 + h));
+  const low = v[lo];
+  const high = v[hi];
+  return { median: med, low, high, relNoise: med > 0 ? (high - low) / (2 * med) : Infinity };
+}
+
+/**
+ * Events recorded on the legacy default stream wait for work on blocking streams, but not for
+ * work on non-blocking streams or launched from other host threads. The wall clock around the
+ * call plus a whole-device synchronise catches all of it. When the wall median exceeds the event
+ * median by more than launch/sync overhead can explain, work escaped the events: use wall time.
+ */
+export function chooseTimer(eventMs: readonly number[], wallMs: readonly number[], emptyWallMs = 0.02): { timer: TimerKind; note?: string } {
+  const e = median(eventMs);
+  const w = median(wallMs);
+  const slack = Math.max(0.05, 5 * emptyWallMs);
+  if (w > e * 1.25 + slack) {
+    return {
+      timer: 'wall',
+      note: `wall time ${w.toFixed(4)} ms exceeds event time ${e.toFixed(4)} ms: work ran outside the default stream's timeline (another stream or thread), so the wall clock around a whole-device synchronise is used`,
+    };
+  }
+  return { timer: 'events' };
+}
+
+/** Verdict for a ratio CI of A's speedup over B: `same` within ±tolerance, faster/slower when the CI excludes 1. */
+export function verdictOf(low: number, high: number, sameTol = 0.01): Verdict {
+  if (low >= 1 - sameTol && high <= 1 + sameTol) return 'same';
+  if (low > 1) return 'faster';
+  if (high < 1) return 'slower';
+  return 'unsure';
+}
+
+export function duelStats(
+  size: number,
+  aEv: number[],
+  aWall: number[],
+  bEv: number[],
+  bWall: number[],
+  emptyWallMs?: number,
+): DuelResult {
+  const ta = chooseTimer(aEv, aWall, emptyWallMs);
+  const tb = chooseTimer(bEv, bWall, emptyWallMs);
+  const timer: TimerKind = ta.timer === 'wall' || tb.timer === 'wall' ? 'wall' : 'events';
+  const a = timer === 'wall' ? aWall : aEv;
+  const b = timer === 'wall' ? bWall : bEv;
+  const ratios = a.map((x, i) => b[i] / Math.max(x, 1e-9));
+  const ci = medianCI(ratios);
+  return { size, aMs: a, bMs: b, ratio: ci.median, ratioLow: ci.low, ratioHigh: ci.high, verdict: verdictOf(ci.low, ci.high), timer, pairs: a.length };
+}

@@ -1,0 +1,114 @@
+// Numeric features of a variant, for the preference model: tunable values (log2 for powers of
+// two, scaled to [0, 1], plus a one-hot of the value so non-monotone effects are representable),
+// compiler flags, source-transform indicators, ptxas resources (registers, shared memory, spills)
+// and simple static code features. Optional pairwise crosses of the scaled tunables let a linear
+// model see interactions (e.g. block size x items per thread).
+import type { KernelResources } from '../base/types.js';
+import type { Action, ActionSpace } from './actions.js';
+
+export interface FeatureOptions {
+  /** Products of every pair of scaled tunable values. */
+  crosses?: boolean;
+  /** Resource features (known only after a build; zeros when not given). */
+  resources?: boolean;
+  /** Static code features of the decoded source. */
+  code?: boolean;
+}
+
+const isPow2 = (v: number): boolean => v > 0 && Number.isInteger(Math.log2(v));
+
+/** Simple static features of a CUDA source. */
+export function staticCodeFeatures(src: string): Record<string, number> {
+  const count = (re: RegExp): number => (src.match(re) ?? []).length;
+  return {
+    pragmaUnroll: count(/#\s*pragma\s+unroll/g),
+    restrict: count(/__restrict__/g),
+    launchBounds: count(/__launch_bounds__/g),
+    shared: count(/__shared__/g),
+    syncthreads: count(/__syncthreads\s*\(/g),
+    shuffles: count(/__shfl_\w*sync\s*\(/g),
+    atomics: count(/\batomic\w+\s*\(/g),
+    forLoops: count(/\bfor\s*\(/g),
+    ldg: count(/__ldg\s*\(/g),
+  };
+}
+
+/** Resource features of the first (usually only) kernel: registers/255, smem/48 KiB, log spills, stack. */
+export function resourceFeatures(res: readonly KernelResources[] | undefined): number[] {
+  const k = res?.[0];
+  if (!k) return [0, 0, 0, 0];
+  return [k.registers / 255, k.sharedBytes / 49152, Math.log1p(k.spillStoreBytes + k.spillLoadBytes) / 10, Math.log1p(k.stackBytes) / 10];
+}
+
+export class FeatureEncoder {
+  readonly names: string[] = [];
+  private readonly scale: Array<((v: number) => number) | null>;
+  private readonly offsets: number[] = [];
+  private readonly codeNames: string[];
+  private readonly cache = new Map<string, Float64Array>();
+  private readonly baseCode: Record<string, number>;
+
+  constructor(
+    readonly space: ActionSpace,
+    readonly o: FeatureOptions = {},
+  ) {
+    this.scale = space.dims.map((d) => {
+      if (d.kind !== 'tunable') return null;
+      const vs = d.values as number[];
+      const pow2 = vs.every(isPow2);
+      const f = (v: number): number => (pow2 ? Math.log2(v) : v);
+      const lo = Math.min(...vs.map(f));
+      const hi = Math.max(...vs.map(f));
+      return (v: number) => (hi > lo ? (f(v) - lo) / (hi - lo) : 0);
+    });
+    space.dims.forEach((d, i) => {
+      this.offsets.push(this.names.length);
+      if (this.scale[i]) this.names.push(`${d.name}:scaled`);
+      d.values.forEach((v, j) => {
+        if (d.kind !== 'tunable' && j === 0) return; // "not applied" is the reference level
+        if (d.kind === 'tunable' && d.values.length <= 2 && j === 0) return;
+        this.names.push(`${d.name}=${v}`);
+      });
+    });
+    const tun = space.dims.map((d, i) => (this.scale[i] ? i : -1)).filter((i) => i >= 0);
+    if (o.crosses) for (let a = 0; a < tun.length; a++) for (let b = a + 1; b < tun.length; b++) this.names.push(`${space.dims[tun[a]].name}*${space.dims[tun[b]].name}`);
+    if (o.resources) this.names.push('registers', 'smem', 'spills', 'stack');
+    this.baseCode = staticCodeFeatures(space.task.baselineSource);
+    this.codeNames = o.code ? Object.keys(this.baseCode) : [];
+    for (const n of this.codeNames) this.names.push(`code:${n}`);
+  }
+
+  get length(): number {
+    return this.names.length;
+  }
+
+  encode(a: Action, resources?: readonly KernelResources[]): Float64Array {
+    const key = a.join(',');
+    const hit = !this.o.resources ? this.cache.get(key) : undefined;
+    if (hit) return hit;
+    const x = new Float64Array(this.names.length);
+    let p = 0;
+    const scaled: number[] = [];
+    this.space.dims.forEach((d, i) => {
+      const s = this.scale[i];
+      if (s) {
+        const v = s(d.values[a[i]] as number);
+        x[p++] = v;
+        scaled.push(v);
+      }
+      d.values.forEach((_, j) => {
+        if (d.kind !== 'tunable' && j === 0) return;
+        if (d.kind === 'tunable' && d.values.length <= 2 && j === 0) return;
+        x[p++] = a[i] === j ? 1 : 0;
+      });
+    });
+    if (this.o.crosses) for (let i = 0; i < scaled.length; i++) for (let j = i + 1; j < scaled.length; j++) x[p++] = scaled[i] * scaled[j];
+    if (this.o.resources) for (const v of resourceFeatures(resources)) x[p++] = v;
+    if (this.codeNames.length) {
+      const code = staticCodeFeatures(this.space.decode(a).source);
+      for (const n of this.codeNames) x[p++] = code[n] - this.baseCode[n];
+    }
+    if (!this.o.resources) this.cache.set(key, x);
+    return x;
+  }
+}

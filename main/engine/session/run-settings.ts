@@ -1,0 +1,44 @@
+// The run settings a session keeps in session.json (`settings`): what `--resume` continues with
+// and what `kernelduel sessions` shows. Written by prepareRun (main/core/run/prepare.ts); read here with
+// every field optional, as sessions made by earlier versions lack some (flags, transforms, the
+// backend's arch and time cap). Knows nothing of strategies or backends beyond these plain fields.
+import { z } from 'zod';
+import type { SessionMeta } from './events.js';
+
+export const StoredBackendSchema = z.discriminatedUnion('kind', [
+  z.looseObject({ kind: z.literal('replay'), recording: z.string().min(1), seed: z.number().optional() }),
+  z.looseObject({
+    kind: z.literal('gpu'),
+    arch: z.string().optional(),
+    maxMs: z.number().positive().optional(),
+    /** Built without a GPU (none was usable, or none was asked for). */
+    compileOnly: z.boolean().optional(),
+  }),
+]);
+export type StoredBackend = z.infer<typeof StoredBackendSchema>;
+
+export const StoredRunSettingsSchema = z.looseObject({
+  strategy: z.string().min(1).optional(),
+  budget: z.number().int().nonnegative().optional(),
+  seed: z.number().optional(),
+  backend: StoredBackendSchema.optional(),
+  /** Compiler flags / source transforms were varied (false: --tunables-only). */
+  flags: z.boolean().optional(),
+  transforms: z.boolean().optional(),
+  llm: z.record(z.string(), z.unknown()).optional(),
+});
+export type StoredRunSettings = z.infer<typeof StoredRunSettingsSchema>;
+
+/** A session's run settings; a malformed one names the field of session.json and what to do. */
+export function runSettingsOf(meta: Pick<SessionMeta, 'id' | 'settings'>): StoredRunSettings {
+  const p = StoredRunSettingsSchema.safeParse(meta.settings);
+  if (p.success) return p.data;
+  const i = p.error.issues[0];
+  throw new Error(`session ${meta.id}: session.json field settings.${i.path.join('.')} is not valid (${i.message}); the file was edited: restore it or start a new session`);
+}
+
+/** The recording a REPLAY session answers from, or null (settings that cannot be read count as not REPLAY). */
+export function replayRecordingOf(settings: Record<string, unknown>): string | null {
+  const p = StoredBackendSchema.safeParse(settings.backend);
+  return p.success && p.data.kind === 'replay' ? p.data.recording : null;
+}

@@ -1,0 +1,47 @@
+// The search space of a task: the cartesian product of its tunables' values, filtered by its
+// restrictions (evaluated with the timed size's symbols in scope, as Kernel Tuner does).
+import type { Config } from '../base/types.js';
+import { evalExpr } from '../base/expr.js';
+import type { Task } from './manifest.js';
+
+export const MAX_SPACE = 2_000_000;
+
+export function configKey(c: Config): string {
+  return Object.keys(c).sort().map((k) => `${k}=${c[k]}`).join(',');
+}
+
+export function isValidConfig(task: Task, c: Config): boolean {
+  const scope = { ...task.manifest.sizes[task.timed[0]], ...c };
+  return (task.manifest.restrictions ?? []).every((r) => evalExpr(r, scope) !== 0);
+}
+
+/** Every valid configuration, in a deterministic order. Throws when the restrictions exclude all. */
+export function enumerateSpace(task: Task): Config[] {
+  const t = task.manifest.tunables ?? {};
+  const names = Object.keys(t);
+  let total = 1;
+  for (const n of names) total *= t[n].length;
+  if (total > MAX_SPACE) throw new Error(`task ${task.manifest.name}: ${total} configurations is more than ${MAX_SPACE}; narrow the tunables`);
+  const out: Config[] = [];
+  const cur: Config = {};
+  const rec = (i: number): void => {
+    if (i === names.length) {
+      if (isValidConfig(task, cur)) out.push({ ...cur });
+      return;
+    }
+    for (const v of t[names[i]]) {
+      cur[names[i]] = v;
+      rec(i + 1);
+    }
+  };
+  rec(0);
+  if (names.length && out.length === 0) {
+    throw new Error(`${task.manifestPath}: restrictions exclude every configuration of the tunables (${names.join(', ')}); relax "restrictions"`);
+  }
+  return out;
+}
+
+/** The baseline's configuration: the manifest's `defaults` (others left to the source's own #ifndef defaults). */
+export function defaultConfig(task: Task): Config {
+  return { ...(task.manifest.defaults ?? {}) };
+}
