@@ -16,8 +16,9 @@ what it had; exit 0 when the JSON says ok):
   kd_candidate.py build CANDIDATE --problem P --ext-dir D --out F
                                                    imports the candidate and builds ModelNew (its
                                                    load_inline builds land in D, reused later)
-  kd_candidate.py measure PROBLEM CANDIDATE --ext-dir D --out F [--checks N]
-                                                   correctness, kernels launched, label, time
+  kd_candidate.py measure PROBLEM CANDIDATE --ext-dir D --out F [--checks N] [--eager]
+                                                   correctness, kernels launched, label, time (and
+                                                   the eager baseline, timed before the import)
   kd_candidate.py classify                         (stdin: {"own": [...], "kernels": [...],
                                                    "loads": [...]}) -> shares and label; the pure
                                                    logic, for tests
@@ -748,6 +749,10 @@ def cmd_measure(a):
     with lock.hold(False):
         checks, _ = reference_sets(torch, problem, ref, dev, a.checks)
         timing_sets, _ = reference_sets(torch, problem, ref, dev, a.input_sets)
+    if a.eager:  # the eager baseline, timed by the same method, before any candidate code exists here
+        w.update(stage="eager")
+        with torch.no_grad():
+            w.update(eager=time_calls(torch, ref, [s["args"] for s in timing_sets], dev, a, lock))
     del ref
     gc.collect()
     _compare, _poison, _time, _flat, _clone = compare, poison_free_cache, time_calls, flat_outputs, clone_args
@@ -887,6 +892,7 @@ def main(argv):
     sp.add_argument("--ext-dir", default=None)
     sp.add_argument("--checks", type=int, default=3)
     sp.add_argument("--time-incorrect", action="store_true")
+    sp.add_argument("--eager", action="store_true", help="also time the problem's Model (eager) before the candidate is imported")
     common(sp)
     sub.add_parser("classify")
     a = p.parse_args(argv)

@@ -75,6 +75,7 @@ export const MeasureFileSchema = z.object({
   customShare: z.number().nullable().optional(),
   label: z.enum(['custom', 'pytorch-only', 'fallback', 'failed', 'unprofiled']).optional(),
   time: TimingSchema.nullable().optional(),
+  eager: TimingSchema.optional(),
   timeSkipped: z.string().optional(),
   failure: FailureSchema.optional(),
 });
@@ -218,8 +219,8 @@ function stageFailure(kind: string, p: RunnerProcess, what: string, parseError?:
 }
 
 /** Measures a candidate (correctness, kernels, label, time) against a problem file. */
-export async function measureCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir?: string; checks?: number; timingArgs?: string[] }): Promise<CandidateOutcome> {
-  const args = ['measure', problem, candidate, ...(o.extDir ? ['--ext-dir', o.extDir] : []), ...(o.checks ? ['--checks', String(o.checks)] : []), ...(o.timingArgs ?? [])];
+export async function measureCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir?: string; checks?: number; eager?: boolean; timingArgs?: string[] }): Promise<CandidateOutcome> {
+  const args = ['measure', problem, candidate, ...(o.extDir ? ['--ext-dir', o.extDir] : []), ...(o.checks ? ['--checks', String(o.checks)] : []), ...(o.eager ? ['--eager'] : []), ...(o.timingArgs ?? [])];
   const { file, process: p, parseError } = await runRunner(args, MeasureFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), ...(o.extDir ? [o.extDir] : [])], readable: [...(o.readable ?? []), problem, candidate] });
   if (!file) return { guarantee: 'python-in-process', label: 'failed', correct: null, correct1e2: null, customShare: null, time: null, failure: stageFailure('runtime', p, 'the candidate runner', parseError), file: null, process: p };
   // A run killed mid-way keeps its stages: the label needs the forward to have run.
