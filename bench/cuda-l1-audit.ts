@@ -9,7 +9,13 @@
 //   bench cuda-l1-audit --data shared/peers/cuda-l1/h100-levels-1-2.json [--out bench/results]
 //     [--prefix h200-cuda-l1-audit] [--work /tmp/kd-cuda-l1-audit] [--deadline-s 420]
 //     [--limit N] [--shard I/N] [--tasks 1/1,2/96] [--build-jobs N] [--measure-jobs N]
-//     [--build-limit-s 150] [--measure-limit-s 150] [--compile-limit-s 60] [--no-compile] [--redo]
+//     [--build-limit-s 150] [--measure-limit-s 150] [--compile] [--compile-pass] [--compile-limit-s 60] [--redo]
+//
+// torch.compile baselines cost 10-60 s each: --compile adds one per correct candidate in the same
+// run; --compile-pass runs only them, for rows already measured that lack one (resumable too).
+// A control candidate written for KernelDuel (bench/cuda-l1-audit/control-*.py: a correct
+// load_inline ReLU) runs first: when it does not build, or is not labelled `custom`, the build
+// failures and labels below say more about this machine's toolchain than about CUDA-L1.
 //
 // Builds (load_inline) run in parallel (--build-jobs, MAX_JOBS=2 each) into one extension folder per
 // candidate (a cache: a later run on the same machine reuses it); measurements run --measure-jobs at
@@ -18,6 +24,8 @@
 // triton and torch.compile are recorded, and a missing piece is said and skipped, not fatal.
 // Not a CUDA-harness measurement: every row carries the guarantee level `python-in-process`.
 import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { cpus, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
@@ -41,7 +49,8 @@ const { values: v } = parseArgs({
     'build-limit-s': { type: 'string', default: '150' },
     'measure-limit-s': { type: 'string', default: '150' },
     'compile-limit-s': { type: 'string', default: '60' },
-    'no-compile': { type: 'boolean', default: false },
+    compile: { type: 'boolean', default: false },
+    'compile-pass': { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
     device: { type: 'string', default: 'auto' },
   },
@@ -89,9 +98,17 @@ for (const [lvl, entries] of Object.entries(raw)) {
 }
 all.sort((a, b) => a.level - b.level || a.task - b.task);
 
+// The control (not CUDA-L1's): run first, kept out of the summary's numbers.
+const benchData = process.env.KERNELDUEL_BENCH_DATA ?? dirname(fileURLToPath(import.meta.url));
+const controlDir = join(benchData, 'cuda-l1-audit');
+const control: Item = {
+  id: 'control', level: 0, task: 0, claimed: null, hasGlobal: true, builds: true,
+  ref: readFileSync(join(controlDir, 'control-problem.py'), 'utf8'), code: readFileSync(join(controlDir, 'control-candidate.py'), 'utf8'), hash: 'control',
+};
+
 let selected = all;
 if (v.tasks) {
-  const want = new Set(v.tasks.split(',').map((s) => s.trim()));
+  const want = new Set(v.tasks.split(',').map((s) => s.trim()).filter((t) => t !== 'control')); // the control always runs
   const unknown = [...want].filter((t) => !all.some((i) => i.id === t));
   if (unknown.length) throw new Error(`--tasks: no candidate for ${unknown.join(', ')} (level/task_id, e.g. 1/1,2/96)`);
   selected = all.filter((i) => want.has(i.id));
@@ -123,12 +140,16 @@ interface Row {
   eagerMs: number | null;
   compileMs: number | null;
   compileNote?: string;
+  /** Eager again, timed in the torch.compile process (a check on the eager time's stability). */
+  eagerMsCompileRun?: number | null;
   speedupEager: number | null;
   speedupCompile: number | null;
   claimHolds: boolean | null;
   timer: string | null;
   wallExceedsEvents: boolean | null;
   failure?: { kind: string; message: string };
+  /** The first check that failed at KernelBench's tolerance, and why. */
+  wrong?: string;
   sandboxed: boolean;
   guarantee: 'python-in-process';
   seconds: number;
@@ -145,7 +166,9 @@ if (!v.redo && existsSync(jsonPath)) {
     throw new Error(`${jsonPath} exists but does not parse (${(e as Error).message}): move it away or pass --redo`, { cause: e });
   }
 }
-const todo = selected.filter((i) => !rows.has(i.id)).slice(0, v.limit === undefined ? undefined : num('limit', v.limit, 0));
+const todo = v['compile-pass'] ? [] : [control, ...selected].filter((i) => !rows.has(i.id)).slice(0, v.limit === undefined ? undefined : num('limit', v.limit, 0) + 1);
+/** A child's time limit: its own, but never much past the deadline (a killed child keeps what its file had). */
+const bounded = (limitMs: number): number => Math.max(20_000, Math.min(limitMs, deadlineMs - Date.now() + 30_000));
 
 const geomean = (xs: number[]): number | null => (xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length) : null);
 const f2 = (x: number | null | undefined, d = 2): string => (x === null || x === undefined ? '—' : x.toFixed(d));
@@ -155,7 +178,8 @@ let pythonNote = '';
 const notRun: string[] = [];
 
 function summary(): Record<string, unknown> {
-  const rs = [...rows.values()];
+  const rs = [...rows.values()].filter((r) => r.id !== 'control');
+  const c = rows.get('control');
   const correct = rs.filter((r) => r.correct === true && r.speedupEager !== null);
   const correct2 = rs.filter((r) => r.correct1e2 === true && r.speedupEager !== null);
   const custom50 = correct.filter((r) => (r.customShare ?? 0) >= 0.5);
@@ -164,6 +188,8 @@ function summary(): Record<string, unknown> {
   for (const r of rs) byLabel[r.label] = (byLabel[r.label] ?? 0) + 1;
   return {
     candidates: all.length,
+    control: c ? { label: c.label, correct: c.correct, customShare: c.customShare, build: c.build, failure: c.failure, speedupEager: c.speedupEager } : null,
+    toolchainOk: c ? c.build.ok === true && c.label === 'custom' && c.correct === true && (c.customShare ?? 0) >= 0.5 : null,
     audited: rs.length,
     builtOk: rs.filter((r) => r.usesExtension && r.build.ok).length,
     usesExtension: rs.filter((r) => r.usesExtension).length,
@@ -186,6 +212,7 @@ function write(final: boolean): void {
   mkdirSync(outDir, { recursive: true });
   const s = summary();
   const rs = [...rows.values()].sort((a, b) => a.level - b.level || a.task - b.task);
+  const audited = rs.filter((r) => r.id !== 'control');
   const doc = {
     what: 'CUDA-L1 H100 candidates (KernelBench levels 1-2) re-measured by KernelDuel\'s Python candidate runner',
     guarantee: { level: 'python-in-process', ...GUARANTEE_LEVELS['python-in-process'] },
@@ -197,7 +224,7 @@ function write(final: boolean): void {
     command: `bench cuda-l1-audit ${process.argv.slice(2).join(' ')}`,
     startedAt: new Date(started).toISOString(),
     writtenAt: new Date().toISOString(),
-    complete: final && rs.length === all.length,
+    complete: final && audited.length === all.length,
     notRunThisTime: notRun,
     method: {
       correctness: 'checks on fresh seeds (default 3), every element; KernelBench tolerance (fp32 atol=rtol=1e-4, 16-bit 1e-2) and 1e-2',
@@ -218,7 +245,8 @@ function write(final: boolean): void {
     `Guarantee level of every row: **python-in-process** (the candidate's host code runs in the measuring process; see docs/PYTHON-CANDIDATES.md). Not a CUDA-harness (isolated) result. Measured, not simulated.`,
     '',
     `- Host ${hostname()}: ${envLine}. ${pythonNote}`,
-    `- Command: \`${doc.command}\`; written ${doc.writtenAt}; ${rs.length} of ${all.length} candidates audited${doc.complete ? '' : ' (incomplete: run again to resume)'}.`,
+    `- Command: \`${doc.command}\`; written ${doc.writtenAt}; ${audited.length} of ${all.length} candidates audited${doc.complete ? '' : ' (incomplete: run again to resume)'}.`,
+    `- Control (a correct load_inline ReLU written for KernelDuel): ${s.control === null ? 'not run' : s.toolchainOk ? '**built, correct, labelled custom**: the toolchain works, build failures below are the candidates\' own' : `**NOT OK** (${JSON.stringify(s.control)}): build failures and labels below may be this machine's, not CUDA-L1's`}.`,
     `- Labels: ${Object.entries(s.byLabel as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ') || 'none yet'}. Candidates using a C++/CUDA extension: ${s.usesExtension} (built: ${s.builtOk}); with a \`__global__\` kernel: ${s.withGlobalKernel}.`,
     `- Correct at KernelBench's tolerance: **${s.correctKernelBenchTol}**; at 1e-2: **${s.correct1e2}**.`,
     `- Geometric mean speedup vs eager over correct candidates: **${f2(s.geomeanVsEagerCorrect as number | null)}×** (CUDA-L1 claimed ${f2(s.geomeanClaimedSameSet as number | null)}× for the same set); vs torch.compile: ${f2(s.geomeanVsCompileCorrect as number | null)}×; over the ${s.custom50} whose own kernels did ≥ 50% of the device time: ${f2(s.geomeanVsEagerCustom50 as number | null)}×.`,
@@ -227,7 +255,7 @@ function write(final: boolean): void {
     '',
     '| task | claimed | label | own share | correct (KB / 1e-2) | ms | eager ms | compile ms | vs eager | vs compile | holds | build | why |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : r.build.failedLoads.join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
+    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
     '',
   ].join('\n');
   writeFileSync(mdPath, md);
@@ -267,13 +295,49 @@ async function main(): Promise<void> {
   pythonNote = `Python ${python}.`;
   const cudaOk = 'cuda' in env && env.cuda;
   if (!cudaOk && device !== 'cpu') pythonNote += ' torch sees no CUDA device: running on the CPU (no kernel records, labels from builds only, times are CPU times).';
-  const compileOk = !v['no-compile'] && 'compile' in env && env.compile === true && cudaOk && env.triton !== null;
-  if (!compileOk) pythonNote += v['no-compile'] ? ' torch.compile baselines not asked (--no-compile).' : ` torch.compile baselines skipped: ${!('compile' in env) || !env.compile ? 'this torch has no torch.compile' : !cudaOk ? 'no CUDA' : 'triton is missing'}.`;
+  const wantCompile = !!(v.compile || v['compile-pass']);
+  const compileOk = wantCompile && 'compile' in env && env.compile === true && cudaOk && env.triton !== null;
+  if (!compileOk) pythonNote += !wantCompile ? ' torch.compile baselines not run this time (--compile or --compile-pass runs them).' : ` torch.compile baselines skipped: ${!('compile' in env) || !env.compile ? 'this torch has no torch.compile' : !cudaOk ? 'no CUDA' : 'triton is missing'}.`;
+  if ('torch' in env && env.ninja === null) pythonNote += ' ninja is not on PATH: torch cannot build load_inline extensions here, so every extension build fails for the machine, not the candidate.';
   const runDevice = cudaOk ? device : 'cpu';
   const lockFile = join(work, 'gpu.lock');
   writeFileSync(lockFile, '');
   process.stderr.write(`cuda-l1-audit: ${todo.length} to do (${rows.size} already in ${jsonPath}); builds ${buildJobs} at a time, measurements ${measureJobs}; deadline in ${Math.round((deadlineMs - Date.now()) / 1000)} s\n`);
   write(false);
+
+  /** The torch.compile baseline of one task (its own process, no candidate code), or why there is none. */
+  const compileBaseline = async (i: Item, d: string): Promise<{ ms: number | null; note?: string; eagerMs?: number }> => {
+    if (Date.now() + compileLimitS * 1000 > deadlineMs) return { ms: null, note: 'not run: deadline' };
+    const bl = await measureBaseline(join(d, 'problem.py'), { python, workDir: join(d, 'compile-run'), timeoutMs: bounded((compileLimitS + 60) * 1000), sandbox: false, device: runDevice, lockFile, compile: true, compileLimitS, env: { TORCHINDUCTOR_CACHE_DIR: join(work, 'inductor') } });
+    const c = bl.file?.compiled;
+    const eagerMs = bl.file?.eager?.medianMs;
+    if (c && c.ok) return { ms: c.medianMs, eagerMs, note: c.matchesEager1e2 ? undefined : 'torch.compile output differs from eager at 1e-2' };
+    return { ms: null, eagerMs, note: c && !c.ok ? c.why : bl.failure?.message ?? 'no result' };
+  };
+
+  if (v['compile-pass']) {
+    const need = [...rows.values()].filter((r) => r.id !== 'control' && r.correct1e2 && r.candidateMs !== null && r.compileMs === null);
+    const byId = new Map(selected.map((i) => [i.id, i]));
+    process.stderr.write(`cuda-l1-audit: torch.compile baselines for ${need.length} rows\n`);
+    if (!compileOk) {
+      write(true);
+      throw new Error(`--compile-pass: ${pythonNote}`);
+    }
+    await pool(need, measureJobs, async (r) => {
+      const i = byId.get(r.id);
+      if (!i) return;
+      const c = await compileBaseline(i, itemDir(i));
+      r.compileMs = c.ms;
+      r.compileNote = c.note;
+      r.eagerMsCompileRun = c.eagerMs ?? null;
+      r.speedupCompile = c.ms && r.candidateMs ? c.ms / r.candidateMs : null;
+      write(false);
+      process.stderr.write(`${r.id}: torch.compile ${f2(c.ms, 3)} ms (${c.note ?? 'ok'})\n`);
+    });
+    write(true);
+    process.stdout.write(`${JSON.stringify(summary())}\nwrote ${jsonPath} and ${mdPath}\n`);
+    return;
+  }
 
   const builds = new Map<string, Promise<{ ok: boolean; seconds: number | null; failedLoads: string[]; note?: string }>>();
   const buildQueue = todo.filter((i) => i.builds);
@@ -292,7 +356,7 @@ async function main(): Promise<void> {
         return resolveBuild({ ok: b.ok && (b.loads ?? []).every((l) => l.ok), seconds: b.seconds ?? null, failedLoads: (b.loads ?? []).filter((l) => !l.ok).map((l) => `${l.name}: ${(l.error ?? '').split('\n')[0]}`), note: 'cached' });
       } catch { /* rebuild */ }
     }
-    const r = await buildCandidate(join(d, 'problem.py'), join(d, 'candidate.py'), { python, workDir: join(d, 'build-run'), extDir: ext, timeoutMs: buildLimitMs, sandbox: true, device: runDevice, env: { MAX_JOBS: '2' } });
+    const r = await buildCandidate(join(d, 'problem.py'), join(d, 'candidate.py'), { python, workDir: join(d, 'build-run'), extDir: ext, timeoutMs: bounded(buildLimitMs), sandbox: true, device: runDevice, env: { MAX_JOBS: '2' } });
     const loads = r.file?.loads ?? [];
     resolveBuild({
       ok: !!r.file?.ok && loads.every((l) => l.ok), seconds: r.file?.seconds ?? r.process.durationMs / 1000,
@@ -312,21 +376,19 @@ async function main(): Promise<void> {
     const d = itemDir(i);
     const t0 = Date.now();
     const m: CandidateOutcome = await measureCandidate(join(d, 'problem.py'), join(d, 'candidate.py'), {
-      python, workDir: join(d, 'measure-run'), extDir: join(d, 'ext'), timeoutMs: measureLimitMs, sandbox: true, device: runDevice, lockFile, eager: true, env: { MAX_JOBS: '2' },
+      python, workDir: join(d, 'measure-run'), extDir: join(d, 'ext'), timeoutMs: bounded(measureLimitMs), sandbox: true, device: runDevice, lockFile, eager: true, env: { MAX_JOBS: '2' },
     });
     const eagerMs = m.file?.eager?.medianMs ?? null;
     let compileMs: number | null = null;
     let compileNote: string | undefined;
-    if (compileOk && m.correct1e2 && Date.now() + compileLimitS * 1000 < deadlineMs) {
-      const bl = await measureBaseline(join(d, 'problem.py'), { python, workDir: join(d, 'compile-run'), timeoutMs: (compileLimitS + 60) * 1000, sandbox: false, device: runDevice, lockFile, compile: true, compileLimitS, env: { TORCHINDUCTOR_CACHE_DIR: join(work, 'inductor') } });
-      const c = bl.file?.compiled;
-      if (c && c.ok) {
-        compileMs = c.medianMs;
-        if (!c.matchesEager1e2) compileNote = 'torch.compile output differs from eager at 1e-2';
-      } else compileNote = c && !c.ok ? c.why : bl.failure?.message ?? 'no result';
+    let eagerMsCompileRun: number | null = null;
+    if (compileOk && m.correct1e2 && m.time) {
+      const c = await compileBaseline(i, d);
+      compileMs = c.ms;
+      compileNote = c.note;
+      eagerMsCompileRun = c.eagerMs ?? null;
     } else if (!compileOk) compileNote = 'not run (see the environment line)';
-    else if (!m.correct1e2) compileNote = 'not run: candidate incorrect';
-    else compileNote = 'not run: deadline';
+    else compileNote = 'not run: candidate incorrect or not timed';
     const candMs = m.time?.medianMs ?? null;
     const speedupEager = candMs && eagerMs ? eagerMs / candMs : null;
     const row: Row = {
@@ -335,11 +397,12 @@ async function main(): Promise<void> {
       label: m.label, correct: m.correct, correct1e2: m.correct1e2, customShare: m.customShare,
       ownKernels: m.file?.own ?? [],
       topKernels: (m.file?.kernels?.kernels ?? []).slice(0, 3).map((k) => `${k.source}: ${k.name.slice(0, 80)} (${k.us.toFixed(1)} us)`),
-      candidateMs: candMs, eagerMs, compileMs, compileNote,
+      candidateMs: candMs, eagerMs, compileMs, compileNote, eagerMsCompileRun,
       speedupEager, speedupCompile: candMs && compileMs ? compileMs / candMs : null,
       claimHolds: speedupEager !== null && i.claimed !== null && m.correct1e2 ? speedupEager >= 0.8 * i.claimed : null,
       timer: m.time?.timer ?? null, wallExceedsEvents: m.time?.wallExceedsEvents ?? null,
       failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
+      wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
       sandboxed: m.process.sandboxed, guarantee: 'python-in-process', seconds: (Date.now() - t0) / 1000,
     };
     rows.set(i.id, row);
