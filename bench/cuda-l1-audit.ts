@@ -31,7 +31,7 @@ import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { findPython } from '../main/engine/platform/toolchain/python.js';
-import { buildCandidate, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';
+import { buildCandidate, changedFlags, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';
 import { GUARANTEE_LEVELS, type CandidateLabel } from '../main/engine/base/types.js';
 
 const { values: v } = parseArgs({
@@ -150,6 +150,8 @@ interface Row {
   failure?: { kind: string; message: string };
   /** The first check that failed at KernelBench's tolerance, and why. */
   wrong?: string;
+  /** Precision flags the candidate changed at import (TF32 on, cudnn.benchmark): hack 5 of the field notes when it needs them to pass. */
+  flagsChanged: string[];
   sandboxed: boolean;
   guarantee: 'python-in-process';
   seconds: number;
@@ -205,6 +207,7 @@ function summary(): Record<string, unknown> {
     claimsChecked: withClaim.length,
     claimsHoldWithin20pct: withClaim.filter((r) => r.claimHolds).length,
     timedCount: rs.filter((r) => r.candidateMs !== null).length,
+    changePrecisionFlags: rs.filter((r) => (r.flagsChanged ?? []).some((f) => /tf32|Precision/i.test(f))).map((r) => r.id),
   };
 }
 
@@ -251,6 +254,7 @@ function write(final: boolean): void {
     `- Correct at KernelBench's tolerance: **${s.correctKernelBenchTol}**; at 1e-2: **${s.correct1e2}**.`,
     `- Geometric mean speedup vs eager over correct candidates: **${f2(s.geomeanVsEagerCorrect as number | null)}×** (CUDA-L1 claimed ${f2(s.geomeanClaimedSameSet as number | null)}× for the same set); vs torch.compile: ${f2(s.geomeanVsCompileCorrect as number | null)}×; over the ${s.custom50} whose own kernels did ≥ 50% of the device time: ${f2(s.geomeanVsEagerCustom50 as number | null)}×.`,
     `- Claimed speedups that hold within 20% (measured ≥ 0.8 × claimed, correct at 1e-2): **${s.claimsHoldWithin20pct} of ${s.claimsChecked}**.`,
+    `- Candidates that turn TF32 on (or lower float32 matmul precision) at import: ${(s.changePrecisionFlags as string[]).join(', ') || 'none'}.`,
     notRun.length ? `- Not run this time: ${notRun.join('; ')}.` : '',
     '',
     '| task | claimed | label | own share | correct (KB / 1e-2) | ms | eager ms | compile ms | vs eager | vs compile | holds | build | why |',
@@ -403,6 +407,7 @@ async function main(): Promise<void> {
       timer: m.time?.timer ?? null, wallExceedsEvents: m.time?.wallExceedsEvents ?? null,
       failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
       wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
+      flagsChanged: changedFlags(m.file),
       sandboxed: m.process.sandboxed, guarantee: 'python-in-process', seconds: (Date.now() - t0) / 1000,
     };
     rows.set(i.id, row);

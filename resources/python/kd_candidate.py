@@ -239,6 +239,63 @@ def load_module(path, prefix):
     return mod, data.decode("utf-8", "replace")
 
 
+def load_problem(path, overrides):
+    """The problem file as a module; `overrides` (NAME -> number) set its module-level constants the
+    way kd_reference.py does (a task's sizes), constants computed from them follow."""
+    if not overrides:
+        return load_module(path, "kd_problem")[0]
+    import ast
+    import types
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from kd_reference import apply_overrides, top_level_constants
+    with open(path, "r", encoding="utf-8") as f:
+        source = f.read()
+    tree = ast.parse(source, filename=path)
+    unknown = [k for k in overrides if k not in top_level_constants(tree)]
+    if unknown:
+        raise Fail("usage", f"{os.path.basename(path)}: {', '.join(unknown)} not a module-level constant of the problem")
+    apply_overrides(tree, overrides)
+    mod = types.ModuleType(f"kd_problem_{hashlib.sha256(source.encode()).hexdigest()[:12]}")
+    mod.__file__ = path
+    sys.modules[mod.__name__] = mod
+    exec(compile(tree, path, "exec"), mod.__dict__)
+    return mod
+
+
+def parse_set(values):
+    out = {}
+    for v in values or []:
+        k, _, val = v.partition("=")
+        try:
+            out[k.strip()] = int(val) if re.fullmatch(r"-?\d+", val.strip()) else float(val)
+        except ValueError:
+            raise Fail("usage", f"--set {v}: expected NAME=NUMBER")
+    return out
+
+
+@contextlib.contextmanager
+def full_fp32(torch):
+    """The reference is computed in full fp32 (no TF32 in matmuls or convolutions), as
+    kd_reference.py computes it; the flags are restored after (timing uses torch's defaults)."""
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def precision_flags(torch):
+    """Global flags a candidate may change to trade precision or determinism for speed."""
+    f = {"tf32Matmul": bool(torch.backends.cuda.matmul.allow_tf32), "tf32Cudnn": bool(torch.backends.cudnn.allow_tf32), "cudnnBenchmark": bool(torch.backends.cudnn.benchmark)}
+    try:
+        f["matmulPrecision"] = torch.get_float32_matmul_precision()
+    except Exception:
+        pass
+    return f
+
+
 def pick_device(torch, want):
     if want == "cpu":
         return torch.device("cpu")
@@ -583,7 +640,7 @@ def reference_sets(torch, problem, model, dev, n):
     before each forward, torch seeded with the set's seed: dropout is reproducible per seed)."""
     state = {k: v.clone() for k, v in model.state_dict().items()}
     sets = []
-    with torch.no_grad():
+    with torch.no_grad(), full_fp32(torch):
         for _ in range(n):
             seed = fresh_seed()
             args = seeded_inputs(torch, problem, seed, dev)
@@ -601,7 +658,7 @@ def cmd_baseline(a):
     dev = pick_device(torch, a.device)
     lock = GpuLock(a.lock)
     w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "baseline", "device": str(dev), "torch": torch.__version__, "guarantee": "trusted-python"})
-    problem, _ = load_module(a.problem, "kd_problem")
+    problem = load_problem(a.problem, parse_set(a.set))
     init = list(problem.get_init_inputs())
     model = build_model(torch, problem.Model, init, a.weights_seed, dev)
     with torch.no_grad():
@@ -705,7 +762,7 @@ def cmd_build(a):
     loads = []
     w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "build", "device": str(dev), "torch": torch.__version__, "loads": loads})
     install_build_recorder(torch, loads, {})
-    problem, _ = load_module(a.problem, "kd_problem")
+    problem = load_problem(a.problem, parse_set(a.set))
     init = list(problem.get_init_inputs())
     t0 = time.perf_counter()
     try:
@@ -743,8 +800,9 @@ def cmd_measure(a):
     loads = []
     w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "measure", "device": str(dev), "torch": torch.__version__, "guarantee": GUARANTEE, "loads": loads, "stage": "reference"})
     # 1. Everything the candidate must not influence, before it is imported.
-    problem, _ = load_module(a.problem, "kd_problem")
+    problem = load_problem(a.problem, parse_set(a.set))
     init = list(problem.get_init_inputs())
+    flags_before = precision_flags(torch)
     ref = build_model(torch, problem.Model, init, a.weights_seed, dev)
     with lock.hold(False):
         checks, _ = reference_sets(torch, problem, ref, dev, a.checks)
@@ -769,7 +827,7 @@ def cmd_measure(a):
         w.update(failure=failure_of(e, "import"), loads=loads, label="failed")
         return 1
     own = own_kernel_names(src)
-    w.update(own=own, stage="construct")
+    w.update(own=own, stage="construct", flagsBefore=flags_before, flagsAfterImport=precision_flags(torch))
     try:
         model = build_model(torch, cand.ModelNew, init, a.weights_seed, dev)
         state = {k: v.clone() for k, v in model.state_dict().items()}
@@ -866,6 +924,7 @@ def main(argv):
         sp.add_argument("--device", default="auto")
         sp.add_argument("--weights-seed", type=int, default=DEFAULT_WEIGHTS_SEED)
         sp.add_argument("--lock", default=None)
+        sp.add_argument("--set", action="append", default=[], help="NAME=VALUE: a module-level constant of the problem (a task's size)")
         if timing:
             sp.add_argument("--warmup", type=int, default=3)
             sp.add_argument("--min-samples", type=int, default=10)

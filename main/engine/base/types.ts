@@ -210,12 +210,12 @@ export type GuaranteeLevel = 'isolated' | 'python-in-process';
 /** What held and what did not, per level (kd_candidate.py's GUARANTEE carries the same lists; a test keeps them equal). */
 export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: readonly string[]; doesNotHold: readonly string[] }> = {
   isolated: {
-    title: 'isolated: the CUDA harness (no untrusted host code where numbers are made)',
+    title: 'the CUDA harness: no untrusted host code runs where numbers are made',
     holds: ['every guarantee of docs/ISOLATION.md'],
     doesNotHold: ['what docs/ISOLATION.md lists under "What is not promised"'],
   },
   'python-in-process': {
-    title: 'python-in-process: a Python candidate whose host code runs in the measuring process',
+    title: "the candidate's host code runs in the measuring process",
     holds: [
       'sizes and inputs come from the problem file, drawn under fresh seeds the candidate never saw before it ran',
       'reference outputs are computed before any candidate code is imported',

@@ -67,6 +67,9 @@ export const MeasureFileSchema = z.object({
   stage: z.string(),
   loads: z.array(LoadSchema),
   own: z.array(z.string()).optional(),
+  /** torch's precision flags before the candidate's import and after it (TF32, cudnn.benchmark...). */
+  flagsBefore: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
+  flagsAfterImport: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
   buildS: z.number().optional(),
   checks: z.array(CheckSchema).optional(),
   correct: z.boolean().optional(),
@@ -219,8 +222,8 @@ function stageFailure(kind: string, p: RunnerProcess, what: string, parseError?:
 }
 
 /** Measures a candidate (correctness, kernels, label, time) against a problem file. */
-export async function measureCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir?: string; checks?: number; eager?: boolean; timingArgs?: string[] }): Promise<CandidateOutcome> {
-  const args = ['measure', problem, candidate, ...(o.extDir ? ['--ext-dir', o.extDir] : []), ...(o.checks ? ['--checks', String(o.checks)] : []), ...(o.eager ? ['--eager'] : []), ...(o.timingArgs ?? [])];
+export async function measureCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir?: string; checks?: number; eager?: boolean; overrides?: Record<string, number>; timingArgs?: string[] }): Promise<CandidateOutcome> {
+  const args = ['measure', problem, candidate, ...(o.extDir ? ['--ext-dir', o.extDir] : []), ...(o.checks ? ['--checks', String(o.checks)] : []), ...(o.eager ? ['--eager'] : []), ...setArgs(o.overrides), ...(o.timingArgs ?? [])];
   const { file, process: p, parseError } = await runRunner(args, MeasureFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), ...(o.extDir ? [o.extDir] : [])], readable: [...(o.readable ?? []), problem, candidate] });
   if (!file) return { guarantee: 'python-in-process', label: 'failed', correct: null, correct1e2: null, customShare: null, time: null, failure: stageFailure('runtime', p, 'the candidate runner', parseError), file: null, process: p };
   // A run killed mid-way keeps its stages: the label needs the forward to have run.
@@ -232,6 +235,18 @@ export async function measureCandidate(problem: string, candidate: string, o: Ru
   };
 }
 
+/** A task's size as the runner's --set NAME=VALUE options (the problem's module-level constants). */
+function setArgs(overrides: Record<string, number> | undefined): string[] {
+  return Object.entries(overrides ?? {}).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+}
+
+/** The precision flags the candidate changed at import (TF32 on, cudnn.benchmark...), as `name: before -> after`. */
+export function changedFlags(f: MeasureFile | null): string[] {
+  if (!f?.flagsBefore || !f.flagsAfterImport) return [];
+  const before = f.flagsBefore;
+  return Object.entries(f.flagsAfterImport).filter(([k, v]) => before[k] !== v).map(([k, v]) => `${k}: ${String(before[k])} -> ${String(v)}`);
+}
+
 /** Builds a candidate (import + ModelNew), its load_inline builds landing in `extDir` for measureCandidate to reuse. */
 export async function buildCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir: string }): Promise<{ file: BuildFile | null; process: RunnerProcess; failure?: { kind: string; message: string } }> {
   const { file, process: p, parseError } = await runRunner(['build', candidate, '--problem', problem, '--ext-dir', o.extDir], BuildFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), o.extDir], readable: [...(o.readable ?? []), problem, candidate] });
@@ -240,8 +255,8 @@ export async function buildCandidate(problem: string, candidate: string, o: Runn
 }
 
 /** Times a problem's Model eager (and compiled, `compile`): no candidate code in that process. */
-export async function measureBaseline(problem: string, o: RunnerOptions & { compile?: boolean; compileLimitS?: number; timingArgs?: string[] }): Promise<{ file: BaselineFile | null; process: RunnerProcess; failure?: { kind: string; message: string } }> {
-  const args = ['baseline', problem, ...(o.compile ? ['--compile', '--compile-limit-s', String(o.compileLimitS ?? 120)] : []), ...(o.timingArgs ?? [])];
+export async function measureBaseline(problem: string, o: RunnerOptions & { compile?: boolean; compileLimitS?: number; overrides?: Record<string, number>; timingArgs?: string[] }): Promise<{ file: BaselineFile | null; process: RunnerProcess; failure?: { kind: string; message: string } }> {
+  const args = ['baseline', problem, ...(o.compile ? ['--compile', '--compile-limit-s', String(o.compileLimitS ?? 120)] : []), ...setArgs(o.overrides), ...(o.timingArgs ?? [])];
   const { file, process: p, parseError } = await runRunner(args, BaselineFileSchema, { ...o, readable: [...(o.readable ?? []), problem] });
   if (!file) return { file: null, process: p, failure: stageFailure('runtime', p, 'the baseline', parseError) };
   return { file, process: p, failure: file.failure ?? (p.timedOut ? stageFailure('timeout', p, 'the baseline') : undefined) };
