@@ -230,7 +230,7 @@ function write(final: boolean): void {
     complete: final && audited.length === all.length,
     notRunThisTime: notRun,
     method: {
-      correctness: 'checks on fresh seeds (default 3), every element; KernelBench tolerance (fp32 atol=rtol=1e-4, 16-bit 1e-2) and 1e-2',
+      correctness: 'checks on fresh seeds (default 3), every element, against the problem\'s Model run with torch\'s default flags (as KernelBench); KernelBench tolerance (fp32 atol=rtol=1e-4, 16-bit 1e-2) and 1e-2; weights from torch.manual_seed(42) before each model is built',
       timing: 'per sample: L2 flush (256 MiB), device sync, CUDA events and host clock to a device-wide sync; sample = max(event, host - empty-call floor); median; >= 10 samples, >= 0.3 s or rsd < 2%, <= 3 s; eager timed the same way in the same process before the candidate was imported; torch.compile (default mode) in a separate process',
       customShare: 'torch.profiler CUDA records of two forwards; own = kernel whose function name is a __global__ or @triton.jit function of the candidate source',
       claimHolds: 'measured speedup vs eager >= 0.8 x claimed (correct at 1e-2)',

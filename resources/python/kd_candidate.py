@@ -275,8 +275,10 @@ def parse_set(values):
 
 @contextlib.contextmanager
 def full_fp32(torch):
-    """The reference is computed in full fp32 (no TF32 in matmuls or convolutions), as
-    kd_reference.py computes it; the flags are restored after (timing uses torch's defaults)."""
+    """--fp32-reference: the reference in full fp32 (no TF32 in matmuls or convolutions), as
+    kd_reference.py computes it for CUDA entry points; the flags are restored after. By default the
+    reference runs with torch's defaults, as KernelBench's evaluation does (cuDNN convolutions may
+    use TF32 there)."""
     saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -551,7 +553,10 @@ def profile_kernels(torch, call, args, dev):
         return None, "no CUDA device: kernels are not recorded on the CPU"
     try:
         from torch.profiler import profile, ProfilerActivity
-        from torch.autograd import DeviceType
+        try:
+            from torch.autograd import DeviceType
+        except ImportError:
+            from torch._C._autograd import DeviceType
     except Exception as e:
         return None, f"torch.profiler is not usable: {e}"
     a1, a2 = clone_args(args), clone_args(args)
@@ -635,12 +640,12 @@ def cmd_env(a):
     return 0 if w.data.get("torch") else 1
 
 
-def reference_sets(torch, problem, model, dev, n):
+def reference_sets(torch, problem, model, dev, n, fp32=False):
     """n input sets under fresh seeds with the reference's outputs (the model's state restored
     before each forward, torch seeded with the set's seed: dropout is reproducible per seed)."""
     state = {k: v.clone() for k, v in model.state_dict().items()}
     sets = []
-    with torch.no_grad(), full_fp32(torch):
+    with torch.no_grad(), (full_fp32(torch) if fp32 else contextlib.nullcontext()):
         for _ in range(n):
             seed = fresh_seed()
             args = seeded_inputs(torch, problem, seed, dev)
@@ -663,7 +668,7 @@ def cmd_baseline(a):
     model = build_model(torch, problem.Model, init, a.weights_seed, dev)
     with torch.no_grad():
         with lock.hold(False):
-            sets, _ = reference_sets(torch, problem, model, dev, a.input_sets)
+            sets, _ = reference_sets(torch, problem, model, dev, a.input_sets, a.fp32_reference)
         eager = time_calls(torch, model, [s["args"] for s in sets], dev, a, lock)
         w.update(ok=True, eager=eager)
         if not a.compile:
@@ -798,15 +803,16 @@ def cmd_measure(a):
     lock = GpuLock(a.lock)
     prepare_ext_env(a)
     loads = []
-    w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "measure", "device": str(dev), "torch": torch.__version__, "guarantee": GUARANTEE, "loads": loads, "stage": "reference"})
+    w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "measure", "device": str(dev), "torch": torch.__version__, "guarantee": GUARANTEE, "loads": loads, "stage": "reference",
+                       "referencePrecision": "fp32 (TF32 off)" if a.fp32_reference else "torch defaults (as KernelBench)"})
     # 1. Everything the candidate must not influence, before it is imported.
     problem = load_problem(a.problem, parse_set(a.set))
     init = list(problem.get_init_inputs())
     flags_before = precision_flags(torch)
     ref = build_model(torch, problem.Model, init, a.weights_seed, dev)
     with lock.hold(False):
-        checks, _ = reference_sets(torch, problem, ref, dev, a.checks)
-        timing_sets, _ = reference_sets(torch, problem, ref, dev, a.input_sets)
+        checks, _ = reference_sets(torch, problem, ref, dev, a.checks, a.fp32_reference)
+        timing_sets, _ = reference_sets(torch, problem, ref, dev, a.input_sets, a.fp32_reference)
     if a.eager:  # the eager baseline, timed by the same method, before any candidate code exists here
         w.update(stage="eager")
         with torch.no_grad():
@@ -924,6 +930,7 @@ def main(argv):
         sp.add_argument("--device", default="auto")
         sp.add_argument("--weights-seed", type=int, default=DEFAULT_WEIGHTS_SEED)
         sp.add_argument("--lock", default=None)
+        sp.add_argument("--fp32-reference", action="store_true", help="compute the reference with TF32 off (default: torch's defaults, as KernelBench does)")
         sp.add_argument("--set", action="append", default=[], help="NAME=VALUE: a module-level constant of the problem (a task's size)")
         if timing:
             sp.add_argument("--warmup", type=int, default=3)

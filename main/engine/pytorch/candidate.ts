@@ -65,6 +65,7 @@ export const MeasureFileSchema = z.object({
   torch: z.string(),
   guarantee: GuaranteeSchema,
   stage: z.string(),
+  referencePrecision: z.string().optional(),
   loads: z.array(LoadSchema),
   own: z.array(z.string()).optional(),
   /** torch's precision flags before the candidate's import and after it (TF32, cudnn.benchmark...). */
