@@ -51,6 +51,12 @@ describe.skipIf(!TORCH_PYTHON)(`kd_candidate.py logic (${TORCH_SKIP_REASON})`, (
     expect(r.label).toBe('custom');
   });
 
+  it('a candidate kernel named like one of PyTorch\'s is not credited with PyTorch\'s kernel', () => {
+    const r = classify({ own: ['reduce_kernel'], kernels: [{ name: 'void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float> >(at::native::ReduceOp<float>)', us: 10 }, { name: '_ZN2at6native13reduce_kernelILi512ELi1EEEvv', us: 5 }] });
+    expect(r.bySource).toEqual({ aten: 15 });
+    expect(r.label).toBe('pytorch-only');
+  });
+
   it('labels: no own kernel ran -> pytorch-only, or fallback when an extension failed; failed when nothing ran; unprofiled without records', () => {
     const aten = [{ name: 'void at::native::reduce_kernel<512, 1>(float*)', us: 10 }];
     expect(classify({ own: ['k'], kernels: aten, loads: [{ ok: true }] }).label).toBe('pytorch-only');
