@@ -168,7 +168,10 @@ if (!v.redo && existsSync(jsonPath)) {
     throw new Error(`${jsonPath} exists but does not parse (${(e as Error).message}): move it away or pass --redo`, { cause: e });
   }
 }
-const todo = v['compile-pass'] ? [] : [control, ...selected].filter((i) => !rows.has(i.id)).slice(0, v.limit === undefined ? undefined : num('limit', v.limit, 0) + 1);
+const todo = v['compile-pass'] ? [] : [
+  ...(rows.has('control') ? [] : [control]),
+  ...selected.filter((i) => !rows.has(i.id)).slice(0, v.limit === undefined ? undefined : num('limit', v.limit, 0)),
+];
 /** A child's time limit: its own, but never much past the deadline (a killed child keeps what its file had). */
 const bounded = (limitMs: number): number => Math.max(20_000, Math.min(limitMs, deadlineMs - Date.now() + 30_000));
 
@@ -304,7 +307,8 @@ async function main(): Promise<void> {
   if (!compileOk) pythonNote += !wantCompile ? ' torch.compile baselines not run this time (--compile or --compile-pass runs them).' : ` torch.compile baselines skipped: ${!('compile' in env) || !env.compile ? 'this torch has no torch.compile' : !cudaOk ? 'no CUDA' : 'triton is missing'}.`;
   if ('torch' in env && env.ninja === null) pythonNote += ' ninja is not on PATH: torch cannot build load_inline extensions here, so every extension build fails for the machine, not the candidate.';
   const runDevice = cudaOk ? device : 'cpu';
-  const lockFile = join(work, 'gpu.lock');
+  mkdirSync(join(work, 'lock'), { recursive: true });
+  const lockFile = join(work, 'lock', 'gpu.lock');
   writeFileSync(lockFile, '');
   process.stderr.write(`cuda-l1-audit: ${todo.length} to do (${rows.size} already in ${jsonPath}); builds ${buildJobs} at a time, measurements ${measureJobs}; deadline in ${Math.round((deadlineMs - Date.now()) / 1000)} s\n`);
   write(false);

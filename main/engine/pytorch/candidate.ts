@@ -171,7 +171,7 @@ export async function runRunner<T>(args: string[], schema: z.ZodType<T>, o: Runn
     if (st.active && st.bwrap) {
       const writable = [o.workDir, ...(o.writable ?? [])];
       for (const w of writable) mkdirSync(w, { recursive: true });
-      if (o.lockFile) writable.push(path.dirname(o.lockFile));
+      if (o.lockFile && existsSync(o.lockFile)) writable.push(o.lockFile); // the file alone: other runs' folders stay out of reach
       sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable: [script, ...(o.readable ?? [])], cwd: o.workDir }) };
     } else sandboxProblem = st.problem ?? 'the sandbox is turned off (KERNELDUEL_SANDBOX=off)';
   }
