@@ -491,44 +491,36 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
             out = call(*clone_args(input_sets[i % len(input_sets)]))
             del out
         sync(torch, dev)
+    def sample(fn, args):
+        """One sample: L2 flushed, the device idle; (event ms or None, host ms up to a device-wide
+        synchronise, the result)."""
+        if not cuda:
+            t0 = perf()
+            res = fn(*args)
+            return None, (perf() - t0) * 1e3, res
+        flush.zero_()
+        torch.cuda.synchronize(dev)
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = perf()
+        e0.record()
+        res = fn(*args)
+        e1.record()
+        torch.cuda.synchronize(dev)
+        t1 = perf()
+        return e0.elapsed_time(e1), (t1 - t0) * 1e3, res
+
     with lock.hold(True):
-        floor = []
-        for _ in range(5):
-            if cuda:
-                flush.zero_()
-                torch.cuda.synchronize(dev)
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                t0 = perf()
-                e0.record()
-                e1.record()
-                torch.cuda.synchronize(dev)
-                floor.append((perf() - t0) * 1e3)
-            else:
-                t0 = perf()
-                floor.append((perf() - t0) * 1e3)
-        floor_ms = statistics.median(floor)
+        floor_ms = statistics.median(sample(lambda: None, ())[1] for _ in range(5))  # the empty call
         started = perf()
         extra = None
         n = 0
         while True:
             k = n % len(input_sets)
             args = clone_args(input_sets[k])
-            if cuda:
-                flush.zero_()
-                torch.cuda.synchronize(dev)
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                t0 = perf()
-                e0.record()
-                out = call(*args)
-                e1.record()
-                torch.cuda.synchronize(dev)
-                t1 = perf()
-                ev.append(e0.elapsed_time(e1))
-            else:
-                t0 = perf()
-                out = call(*args)
-                t1 = perf()
-            wall.append((t1 - t0) * 1e3)
+            e_ms, w_ms, out = sample(call, args)
+            if e_ms is not None:
+                ev.append(e_ms)
+            wall.append(w_ms)
             n += 1
             last = extra is not None and extra == 0
             if verify is not None and (last or sysrand.random() < 0.125):
