@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { candidateScript, measureCandidate, type CandidateOutcome } from '../main/engine/pytorch/candidate.js';
 import { GUARANTEE_LEVELS } from '../main/engine/base/types.js';
-import { evalPythonCandidate, PythonCandidateError } from '../main/core/pytorch.js';
+import { describePythonResult, evalPythonCandidate, PythonCandidateError } from '../main/core/pytorch.js';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
@@ -219,4 +219,36 @@ describe('core: Python candidates need a PyTorch-reference task and a ModelNew',
     await expect(evalPythonCandidate(task, '/nonexistent.py')).rejects.toThrow(PythonCandidateError);
     await expect(evalPythonCandidate(task, '/nonexistent.py')).rejects.toThrow(/reference\.pytorch/);
   });
+
+  it.skipIf(!TORCH_PYTHON)('evaluates a candidate at the task\'s size and prints the guarantee level first, then the label, correctness and speedup', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-pytask-'));
+    try {
+      writeFileSync(join(dir, 'model.py'), PROBLEM);
+      // A CUDA baseline is not needed to judge a Python candidate, but a task names its entry point.
+      writeFileSync(join(dir, 'kernel.cu'), 'void model_forward(const float* x, const float* lin_weight, const float* lin_bias, float* out) {}\n');
+      writeFileSync(join(dir, 'task.yaml'), [
+        'name: py-task', 'entry: model_forward', 'reference: {pytorch: model.py}', 'files: {baseline: kernel.cu}', 'args:',
+        '  - {name: x, kind: buffer, dtype: f32, shape: [batch, 32], role: in}',
+        '  - {name: lin_weight, kind: buffer, dtype: f32, shape: [32, 32], role: in}',
+        '  - {name: lin_bias, kind: buffer, dtype: f32, shape: [32], role: in}',
+        '  - {name: out, kind: buffer, dtype: f32, shape: [batch, 32], role: out}',
+        'sizes:', '  - {batch: 5}', '',
+      ].join('\n'));
+      writeFileSync(join(dir, 'candidate.py'), CANDIDATES.good);
+      const prev = process.env.KERNELDUEL_PYTHON;
+      process.env.KERNELDUEL_PYTHON = TORCH_PYTHON!;
+      const r = await evalPythonCandidate(loadTask(dir), join(dir, 'candidate.py'), { device: 'cpu' }).finally(() => {
+        if (prev === undefined) delete process.env.KERNELDUEL_PYTHON;
+        else process.env.KERNELDUEL_PYTHON = prev;
+      });
+      expect(r.guarantee).toBe('python-in-process');
+      expect(r.sizes.map((s) => [s.size, s.label, s.correct])).toEqual([[{ batch: 5 }, 'pytorch-only', true]]);
+      expect(r.sizes[0].speedupEager).toBeGreaterThan(0);
+      const text = describePythonResult(r).split('\n');
+      expect(text[0]).toMatch(/^py-task: candidate\.py — guarantee level PYTHON-IN-PROCESS: the candidate's host code runs in the measuring process/);
+      expect(text.join('\n')).toMatch(/label: PYTORCH-ONLY[\s\S]*correct: yes at KernelBench's tolerance[\s\S]*vs eager/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
