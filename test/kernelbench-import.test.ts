@@ -190,11 +190,6 @@ describe.skipIf(!TORCH_PYTHON)(suite, () => {
     expect(r.stdout).toMatch(/^FAILED kb-2-half: \[unsupported\] output out is float16/m);
     expect(r.stdout).toMatch(/imported 1 of 2 problems into .*out6 \(shapes from a CPU forward: 1, the meta device: 0, extrapolated: 0\); 1 failed/);
     expect(r.stderr).toMatch(/importing with .* \(torch .*\)/);
-    const j = await kd({ KERNELDUEL_PYTHON: TORCH_PYTHON! }, 'import', 'kernelbench', join(src, '1_Small.py'), '-o', out, '--force', '--json');
-    expect(j.code, showRun(j)).toBe(0);
-    const lines = j.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines[0]).toEqual(expect.objectContaining({ name: 'kb-1-small', shapesFrom: 'cpu' }));
-    expect(lines[1]).toEqual({ summary: expect.objectContaining({ imported: 1, failed: 0, problems: 1 }) });
     const noPy = await kd({ KERNELDUEL_PYTHON: join(root, 'no-python'), PATH: join(root, 'empty') }, 'import', 'kernelbench', src);
     expect(noPy.code).toBe(1);
     expect(noPy.stderr).toMatch(/kernelduel: importing KernelBench problems runs them with PyTorch: KERNELDUEL_PYTHON is set to .*no-python/);
@@ -215,7 +210,8 @@ const kbSuite = !TORCH_PYTHON ? `KernelBench files — SKIPPED: ${TORCH_SKIP_REA
 describe.skipIf(!TORCH_PYTHON || !HAS_KB)(kbSuite, () => {
   const kb = (f: string): string => join(KERNELBENCH, f);
 
-  it('level2/6 (small: a CPU forward), level1/95 (int64 targets, a 0-d loss), level1/19 (12 GiB: meta)', async () => {
+  // (int64 targets and 0-d outputs are covered on synthetic problems: level1/95's 512 MiB CPU forward cost seconds here.)
+  it('level2/6 (small: a CPU forward), level1/19 (12 GiB: meta)', async () => {
     const o = opts('kb');
     const conv = await importProblem(kb('level2/6_Conv3d_Softmax_MaxPool_MaxPool.py'), o);
     expect(conv.failure).toBeUndefined();
@@ -224,11 +220,6 @@ describe.skipIf(!TORCH_PYTHON || !HAS_KB)(kbSuite, () => {
     expect(t.manifest.name).toBe('kb-l2-6-conv3d-softmax-maxpool-maxpool');
     expect(t.manifest.args.map((a) => `${a.name}:${a.kind === 'buffer' ? `${a.role}[${a.shape.join(',')}]` : a.value}`)).toEqual([
       'x:in[128,3,16,32,32]', 'conv_weight:in[16,3,3,3,3]', 'conv_bias:in[16]', 'out:out[128,16,3,7,7]',
-    ]);
-    const ce = await importProblem(kb('level1/95_CrossEntropyLoss.py'), o);
-    expect(ce.failure).toBeUndefined();
-    expect(loadTask(ce.dir!).manifest.args.map((a) => (a.kind === 'buffer' ? `${a.name}:${a.dtype}[${a.shape.join(',')}]` : a.name))).toEqual([
-      'predictions:f32[32768,4096]', 'targets:i64[32768]', 'out:f32[1]',
     ]);
     const relu = await importProblem(kb('level1/19_ReLU.py'), o);
     expect(relu.shapesFrom).toBe('meta');

@@ -6,12 +6,12 @@
 // calls), one that shrinks the problem, sizes set from a task, and the core's refusals.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { candidateScript, measureCandidate, type CandidateOutcome } from '../main/engine/pytorch/candidate.js';
 import { GUARANTEE_LEVELS } from '../main/engine/base/types.js';
-import { describePythonResult, evalPythonCandidate, PythonCandidateError } from '../main/core/pytorch.js';
+import { describePythonResult, evalPythonCandidate, PythonCandidateError, type PythonEvalResult } from '../main/core/pytorch.js';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
@@ -153,19 +153,52 @@ class ModelNew(nn.Module):
 describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASON})`, () => {
   let dir = '';
   const results: Record<string, CandidateOutcome> = {};
+  let core: PythonEvalResult | undefined;
+  const prevPython = process.env.KERNELDUEL_PYTHON;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kd-pycand-'));
     writeFileSync(join(dir, 'problem.py'), PROBLEM);
+    // A PyTorch task for the core's evaluation (run beside the runner's cases, in parallel).
+    const taskDir = join(dir, 'task');
+    mkdirSync(taskDir);
+    writeFileSync(join(taskDir, 'model.py'), PROBLEM);
+    // A CUDA baseline is not needed to judge a Python candidate, but a task names its entry point.
+    writeFileSync(join(taskDir, 'kernel.cu'), 'void model_forward(const float* x, const float* lin_weight, const float* lin_bias, float* out) {}\n');
+    writeFileSync(join(taskDir, 'task.yaml'), [
+      'name: py-task', 'entry: model_forward', 'reference: {pytorch: model.py}', 'files: {baseline: kernel.cu}', 'args:',
+      '  - {name: x, kind: buffer, dtype: f32, shape: [batch, 32], role: in}',
+      '  - {name: lin_weight, kind: buffer, dtype: f32, shape: [32, 32], role: in}',
+      '  - {name: lin_bias, kind: buffer, dtype: f32, shape: [32], role: in}',
+      '  - {name: out, kind: buffer, dtype: f32, shape: [batch, 32], role: out}',
+      'sizes:', '  - {batch: 5}', '',
+    ].join('\n'));
+    writeFileSync(join(taskDir, 'candidate.py'), CANDIDATES.good);
+    process.env.KERNELDUEL_PYTHON = PY;
     const fast = ['--min-samples', '5', '--max-samples', '40', '--min-time-s', '0.05', '--max-time-s', '0.5', '--warmup', '2'];
-    await Promise.all(Object.entries(CANDIDATES).map(async ([name, code]) => {
+    const coreRun = evalPythonCandidate(loadTask(taskDir), join(taskDir, 'candidate.py'), { device: 'cpu' }).then((r) => void (core = r));
+    await Promise.all([coreRun, ...Object.entries(CANDIDATES).map(async ([name, code]) => {
       writeFileSync(join(dir, `${name}.py`), code);
       results[name] = await measureCandidate(join(dir, 'problem.py'), join(dir, `${name}.py`), {
         python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3, timingArgs: fast,
         ...(name === 'good' ? { overrides: { batch: 7 } } : {}),
       });
-    }));
+    })]);
   }, 180_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => {
+    if (prevPython === undefined) delete process.env.KERNELDUEL_PYTHON;
+    else process.env.KERNELDUEL_PYTHON = prevPython;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the core evaluates a candidate at the task\'s size and prints the guarantee level first, then the label, correctness and speedup', () => {
+    const r = core as PythonEvalResult;
+    expect(r.guarantee).toBe('python-in-process');
+    expect(r.sizes.map((s) => [s.size, s.label, s.correct])).toEqual([[{ batch: 5 }, 'pytorch-only', true]]);
+    expect(r.sizes[0].speedupEager).toBeGreaterThan(0);
+    const text = describePythonResult(r).split('\n');
+    expect(text[0]).toMatch(/^py-task: candidate\.py — guarantee level PYTHON-IN-PROCESS: the candidate's host code runs in the measuring process/);
+    expect(text.join('\n')).toMatch(/label: PYTORCH-ONLY[\s\S]*correct: yes at KernelBench's tolerance[\s\S]*vs eager/);
+  });
 
   it('a correct PyTorch rewrite: correct at both tolerances, timed with the eager baseline, labelled pytorch-only, at the task\'s size', () => {
     const r = results.good;
@@ -220,35 +253,4 @@ describe('core: Python candidates need a PyTorch-reference task and a ModelNew',
     await expect(evalPythonCandidate(task, '/nonexistent.py')).rejects.toThrow(/reference\.pytorch/);
   });
 
-  it.skipIf(!TORCH_PYTHON)('evaluates a candidate at the task\'s size and prints the guarantee level first, then the label, correctness and speedup', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kd-pytask-'));
-    try {
-      writeFileSync(join(dir, 'model.py'), PROBLEM);
-      // A CUDA baseline is not needed to judge a Python candidate, but a task names its entry point.
-      writeFileSync(join(dir, 'kernel.cu'), 'void model_forward(const float* x, const float* lin_weight, const float* lin_bias, float* out) {}\n');
-      writeFileSync(join(dir, 'task.yaml'), [
-        'name: py-task', 'entry: model_forward', 'reference: {pytorch: model.py}', 'files: {baseline: kernel.cu}', 'args:',
-        '  - {name: x, kind: buffer, dtype: f32, shape: [batch, 32], role: in}',
-        '  - {name: lin_weight, kind: buffer, dtype: f32, shape: [32, 32], role: in}',
-        '  - {name: lin_bias, kind: buffer, dtype: f32, shape: [32], role: in}',
-        '  - {name: out, kind: buffer, dtype: f32, shape: [batch, 32], role: out}',
-        'sizes:', '  - {batch: 5}', '',
-      ].join('\n'));
-      writeFileSync(join(dir, 'candidate.py'), CANDIDATES.good);
-      const prev = process.env.KERNELDUEL_PYTHON;
-      process.env.KERNELDUEL_PYTHON = TORCH_PYTHON!;
-      const r = await evalPythonCandidate(loadTask(dir), join(dir, 'candidate.py'), { device: 'cpu' }).finally(() => {
-        if (prev === undefined) delete process.env.KERNELDUEL_PYTHON;
-        else process.env.KERNELDUEL_PYTHON = prev;
-      });
-      expect(r.guarantee).toBe('python-in-process');
-      expect(r.sizes.map((s) => [s.size, s.label, s.correct])).toEqual([[{ batch: 5 }, 'pytorch-only', true]]);
-      expect(r.sizes[0].speedupEager).toBeGreaterThan(0);
-      const text = describePythonResult(r).split('\n');
-      expect(text[0]).toMatch(/^py-task: candidate\.py — guarantee level PYTHON-IN-PROCESS: the candidate's host code runs in the measuring process/);
-      expect(text.join('\n')).toMatch(/label: PYTORCH-ONLY[\s\S]*correct: yes at KernelBench's tolerance[\s\S]*vs eager/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 120_000);
 });
