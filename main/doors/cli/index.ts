@@ -30,6 +30,8 @@ import { describePlan, planEval, type EvalPlan } from '../../core/eval-plan.js';
 import { describeResult, describeSession, fmtMs } from './format.js';
 import { OptimizeProgress } from './progress.js';
 import { registerSpaceCommands } from './spaces.js';
+import { registerKernelBenchImport } from './kernelbench.js';
+import { describePythonResult, evalPythonCandidate, PythonCandidateError } from '../../core/pytorch.js';
 
 class UsageError extends Error {}
 
@@ -210,7 +212,7 @@ program
   .command('eval')
   .description('build, check and time a variant of a task (default: its baseline)')
   .argument('<task>', 'task folder or built-in task name')
-  .argument('[variant]', 'a .cu file with the entry point (default: the task\'s baseline kernel)')
+  .argument('[variant]', 'a .cu file with the entry point (default: the task\'s baseline kernel), or a .py file defining ModelNew (KernelBench style) for a PyTorch-reference task')
   .option('--duel <other>', 'also time the variant against another .cu, interleaved in one process')
   .option('--config <k=v,...>', 'tunable values (#defines; a variant file\'s own #defines are kept for the others)')
   .option('--allow-off-list', 'let --config values outside a tunable\'s list in task.yaml through (said in the output)')
@@ -218,10 +220,26 @@ program
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture (default: the GPU\'s; sm_90 when compile-only)')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--compile', 'Python candidates: also time torch.compile of the reference (its own process)')
+  .option('--device <cuda|cpu>', 'Python candidates: where to run (default: CUDA when torch has it)')
   .option('--json', 'machine-readable output')
-  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
+  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; compile?: boolean; device?: string; json?: boolean }) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
     const task = loadTask(taskDirOf(taskArg, log));
+    if (variantArg?.endsWith('.py')) {
+      if (o.duel || o.config || o.fastMath) throw new UsageError('--duel, --config and --fast-math apply to CUDA variants, not to a Python candidate');
+      if (o.device !== undefined && o.device !== 'cuda' && o.device !== 'cpu') throw new UsageError(`--device must be cuda or cpu (got ${o.device})`);
+      try {
+        const r = await evalPythonCandidate(task, variantArg, { device: o.device as 'cuda' | 'cpu' | undefined, compile: o.compile, onStage: (s) => !o.json && log(`  ${s}…`) });
+        out(!!o.json, r, () => describePythonResult(r));
+        if (r.sizes.some((s) => s.failure || s.correct !== true)) process.exitCode = 1;
+      } catch (e) {
+        if (e instanceof PythonCandidateError) throw new UsageError(e.message);
+        throw e;
+      }
+      return;
+    }
+    if (o.compile || o.device) throw new UsageError('--compile and --device apply to Python candidates (a .py variant)');
     const readSrc = (p: string): { path: string; source: string } => {
       try {
         return { path: p, source: readFileSync(resolve(p), 'utf8') };
@@ -448,6 +466,8 @@ program
     session.close();
     out(!!o.json, r, () => `wrote ${r.path}: ${r.rows} answers in ${r.groups} prompt groups (${r.measured} measured)`);
   });
+
+registerKernelBenchImport(program);
 
 /** Errors of JavaScript itself: bugs, shown with their stack. */
 const BUG_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError', 'EvalError', 'URIError', 'AggregateError']);

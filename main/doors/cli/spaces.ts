@@ -17,18 +17,19 @@ function parseBaseline(s: string): Config {
   return c;
 }
 
-export function registerSpaceCommands(program: Command): void {
-  program
-    .command('import')
-    .description('turn another tuner\'s recorded results into a KernelDuel recorded space (REPLAY only: it has no kernel source)')
-    .addArgument(program.createArgument('<format>', 'kernel-tuner: a Kernel Tuner cache (.json or .json.gz; a T4 file is recognised too); t4: a T4 results file').choices([...IMPORT_FORMATS]))
+function importFormat(importCmd: Command, format: ImportFormat): void {
+  importCmd
+    .command(format)
+    .description(format === 'kernel-tuner'
+      ? 'a Kernel Tuner cache (.json or .json.gz) as a KernelDuel recorded space (REPLAY only: it has no kernel source)'
+      : 'a T4 results file as a KernelDuel recorded space (REPLAY only: it has no kernel source)')
     .argument('<file>', 'the file to import')
     .option('--name <name>', 'the space\'s name, which is its task name (default: from the file name)')
     .option('--baseline <k=v,...>', 'the configuration a run starts from (default: the first recorded one that did not fail)')
     .option('--gpu-name <name>', 'the GPU a T4 file was measured on (T4 does not say)')
     .option('-o, --out <space.json>', 'where to write the space (default: $KERNELDUEL_HOME/spaces/<gpu>/<name>.json, where the workbench looks)')
     .option('--json', 'machine-readable output')
-    .action((format: ImportFormat, file: string, o: { name?: string; baseline?: string; gpuName?: string; out?: string; json?: boolean }) => {
+    .action((file: string, o: { name?: string; baseline?: string; gpuName?: string; out?: string; json?: boolean }) => {
       const command = ['kernelduel import', format, file, ...(o.name ? ['--name', o.name] : []), ...(o.baseline ? ['--baseline', o.baseline] : [])].join(' ');
       const r = importSpaceFile(resolve(file), { format, name: o.name, gpuName: o.gpuName, command, ...(o.baseline ? { baseline: parseBaseline(o.baseline) } : {}) });
       const s = r.space;
@@ -49,6 +50,12 @@ export function registerSpaceCommands(program: Command): void {
         ].join('\n') + '\n',
       );
     });
+}
+
+export function registerSpaceCommands(program: Command): void {
+  // `import` is shared with other importers (kernelbench): each format is a subcommand of it.
+  const importCmd = program.commands.find((c) => c.name() === 'import') ?? program.command('import').description('bring tasks or recorded results from other tools into KernelDuel');
+  for (const fmt of IMPORT_FORMATS) importFormat(importCmd, fmt);
 
   program
     .command('export-space')
