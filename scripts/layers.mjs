@@ -18,14 +18,14 @@ export const LAYERS = [
   { name: 'engine/task', path: 'main/engine/task', rank: 2, allow: ENGINE_BELOW('base'), note: 'task folders: task.yaml, the search space, configurations' },
   { name: 'engine/source', path: 'main/engine/source', rank: 3, allow: ENGINE_BELOW('task', 'base'), note: 'kernel source as text: scanning, the entry point, screening untrusted code, transforms' },
   { name: 'engine/build', path: 'main/engine/build', rank: 4, allow: ENGINE_BELOW('source', 'task', 'platform', 'base'), note: 'nvcc builds: the shim, the build cache, ptxas resources' },
+  { name: 'engine/pytorch', path: 'main/engine/pytorch', rank: 4, allow: ENGINE_BELOW('task', 'platform', 'base'), note: 'PyTorch-reference tasks and Python candidates: the trusted Python scripts\' protocols and their clients (reference outputs, the sandboxed candidate runner)' },
   { name: 'engine/measure', path: 'main/engine/measure', rank: 5, allow: ENGINE_BELOW('build', 'source', 'task', 'platform', 'base'), note: 'capture, executor, judge; the evaluator, statistics, verdicts, recorded spaces' },
   { name: 'engine/session', path: 'main/engine/session', rank: 6, allow: ENGINE_BELOW('measure', 'platform', 'base'), note: 'the journal, session events, the session store and listing' },
   { name: 'engine/llm', path: 'main/engine/llm', rank: 7, allow: ENGINE_BELOW('session', 'measure', 'source', 'task', 'base'), note: 'the language model: provider, prompts, answers, exemplars, dataset' },
   { name: 'engine/search', path: 'main/engine/search', rank: 8, allow: ENGINE_BELOW('llm', 'session', 'measure', 'build', 'source', 'task', 'platform', 'base'), note: 'the loop and the strategies: contrastive, preference model, features, LLM policy' },
   { name: 'engine/export', path: 'main/engine/export', rank: 9, allow: ENGINE_BELOW('session', 'measure', 'task', 'base'), note: 'a variant as a .cu file with its provenance, and reading one back' },
-  // Recorded spaces to and from other tools' formats (Kernel Tuner caches, T4 files): the folder
-  // arrives with issue 18 (main/interop/ there; it belongs here, as main/engine/interop/).
-  { name: 'engine/interop', path: 'main/engine/interop', rank: 9, allow: ENGINE_BELOW('measure', 'task', 'platform', 'base'), note: 'recorded spaces to and from other tools\' formats' },
+  // Recorded spaces to and from other tools' formats (Kernel Tuner caches, T4 files).
+  { name: 'engine/interop', path: 'main/engine/interop', rank: 9, allow: ENGINE_BELOW('measure', 'pytorch', 'source', 'task', 'platform', 'base'), note: 'recorded spaces to and from other tools\' formats; KernelBench problems as PyTorch-reference tasks' },
   {
     name: 'contract', path: 'main/contract', rank: 10, allow: ENGINE_BELOW('base', 'llm'),
     // What the renderer may see of the engine: plain data types and the LLM settings' schema (zod only).
@@ -34,7 +34,7 @@ export const LAYERS = [
   },
   {
     name: 'core', path: 'main/core', rank: 11,
-    allow: ['contract', ...ENGINE_BELOW('export', 'interop', 'search', 'llm', 'session', 'measure', 'build', 'source', 'task', 'platform', 'base')],
+    allow: ['contract', ...ENGINE_BELOW('export', 'interop', 'search', 'llm', 'session', 'measure', 'pytorch', 'build', 'source', 'task', 'platform', 'base')],
     note: 'the one core behind every front door: GPU choice, evaluators, the run lifecycle, the API handlers, the pages\' security policy',
   },
   { name: 'doors/electron', path: 'main/doors/electron', rank: 12, allow: ['core', 'contract'], note: 'the desktop app: one window, IPC' },
@@ -45,7 +45,7 @@ export const LAYERS = [
     // model go through the core (only their types are seen here).
     allow: ['doors/web', 'core', 'contract', ...ENGINE_BELOW('export', 'interop', 'llm', 'session', 'task', 'base')],
     only: { 'engine/llm': ['main/engine/llm/settings.ts'] },
-    typesFrom: ENGINE_BELOW('search', 'measure'),
+    typesFrom: ENGINE_BELOW('search', 'measure', 'pytorch'),
     note: 'the command line (its serve command opens the web door)',
   },
   { name: 'preload', path: 'preload', rank: 14, allow: ['contract'], only: { contract: ['main/contract/methods.ts'] }, note: 'the sandboxed bridge: four functions' },

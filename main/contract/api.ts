@@ -5,6 +5,10 @@
 import { z } from 'zod';
 import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
+// Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
+// harness) or `python-in-process` (a Python ModelNew candidate; docs/PYTHON-CANDIDATES.md), and a
+// Python candidate's label says whose kernels did the work.
+export { GUARANTEE_LEVELS, CANDIDATE_LABELS, type GuaranteeLevel, type CandidateLabel } from '../engine/base/types.js';
 import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
@@ -128,6 +132,9 @@ export interface TaskSummary {
   tunables: Record<string, number[]>;
   /** Recorded spaces of this task (for replay runs), absolute paths. */
   recordings: string[];
+  /** Set for a recorded space without kernel source (imported from another tuner): it can only be
+   * replayed; says where it came from. */
+  replayOnly?: string;
   /** Why the task does not load (the others fields are then partial). */
   error?: string;
   issues?: ManifestIssueDTO[];

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BaselineCurvesDTO } from '../contract/api.js';
-import { loadTask } from '../engine/task/manifest.js';
+import { resolveTaskOrSpace } from '../engine/measure/space-task.js';
 import { loadSpace } from '../engine/measure/replay.js';
 import { median } from '../engine/measure/stats.js';
 import { replayStrategy, type StrategyName } from '../engine/search/strategies.js';
@@ -48,7 +48,7 @@ export class BaselineCurves {
   }
 
   private async replay(recording: string, evaluations: number, info: ReplaySessionInfo): Promise<BaselineCurvesDTO> {
-    const task = loadTask(info.taskDir);
+    const task = resolveTaskOrSpace(info.taskDir);
     const rec = loadSpace(recording);
     const names: StrategyName[] = (['random', 'anneal', 'genetic'] as const).filter((n) => n !== info.strategy);
     const curves: BaselineCurvesDTO['curves'] = [];

@@ -9,6 +9,7 @@ import type { ApiEvent, ExportFile } from '../contract/api.js';
 import { defaultConfig } from '../engine/task/space.js';
 import { sessionsRoot } from '../engine/session/store.js';
 import { exportVariant } from '../engine/export/cu.js';
+import { isSpaceTask } from '../engine/measure/space-task.js';
 import type { Handlers } from './dispatch.js';
 import { CoreError, errMsg } from './errors.js';
 import { EventHub } from './events.js';
@@ -82,12 +83,12 @@ export class ApiService {
       'tasks.readFile': (p) => this.tasks.readFile(p.taskId, p.file),
       'tasks.saveFile': (p) => this.tasks.saveFile(p.taskId, p.file, p.text),
       'eval.build': async (p) => {
-        const task = this.tasks.load(p.taskId);
+        const task = this.tasks.loadWithSource(p.taskId);
         const ev = await makeEvaluator(task, { gpu: null, env: this.env });
         return buildOutcome(await ev.build({ source: p.source, ...withDefaults(defaultConfig(task), p) }));
       },
       'eval.run': async (p) => {
-        const task = this.tasks.load(p.taskId);
+        const task = this.tasks.loadWithSource(p.taskId);
         const gpu = await pickGpu({ index: p.gpu ?? null }, { env: this.env });
         const ev = await makeEvaluator(task, { gpu, env: this.env });
         const result = await ev.evaluate({ source: p.source, ...withDefaults(defaultConfig(task), p) });
@@ -96,8 +97,9 @@ export class ApiService {
       'runs.list': () => this.runs.list(),
       'runs.start': (p) => {
         const task = this.tasks.load(p.task);
+        if (isSpaceTask(task) && p.recording === undefined) throw new CoreError('failed', `${task.manifest.name} is a recorded space without kernel source: it can only be replayed (choose its REPLAY recording)`);
         return this.runs.start({
-          task, strategy: p.strategy, budget: p.budget, gpu: p.gpu, ...(p.gpus !== undefined ? { gpus: p.gpus } : {}), ...(p.simulateGpus !== undefined ? { simulateGpus: p.simulateGpus } : {}), seed: p.seed, recording: p.recording, recordings: this.tasks.recordingsFor(task.manifest.name),
+          task, strategy: p.strategy, budget: p.budget, gpu: p.gpu, ...(p.gpus !== undefined ? { gpus: p.gpus } : {}), ...(p.simulateGpus !== undefined ? { simulateGpus: p.simulateGpus } : {}), seed: p.seed, recording: p.recording, recordings: this.tasks.recordingsOf(task),
           llm: { settings: this.llm.settings(), apiKey: this.llm.apiKey() },
         });
       },
@@ -145,7 +147,7 @@ export class ApiService {
       'llm.saveSettings': (p) => this.llm.save(p),
       'llm.testConnection': (p) => this.llm.testConnection(p),
       'llm.previewPrompt': (p) => {
-        const task = this.tasks.load(p.taskId);
+        const task = this.tasks.loadWithSource(p.taskId);
         if (!p.sessionId) return this.llm.previewPrompt(task, null);
         return this.sessions.withSession(p.sessionId, (s) => this.llm.previewPrompt(task, s));
       },

@@ -1,6 +1,7 @@
 // The tasks the workbench offers: the built-in ones (resources/tasks/) and folders the user opened
 // (remembered in $KERNELDUEL_HOME/opened-tasks.json), each under an id this registry issued. Reads
-// and writes only a task's own files, and never a built-in task's.
+// and writes only a task's own files, and never a built-in task's. Recorded spaces without kernel
+// source (imported from another tuner) are listed too, as REPLAY-only tasks (space-tasks.ts).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,9 @@ import { builtinTaskNames } from '../engine/task/resolve.js';
 import { findManifest, loadTask, parseManifest, TaskError, type Task } from '../engine/task/manifest.js';
 import { defaultConfig, enumerateSpace } from '../engine/task/space.js';
 import { entrySignature } from '../engine/source/entry.js';
+import { isSpaceTask } from '../engine/measure/space-task.js';
 import { CoreError, errMsg } from './errors.js';
+import { SpaceTasks, spaceTaskDetail, spaceTaskSummary } from './space-tasks.js';
 
 export type TaskFileKind = 'kernel' | 'reference' | 'manifest';
 
@@ -38,9 +41,14 @@ function issuesOf(e: unknown): ManifestIssueDTO[] | undefined {
 
 const issueDTOs = (issues: Array<{ field: string; message: string; line?: number }>): ManifestIssueDTO[] => issues.map((i) => ({ field: i.field, message: i.message, line: i.line }));
 
+/** Where recorded spaces are: bench/spaces in the checkout and $KERNELDUEL_HOME/spaces. */
+function recordingRoots(env: NodeJS.ProcessEnv): string[] {
+  return [path.join(path.dirname(resourcesDir()), 'bench', 'spaces'), path.join(kernelduelHome(env), 'spaces')];
+}
+
 /** Recorded spaces for a task: bench/spaces/<gpu>/<task>.json in the checkout and $KERNELDUEL_HOME/spaces. */
 export function recordingsFor(taskName: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const roots = [path.join(path.dirname(resourcesDir()), 'bench', 'spaces'), path.join(kernelduelHome(env), 'spaces')];
+  const roots = recordingRoots(env);
   const out: string[] = [];
   for (const r of roots) {
     let gpus: fs.Dirent[];
@@ -59,8 +67,11 @@ export function recordingsFor(taskName: string, env: NodeJS.ProcessEnv = process
 
 export class TaskRegistry {
   private readonly opened = new Map<string, string>();
+  /** Recorded spaces without kernel source, listed as REPLAY-only tasks. */
+  private readonly spaceTasks: SpaceTasks;
 
   constructor(private readonly env: NodeJS.ProcessEnv) {
+    this.spaceTasks = new SpaceTasks(() => recordingRoots(this.env));
     for (const dir of this.readOpened()) this.opened.set(folderTaskId(dir), dir);
   }
 
@@ -88,6 +99,7 @@ export class TaskRegistry {
 
   /** The folder of a task id; throws not_found for ids this registry never issued. */
   dirOf(taskId: string): { dir: string; builtin: boolean } {
+    if (taskId.startsWith('space:')) throw new CoreError('forbidden', `${taskId} is a recorded space without kernel source: it has no task files to read or edit, only a recording to replay`);
     if (taskId.startsWith('folder:')) {
       const dir = this.opened.get(taskId);
       if (!dir) throw new CoreError('not_found', `no opened task ${taskId}: open its folder first`);
@@ -98,20 +110,43 @@ export class TaskRegistry {
   }
 
   load(taskId: string): Task {
+    if (taskId.startsWith('space:')) {
+      const e = this.spaceTasks.get(taskId);
+      if (!e) throw new CoreError('not_found', `no recorded space ${taskId} (import one with: kernelduel import kernel-tuner <cache.json>)`);
+      return e.task;
+    }
     return loadTask(this.dirOf(taskId).dir);
+  }
+
+  /** A task with kernel source, for what builds or asks a model; a recorded space's own task is refused. */
+  loadWithSource(taskId: string): Task {
+    const t = this.load(taskId);
+    if (isSpaceTask(t)) throw new CoreError('failed', `${t.manifest.name} is a recorded space without kernel source: it can only be replayed (choose its REPLAY recording)`);
+    return t;
   }
 
   recordingsFor(taskName: string): string[] {
     return recordingsFor(taskName, this.env);
   }
 
+  /** The recordings a run of this task may replay: a recorded space's own file, else the task's recordings. */
+  recordingsOf(task: Task): string[] {
+    return isSpaceTask(task) ? [task.dir] : this.recordingsFor(task.manifest.name);
+  }
+
   list(): TaskSummary[] {
     const out: TaskSummary[] = builtinTaskNames().map((n) => this.summary(n, path.join(builtinTasksDir(), n), true));
     for (const [id, dir] of this.opened) out.push(this.summary(id, dir, false));
+    for (const e of this.spaceTasks.list()) out.push(spaceTaskSummary(e));
     return out;
   }
 
   get(taskId: string): TaskDetail {
+    if (taskId.startsWith('space:')) {
+      const e = this.spaceTasks.get(taskId);
+      if (!e) throw new CoreError('not_found', `no recorded space ${taskId}`);
+      return spaceTaskDetail(e);
+    }
     const { dir, builtin } = this.dirOf(taskId);
     return this.detail(taskId, dir, builtin);
   }

@@ -5,7 +5,8 @@
 import { resolveTask } from '../../engine/task/resolve.js';
 import type { Task } from '../../engine/task/manifest.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
-import { ReplayMeasurer } from '../../engine/measure/replay.js';
+import { loadSpace, ReplayMeasurer, recordedArch } from '../../engine/measure/replay.js';
+import { isSourceFree, originLabel, replayTask, resolveTaskOrSpace } from '../../engine/measure/space-task.js';
 import type { Evaluator } from '../../engine/measure/evaluate.js';
 import { pickGpu, pickGpus, type GpuPoolChoice } from '../gpus.js';
 import { evaluatorLane, type Lane } from '../../engine/measure/lane.js';
@@ -90,11 +91,13 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   const root = o.sessionsRoot ?? sessionsRoot();
   let session: Session | undefined;
   let task: Task;
+  // A replayed space without kernel source is its own task (engine/measure/space-task.ts).
+  const recorded = o.backend.kind === 'replay' ? loadSpace(o.backend.recording) : null;
   if (o.resume) {
     session = openSession(root, o.resume);
-    task = resolveTask(session.meta.task.dir);
+    task = resolveTaskOrSpace(session.meta.task.dir);
     if (task.hash !== session.meta.task.manifestHash) warnings.push(`task ${task.manifest.name} changed since session ${session.meta.id} started`);
-  } else task = resolveTask(o.task);
+  } else task = recorded && o.backend.kind === 'replay' ? replayTask(o.task, o.backend.recording, recorded) : resolveTask(o.task);
   const llmPolicy = isLlmStrategyName(o.strategy);
   if (llmPolicy && o.backend.kind === 'replay') {
     throw new Error(`the ${o.strategy} policy writes new code, which a recorded space cannot answer: run it on a GPU, or compile-only without one`);
@@ -114,11 +117,11 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   let lanes: Lane[] | undefined;
   let poolGpus: Array<{ index: number; uuid: string; name: string }> | undefined;
   if (o.backend.kind === 'replay') {
-    const r = new ReplayMeasurer(task, o.backend.recording, { seed: o.backend.seed ?? o.seed });
+    const r = new ReplayMeasurer(task, recorded ?? o.backend.recording, { seed: o.backend.seed ?? o.seed, path: o.backend.recording });
     if (!r.taskHashMatches) warnings.push(`the recording ${r.recording} was made from different contents of task ${task.manifest.name}`);
     measurer = r;
-    label = `REPLAY of ${r.recording} (${r.space.measured}, ${r.space.gpu.name}, ${r.space.date})`;
-    gpuMeta = { name: `REPLAY ${r.space.gpu.name}`, uuid: r.space.gpu.uuid, arch: `sm_${r.space.gpu.computeCapability.replace('.', '')}` };
+    label = `REPLAY of ${r.recording} (${r.space.measured}, ${r.space.gpu.name}, ${r.space.date}${isSourceFree(r.space) ? `; ${originLabel(r.space)}; tunables only, no kernel source` : ''})`;
+    gpuMeta = { name: `REPLAY ${r.space.gpu.name}`, uuid: r.space.gpu.uuid, arch: recordedArch(r.space) };
     if (o.backend.simulateGpus) {
       lanes = simulatedGpuLanes(r, o.backend.simulateGpus);
       label += ` on ${lanes.length} SIMULATED GPUs`;

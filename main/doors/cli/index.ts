@@ -30,6 +30,9 @@ import { startRun, type OptimisationMessage } from '../../core/run/worker.js';
 import { describePlan, planEval, type EvalPlan } from '../../core/eval-plan.js';
 import { describeResult, describeSession, fmtMs } from './format.js';
 import { OptimizeProgress } from './progress.js';
+import { registerSpaceCommands } from './spaces.js';
+import { registerKernelBenchImport } from './kernelbench.js';
+import { describePythonResult, evalPythonCandidate, PythonCandidateError } from '../../core/pytorch.js';
 
 class UsageError extends Error {}
 
@@ -87,6 +90,14 @@ function parseConfig(s: string | undefined): Config {
 }
 
 /** The folder a task argument names (a note when a folder here shadows a built-in task's name). */
+function chooseTaskDirOrNull(arg: string): string | null {
+  try {
+    return chooseTaskDir(arg).dir;
+  } catch {
+    return null;
+  }
+}
+
 function taskDirOf(arg: string, log: (s: string) => void): string {
   const c = chooseTaskDir(arg);
   if (c.note) log(`note: ${c.note}`);
@@ -160,7 +171,8 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
   }
   if (taskArg === undefined) throw new UsageError('optimize needs a task (a built-in name or a task folder), or --resume <session>');
   const pool = poolBackendOptions(o);
-  taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
+  // A replayed space without kernel source is its own task: its name is no folder (core/run/prepare.ts checks it).
+  if (!o.replay || chooseTaskDirOrNull(taskArg)) taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
   const llm = llmSettingsFromFlags(o);
   if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
   // A new session on a task whose restrictions exclude every configuration fails before it starts.
@@ -233,7 +245,7 @@ program
   .command('eval')
   .description('build, check and time a variant of a task (default: its baseline)')
   .argument('<task>', 'task folder or built-in task name')
-  .argument('[variant]', 'a .cu file with the entry point (default: the task\'s baseline kernel)')
+  .argument('[variant]', 'a .cu file with the entry point (default: the task\'s baseline kernel), or a .py file defining ModelNew (KernelBench style) for a PyTorch-reference task')
   .option('--duel <other>', 'also time the variant against another .cu, interleaved in one process')
   .option('--config <k=v,...>', 'tunable values (#defines; a variant file\'s own #defines are kept for the others)')
   .option('--allow-off-list', 'let --config values outside a tunable\'s list in task.yaml through (said in the output)')
@@ -241,10 +253,26 @@ program
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture (default: the GPU\'s; sm_90 when compile-only)')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--compile', 'Python candidates: also time torch.compile of the reference (its own process)')
+  .option('--device <cuda|cpu>', 'Python candidates: where to run (default: CUDA when torch has it)')
   .option('--json', 'machine-readable output')
-  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; json?: boolean }) => {
+  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; compile?: boolean; device?: string; json?: boolean }) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
     const task = loadTask(taskDirOf(taskArg, log));
+    if (variantArg?.endsWith('.py')) {
+      if (o.duel || o.config || o.fastMath) throw new UsageError('--duel, --config and --fast-math apply to CUDA variants, not to a Python candidate');
+      if (o.device !== undefined && o.device !== 'cuda' && o.device !== 'cpu') throw new UsageError(`--device must be cuda or cpu (got ${o.device})`);
+      try {
+        const r = await evalPythonCandidate(task, variantArg, { device: o.device as 'cuda' | 'cpu' | undefined, compile: o.compile, onStage: (s) => !o.json && log(`  ${s}…`) });
+        out(!!o.json, r, () => describePythonResult(r));
+        if (r.sizes.some((s) => s.failure || s.correct !== true)) process.exitCode = 1;
+      } catch (e) {
+        if (e instanceof PythonCandidateError) throw new UsageError(e.message);
+        throw e;
+      }
+      return;
+    }
+    if (o.compile || o.device) throw new UsageError('--compile and --device apply to Python candidates (a .py variant)');
     const readSrc = (p: string): { path: string; source: string } => {
       try {
         return { path: p, source: readFileSync(resolve(p), 'utf8') };
@@ -494,8 +522,12 @@ program
     out(!!o.json, r, () => `wrote ${r.path}: ${r.rows} answers in ${r.groups} prompt groups (${r.measured} measured)`);
   });
 
+registerKernelBenchImport(program);
+
 /** Errors of JavaScript itself: bugs, shown with their stack. */
 const BUG_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError', 'EvalError', 'URIError', 'AggregateError']);
+
+registerSpaceCommands(program);
 
 /** Errors meant for the user (bad input, a damaged session, a full disk, a GPU that is not here): their
  * message says what is wrong and what to do, so no stack trace. JavaScript's own errors (TypeError...)

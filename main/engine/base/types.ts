@@ -228,3 +228,50 @@ export interface ConnectionReport {
   latencyMs: number;
   error?: { kind: string; message: string; status?: number };
 }
+
+// ------------------------------------------------------------------ Python (ModelNew) candidates
+
+/**
+ * How much of the measurement-truth design (docs/ISOLATION.md) stands behind a result. `isolated`:
+ * the CUDA harness (capture / executor / judge: no untrusted host code where numbers are made).
+ * `python-in-process`: a KernelBench-style Python candidate run by resources/python/kd_candidate.py,
+ * whose host code runs in the measuring process (docs/PYTHON-CANDIDATES.md). Never rank the two side
+ * by side without the label.
+ */
+export type GuaranteeLevel = 'isolated' | 'python-in-process';
+
+/** What held and what did not, per level (kd_candidate.py's GUARANTEE carries the same lists; a test keeps them equal). */
+export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: readonly string[]; doesNotHold: readonly string[] }> = {
+  isolated: {
+    title: 'the CUDA harness: no untrusted host code runs where numbers are made',
+    holds: ['every guarantee of docs/ISOLATION.md'],
+    doesNotHold: ['what docs/ISOLATION.md lists under "What is not promised"'],
+  },
+  'python-in-process': {
+    title: "the candidate's host code runs in the measuring process",
+    holds: [
+      'sizes and inputs come from the problem file, drawn under fresh seeds the candidate never saw before it ran',
+      'reference outputs are computed before any candidate code is imported',
+      "every output element is checked; on CUDA the caching allocator's free memory is poisoned (NaN) before every check",
+      '1 in 8 timed calls and the last are verified against the reference',
+      'each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)',
+      'the kernels launched are recorded; a candidate whose own kernels did no work is labelled, not reported as a custom kernel',
+    ],
+    doesNotHold: [
+      "the candidate's host code runs in the measuring process: it could patch the timer, torch, the checker or the runner's memory (the CUDA harness's capture/executor/judge split does not exist here)",
+      'timed calls reuse a few input sets (fresh copies, fresh contents are not guaranteed): a cache keyed on input contents is not defeated',
+      'no system-call filter or Landlock (the CUDA harness has them); the bubblewrap sandbox only where bwrap works (each result says)',
+      'the result file is written by the process that ran candidate code',
+    ],
+  },
+};
+
+/**
+ * What a Python candidate's forward ran: `custom` (kernels compiled from its own source did some of
+ * the device work), `pytorch-only` (none of its own kernels ran and nothing failed: a PyTorch
+ * rewrite), `fallback` (an extension of its failed to build or load and what ran is its fallback
+ * path), `failed` (no outputs: import, build, construction or the forward failed), `unprofiled` (it
+ * ran, but no kernel record exists: CPU, or the profiler failed).
+ */
+export type CandidateLabel = 'custom' | 'pytorch-only' | 'fallback' | 'failed' | 'unprofiled';
+export const CANDIDATE_LABELS: readonly CandidateLabel[] = ['custom', 'pytorch-only', 'fallback', 'failed', 'unprofiled'];

@@ -155,6 +155,9 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
       throw new Error(`session ${sid} has no variant ${which} (${known})`);
     }
   }
+  if (variant.source === '') {
+    throw new Error(`variant ${variant.id} of session ${sid} has no kernel source (the session replayed a recorded space without source, e.g. one imported from Kernel Tuner): its configuration is ${JSON.stringify(variant.config)}`);
+  }
   const result = session.resultOf(variant.id);
 
   // Baseline: the first 'baseline' variant with a clean timing, at the same size index when possible.

@@ -428,6 +428,10 @@ export class Evaluator {
 
   /** Builds the trusted reference (cached like any build); a failure names the reference file. */
   async buildReference(signal?: AbortSignal): Promise<BuildResult> {
+    if (this.task.pytorch) {
+      const reason = `task ${this.task.manifest.name} has a PyTorch reference (${this.task.referencePath}): checking and timing CUDA variants against it needs the PyTorch judge, which this version does not have yet; variants can be built (compile-only)`;
+      return { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure: { kind: 'constraints', reason } };
+    }
     const b = await this.build({ source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, signal);
     if (b.ok && b.libPath) return b;
     const why = b.failure?.reason ?? 'no library was written';
@@ -506,9 +510,10 @@ export class Evaluator {
     const build = await this.build(spec, o.signal);
     if (!build.ok || !build.libPath) return { shared: false, result: { build, failure: build.failure, source: this.source } };
     if (!this.gpu) {
-      // Compile-only still builds the reference: a broken one must not pass for lack of a GPU.
-      const ref = await this.buildReference(o.signal);
-      return { shared: false, result: ref.failure ? { build, failure: ref.failure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true } };
+      // Compile-only still builds the reference: a broken one must not pass for lack of a GPU (a
+      // PyTorch reference is not built).
+      const refFailure = this.task.pytorch ? undefined : (await this.buildReference(o.signal)).failure;
+      return { shared: false, result: refFailure ? { build, failure: refFailure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true } };
     }
     let judge: Judge;
     let probe: ProbeInfo;

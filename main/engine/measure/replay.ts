@@ -50,6 +50,9 @@ export const SpaceEntrySchema = z
     relNoise: z.number().nonnegative(),
     resources: z.array(ResourcesSchema),
     failure: FailureSchema.nullable(),
+    /** Fields the recording tool kept for this configuration besides its timing (Kernel Tuner's
+     * compile_time, GFLOP/s, timestamp, …): carried unchanged so an export can give them back. */
+    extra: z.record(z.string(), z.union([z.number(), z.string()])).optional(),
   })
   .refine((e) => (e.failure === null) === (e.medianMs !== null), { message: 'an entry has either a medianMs or a failure, not both' })
   .refine((e) => e.failure !== null || e.samplesMs.length > 0, { message: 'a timed entry needs its samples' });
@@ -68,6 +71,29 @@ export const RecordedSpaceSchema = z.object({
   timedSize: z.number().int().nonnegative(),
   /** Provenance the fields above cannot carry (e.g. a recording resumed on another GPU of the same model). */
   notes: z.array(z.string()).optional(),
+  /** The space's own tunables, in parameter order, when no KernelDuel task describes it (a space
+   * imported from another tuner, without kernel source): such a space is a task of its own, for
+   * REPLAY only (eval/space-task.ts). */
+  tunables: z.record(z.string(), z.array(z.number()).min(1)).optional(),
+  /** With `tunables`: the configuration a run evaluates first, as its baseline. */
+  baseline: z.record(z.string(), z.number()).optional(),
+  /** What `medianMs` holds: the median of the samples (KernelDuel's recordings; the default), or
+   * Kernel Tuner's objective `time` (the mean of its samples), kept as recorded so that figures
+   * on an imported space match Kernel Tuner's own. */
+  objective: z.enum(['median', 'kernel-tuner-time']).optional(),
+  /** Where an imported space came from (main/engine/interop). */
+  origin: z
+    .object({
+      tool: z.string(),
+      format: z.string(),
+      file: z.string(),
+      sha256: z.string(),
+      importedAt: z.string(),
+      kernel: z.string().optional(),
+      problemSize: z.union([z.array(z.number()), z.number(), z.string()]).optional(),
+      objective: z.string().optional(),
+    })
+    .optional(),
   entries: z.array(SpaceEntrySchema).min(1),
 });
 
@@ -85,6 +111,27 @@ export function variantKey(v: { config: Config; flags?: BuildFlags; transforms?:
   return `${configKey(v.config)}|${flagsKey(v.flags)}|${[...(v.transforms ?? [])].sort().join(';')}`;
 }
 
+/** The nvcc target a recording's GPU had ('unknown' when the recording tool did not say, e.g. Kernel Tuner). */
+export function recordedArch(space: Pick<RecordedSpace, 'gpu'>): string {
+  const cc = space.gpu.computeCapability;
+  return /^\d+\.\d+$/.test(cc) ? `sm_${cc.replace('.', '')}` : 'unknown';
+}
+
+/** Spaces this process has validated already (a replay of a large space need not validate it again per seed). */
+const validated = new WeakSet<RecordedSpace>();
+
+/** Validates a recording given as data; errors name the field (and `what`, the file or label). */
+export function parseSpace(json: unknown, what: string): RecordedSpace {
+  if (validated.has(json as RecordedSpace)) return json as RecordedSpace;
+  const p = RecordedSpaceSchema.safeParse(json);
+  if (!p.success) {
+    const i = p.error.issues[0];
+    throw new Error(`${what} is not a ${SPACE_FORMAT} recording (${i.path.join('.') || '(root)'}: ${i.message})`);
+  }
+  validated.add(p.data);
+  return p.data;
+}
+
 /** Reads and validates a recording; errors name the file and the field. */
 export function loadSpace(path: string): RecordedSpace {
   let json: unknown;
@@ -93,12 +140,7 @@ export function loadSpace(path: string): RecordedSpace {
   } catch (e) {
     throw new Error(`cannot read the recorded space ${path}: ${(e as Error).message}`, { cause: e });
   }
-  const p = RecordedSpaceSchema.safeParse(json);
-  if (!p.success) {
-    const i = p.error.issues[0];
-    throw new Error(`${path} is not a ${SPACE_FORMAT} recording (${i.path.join('.') || '(root)'}: ${i.message})`);
-  }
-  return p.data;
+  return parseSpace(json, path);
 }
 
 export interface ReplayOptions {
@@ -106,6 +148,8 @@ export interface ReplayOptions {
   seed?: number;
   /** Pairs per duel (default: the larger sample count, 10..60). */
   duelPairs?: number;
+  /** The file a space given as data was read from (labels every answer; default "(in memory)"). */
+  path?: string;
 }
 
 /** Answers evaluations and duels from a recorded space. Satisfies `Measurer`. */
@@ -125,8 +169,8 @@ export class ReplayMeasurer implements Measurer {
 
   constructor(task: Task, space: RecordedSpace | string, opts: ReplayOptions = {}) {
     this.task = task;
-    this.recording = typeof space === 'string' ? resolve(space) : '(in memory)';
-    this.space = typeof space === 'string' ? loadSpace(space) : RecordedSpaceSchema.parse(space);
+    this.recording = typeof space === 'string' ? resolve(space) : opts.path ? resolve(opts.path) : '(in memory)';
+    this.space = typeof space === 'string' ? loadSpace(space) : parseSpace(space, this.recording);
     if (this.space.task !== task.manifest.name) throw new Error(`recording ${this.recording} is for task ${this.space.task}, not ${task.manifest.name}`);
     this.taskHashMatches = this.space.taskHash === task.hash;
     for (const e of this.space.entries) this.byKey.set(variantKey(e), e);
@@ -162,7 +206,7 @@ export class ReplayMeasurer implements Measurer {
     const failedBuild = e?.failure && (e.failure.kind === 'compile' || (e.failure.kind === 'timeout' && e.samplesMs.length === 0 && e.resources.length === 0));
     return {
       ok: !!e && !failedBuild,
-      arch: `sm_${this.space.gpu.computeCapability.replace('.', '')}`,
+      arch: recordedArch(this.space),
       command: ['replay', this.recording],
       resources: (e?.resources ?? []) as KernelResources[],
       log: '',

@@ -13,6 +13,10 @@ export interface FeatureOptions {
   resources?: boolean;
   /** Static code features of the decoded source. */
   code?: boolean;
+  /** For every pair of tunables with several values: log2 of their product and of their ratio,
+   * scaled to [0, 1] (threads per block, work per thread, tile areas and shapes are products and
+   * ratios of launch parameters; a tree splits on them directly). Values of 0 count as 1. */
+  logPairs?: boolean;
 }
 
 const isPow2 = (v: number): boolean => v > 0 && Number.isInteger(Math.log2(v));
@@ -42,11 +46,14 @@ export function resourceFeatures(res: readonly KernelResources[] | undefined): n
 
 export class FeatureEncoder {
   readonly names: string[] = [];
+  /** The dimensions of the action space each feature depends on (in `names` order). */
+  readonly dimsOf: number[][] = [];
   private readonly scale: Array<((v: number) => number) | null>;
   private readonly offsets: number[] = [];
   private readonly codeNames: string[];
   private readonly cache = new Map<string, Float64Array>();
   private readonly baseCode: Record<string, number>;
+  private readonly logPairs: Array<{ i: number; j: number; li: number[]; lj: number[]; sum: [number, number]; diff: [number, number] }> = [];
 
   constructor(
     readonly space: ActionSpace,
@@ -63,23 +70,54 @@ export class FeatureEncoder {
     });
     space.dims.forEach((d, i) => {
       this.offsets.push(this.names.length);
-      if (this.scale[i]) this.names.push(`${d.name}:scaled`);
+      if (this.scale[i]) this.push(`${d.name}:scaled`, [i]);
       d.values.forEach((v, j) => {
         if (d.kind !== 'tunable' && j === 0) return; // "not applied" is the reference level
         if (d.kind === 'tunable' && d.values.length <= 2 && j === 0) return;
-        this.names.push(`${d.name}=${v}`);
+        this.push(`${d.name}=${v}`, [i]);
       });
     });
     const tun = space.dims.map((d, i) => (this.scale[i] ? i : -1)).filter((i) => i >= 0);
-    if (o.crosses) for (let a = 0; a < tun.length; a++) for (let b = a + 1; b < tun.length; b++) this.names.push(`${space.dims[tun[a]].name}*${space.dims[tun[b]].name}`);
-    if (o.resources) this.names.push('registers', 'smem', 'spills', 'stack');
+    if (o.crosses) for (let a = 0; a < tun.length; a++) for (let b = a + 1; b < tun.length; b++) this.push(`${space.dims[tun[a]].name}*${space.dims[tun[b]].name}`, [tun[a], tun[b]]);
+    // log2 of products and ratios of pairs of multi-valued tunables, each scaled by its range over the product of the two value lists.
+    const multi = space.dims.map((d, i) => (d.kind === 'tunable' && d.values.length > 1 ? i : -1)).filter((i) => i >= 0);
+    const lg = (v: number): number => Math.log2(Math.max(1, v));
+    if (o.logPairs) {
+      for (let a = 0; a < multi.length; a++) {
+        for (let b = a + 1; b < multi.length; b++) {
+          const [i, j] = [multi[a], multi[b]];
+          const li = (space.dims[i].values as number[]).map(lg);
+          const lj = (space.dims[j].values as number[]).map(lg);
+          const range = (f: (x: number, y: number) => number): [number, number] => {
+            let lo = Infinity;
+            let hi = -Infinity;
+            for (const x of li) for (const y of lj) {
+              lo = Math.min(lo, f(x, y));
+              hi = Math.max(hi, f(x, y));
+            }
+            return [lo, hi];
+          };
+          const sum = range((x, y) => x + y);
+          const diff = range((x, y) => x - y);
+          this.logPairs.push({ i, j, li, lj, sum, diff });
+          this.push(`log(${space.dims[i].name}*${space.dims[j].name})`, [i, j]);
+          this.push(`log(${space.dims[i].name}/${space.dims[j].name})`, [i, j]);
+        }
+      }
+    }
+    if (o.resources) for (const n of ['registers', 'smem', 'spills', 'stack']) this.push(n, []);
     this.baseCode = staticCodeFeatures(space.task.baselineSource);
     this.codeNames = o.code ? Object.keys(this.baseCode) : [];
-    for (const n of this.codeNames) this.names.push(`code:${n}`);
+    for (const n of this.codeNames) this.push(`code:${n}`, []);
   }
 
   get length(): number {
     return this.names.length;
+  }
+
+  private push(name: string, dims: number[]): void {
+    this.names.push(name);
+    this.dimsOf.push(dims);
   }
 
   encode(a: Action, resources?: readonly KernelResources[]): Float64Array {
@@ -103,6 +141,13 @@ export class FeatureEncoder {
       });
     });
     if (this.o.crosses) for (let i = 0; i < scaled.length; i++) for (let j = i + 1; j < scaled.length; j++) x[p++] = scaled[i] * scaled[j];
+    const unit = (v: number, [lo, hi]: [number, number]): number => (hi > lo ? (v - lo) / (hi - lo) : 0);
+    for (const q of this.logPairs) {
+      const x1 = q.li[a[q.i]];
+      const x2 = q.lj[a[q.j]];
+      x[p++] = unit(x1 + x2, q.sum);
+      x[p++] = unit(x1 - x2, q.diff);
+    }
     if (this.o.resources) for (const v of resourceFeatures(resources)) x[p++] = v;
     if (this.codeNames.length) {
       const code = staticCodeFeatures(this.space.decode(a).source);

@@ -39,7 +39,8 @@ export function geneticAlgorithm(space: ActionSpace, seed: number, o: GeneticOpt
       const a = randomUnseen(space, seen, rng);
       return a ? { a } : null;
     };
-    if (proposed < pop || elite.length < 2) return random();
+    // Random until a population was measured (in a portfolio, others' measurements count too).
+    if (Math.max(proposed, measured.length - 1) < pop || elite.length < 2) return random();
     for (let t = 0; t < 100; t++) {
       const m1 = pick(elite);
       const m2 = pick(elite);
@@ -69,6 +70,7 @@ export function geneticAlgorithm(space: ActionSpace, seed: number, o: GeneticOpt
     },
     observe(spec, result) {
       const a = space.encode(spec);
+      if (a) seen.add(a); // proposed by someone else in a portfolio: never proposed again
       const c = costOf(result);
       if (a && c !== null) measured.push({ a, cost: c, id: spec.id });
     },

@@ -6,10 +6,13 @@ import { isTimedSuccess } from '../measure/verdict.js';
 import { defaultConfig } from '../task/space.js';
 import type { ModelStats, Strategy } from './loop.js';
 import type { Measurer } from '../measure/measurer.js';
+import { variantKey } from '../measure/replay.js';
 
 export interface SimStep {
   index: number;
   id: string;
+  /** The variant's identity in a recording (tunables, flags, transforms): repeats are the same configuration. */
+  key: string;
   medianMs: number | null;
   bestMs: number | null;
   failure?: string;
@@ -17,6 +20,8 @@ export interface SimStep {
 
 export interface SimResult {
   baselineMs: number | null;
+  /** The baseline's variant key (it is evaluated first). */
+  baselineKey: string;
   steps: SimStep[];
   duels: Array<{ a: string; b: string; result: DuelResult }>;
   model: ModelStats | null;
@@ -55,7 +60,7 @@ export async function simulate(strategy: Strategy, m: Measurer, budget: number, 
     strategy.observe?.(v, r);
     const ms = isTimedSuccess(r) ? r.timing[0].medianMs : null;
     if (ms !== null && (best === null || ms < best)) best = ms;
-    steps.push({ index: i, id: v.id, medianMs: ms, bestMs: best, failure: r.failure?.kind });
+    steps.push({ index: i, id: v.id, key: variantKey(v), medianMs: ms, bestMs: best, failure: r.failure?.kind });
     if (strategy.opponentFor && ms !== null) {
       const oppId = strategy.opponentFor(v, r);
       const opp = oppId ? variants.get(oppId) : undefined;
@@ -69,5 +74,5 @@ export async function simulate(strategy: Strategy, m: Measurer, budget: number, 
     }
     modelAt.set(i, strategy.modelStats?.() ?? null);
   }
-  return { baselineMs, steps, duels, model: strategy.modelStats?.() ?? null, modelAt };
+  return { baselineMs, baselineKey: variantKey(base), steps, duels, model: strategy.modelStats?.() ?? null, modelAt };
 }

@@ -39,6 +39,13 @@ const ScalarArg = z.strictObject({
 });
 const Arg = z.discriminatedUnion('kind', [BufferArg, ScalarArg]);
 
+/** A PyTorch reference (docs/TASK-FORMAT.md, "PyTorch-reference tasks"): a Python file with
+ * `Model`, `get_inputs()` and `get_init_inputs()` (KernelBench's shape), instead of reference.cu. */
+const PytorchReference = z.strictObject({
+  pytorch: z.string().regex(/\.py$/, 'the PyTorch reference is a Python file (.py)'),
+  weights_seed: z.number().int().nonnegative().max(2 ** 32 - 1).optional(),
+});
+
 const Tol = z.strictObject({ rtol: z.number().nonnegative(), atol: z.number().nonnegative() });
 
 export const ManifestSchema = z.strictObject({
@@ -55,6 +62,7 @@ export const ManifestSchema = z.strictObject({
   metrics: z.strictObject({ bytes: exprOrNum.optional(), flops: exprOrNum.optional(), threads: exprOrNum.optional() }).optional(),
   fast_math: z.boolean().optional(),
   files: z.strictObject({ reference: z.string().optional(), baseline: z.string().optional() }).optional(),
+  reference: PytorchReference.optional(),
 });
 export type Manifest = z.infer<typeof ManifestSchema>;
 export type ArgSpec = z.infer<typeof Arg>;
@@ -69,6 +77,11 @@ export const DEFAULT_TOLERANCE: Record<Dtype, { rtol: number; atol: number }> = 
   u8: { rtol: 0, atol: 0 },
 };
 
+/** The seed `Model(*get_init_inputs())` is built under when task.yaml does not say (KernelBench's). */
+export const DEFAULT_WEIGHTS_SEED = 42;
+/** Marks a baseline kernel.cu that does no work yet (an imported PyTorch task's stub). */
+export const PLACEHOLDER_BASELINE_MARK = 'KERNELDUEL_PLACEHOLDER_BASELINE';
+
 export interface Task {
   dir: string;
   manifestPath: string;
@@ -81,6 +94,10 @@ export interface Task {
   hash: string;
   timed: number[];
   tolerance: Record<Dtype, { rtol: number; atol: number }>;
+  /** Set when the reference is a PyTorch file (then referencePath is that file). */
+  pytorch?: { weightsSeed: number };
+  /** The baseline is a placeholder stub (it says PLACEHOLDER_BASELINE_MARK): a CUDA baseline is still to be written. */
+  baselinePlaceholder?: boolean;
 }
 
 export interface ManifestIssue {
@@ -174,6 +191,14 @@ export function semanticIssues(m: Manifest): ManifestIssue[] {
     if (!(k in tunables)) add(`defaults.${k}`, `"${k}" is not a tunable`);
     else if (!tunables[k].includes(v)) add(`defaults.${k}`, `${v} is not one of the values of ${k} (${tunables[k].join(', ')})`);
   }
+  if (m.reference) {
+    m.args.forEach((a, ai) => {
+      if (a.kind === 'buffer' && a.fill) add(`args[${ai}].fill`, `a PyTorch task's inputs come from get_inputs() of ${m.reference?.pytorch}: remove fill`);
+    });
+  }
+  if (m.reference && m.files?.reference !== undefined) {
+    add('files.reference', `a task has one reference: this one names both ${m.files.reference} and the PyTorch reference ${m.reference.pytorch} (reference.pytorch); remove one`);
+  }
   for (const key of ['bytes', 'flops'] as const) {
     const ex = m.metrics?.[key];
     if (ex === undefined) continue;
@@ -243,17 +268,19 @@ export function loadTask(dirIn: string): Task {
   const text = readFileSync(manifestPath, 'utf8');
   const { manifest, issues } = parseManifest(text, basename(manifestPath));
   if (!manifest) throw new TaskError(manifestPath, issues);
-  const referencePath = join(dir, manifest.files?.reference ?? 'reference.cu');
+  const pytorch = manifest.reference?.pytorch;
+  const referencePath = join(dir, pytorch ?? manifest.files?.reference ?? 'reference.cu');
   const baselinePath = join(dir, manifest.files?.baseline ?? 'kernel.cu');
   const missing: ManifestIssue[] = [];
-  if (!existsSync(referencePath)) missing.push({ field: 'files.reference', message: `${referencePath} does not exist` });
+  if (!existsSync(referencePath)) missing.push({ field: pytorch ? 'reference.pytorch' : 'files.reference', message: `${referencePath} does not exist` });
   if (!existsSync(baselinePath)) missing.push({ field: 'files.baseline', message: `${baselinePath} does not exist` });
   if (missing.length) throw new TaskError(manifestPath, missing);
   const referenceSource = readFileSync(referencePath, 'utf8');
   const baselineSource = readFileSync(baselinePath, 'utf8');
   const entryIssues: ManifestIssue[] = [];
   const entryRe = new RegExp(`\\b${manifest.entry}\\s*\\(`);
-  if (!entryRe.test(referenceSource)) entryIssues.push({ field: 'entry', message: `${referencePath} does not define the entry point "${manifest.entry}"` });
+  if (pytorch) entryIssues.push(...pytorchReferenceIssues(referenceSource, referencePath, manifest));
+  else if (!entryRe.test(referenceSource)) entryIssues.push({ field: 'entry', message: `${referencePath} does not define the entry point "${manifest.entry}"` });
   if (!entryRe.test(baselineSource)) entryIssues.push({ field: 'entry', message: `${baselinePath} does not define the entry point "${manifest.entry}"` });
   if (entryIssues.length) throw new TaskError(manifestPath, entryIssues);
   const hash = createHash('sha256').update(text).update('\0').update(referenceSource).update('\0').update(baselineSource).digest('hex');
@@ -261,7 +288,31 @@ export function loadTask(dirIn: string): Task {
   return {
     dir, manifestPath, manifest, referencePath, baselinePath, referenceSource, baselineSource, hash,
     timed: manifest.timed ?? [0], tolerance,
+    ...(pytorch ? { pytorch: { weightsSeed: manifest.reference?.weights_seed ?? DEFAULT_WEIGHTS_SEED } } : {}),
+    baselinePlaceholder: baselineSource.includes(PLACEHOLDER_BASELINE_MARK),
   };
+}
+
+/** What can be checked of a PyTorch reference without running Python: it defines the class and
+ * functions a problem file needs, and every size symbol is one of its module-level constants (a
+ * size overrides them; docs/TASK-FORMAT.md). Running it is main/engine/pytorch's job. */
+function pytorchReferenceIssues(source: string, file: string, m: Manifest): ManifestIssue[] {
+  const issues: ManifestIssue[] = [];
+  const needs: Array<[RegExp, string]> = [
+    [/^class\s+Model\b/m, 'class Model'],
+    [/^def\s+get_inputs\s*\(/m, 'def get_inputs()'],
+    [/^def\s+get_init_inputs\s*\(/m, 'def get_init_inputs()'],
+  ];
+  const lacks = needs.filter(([re]) => !re.test(source)).map(([, what]) => what);
+  if (lacks.length) issues.push({ field: 'reference.pytorch', message: `${file} does not define ${lacks.join(', ')} (a PyTorch reference defines class Model, get_inputs() and get_init_inputs())` });
+  m.sizes.forEach((size, i) => {
+    for (const k of Object.keys(size)) {
+      if (!new RegExp(`^(?:[A-Za-z_]\\w*\\s*=\\s*)*${k}\\s*(?::[^=\\n]*)?=(?!=)`, 'm').test(source)) {
+        issues.push({ field: `sizes[${i}].${k}`, message: `"${k}" is not a module-level constant of ${basename(file)}: the sizes of a PyTorch task set its constants (e.g. batch_size)` });
+      }
+    }
+  });
+  return issues;
 }
 
 /** Concrete buffers and scalars of one problem size. */

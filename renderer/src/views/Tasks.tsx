@@ -162,7 +162,7 @@ export function TasksView() {
         {tasks.map((t) => (
           <li key={t.id}>
             <button data-testid={`task-${t.name}`} className={task?.id === t.id ? 'active' : ''} onClick={() => void openTask(t.id)} title={t.description}>
-              {t.name} {t.builtin ? <small>built-in</small> : <small>folder</small>}
+              {t.name} {t.replayOnly ? <small title={t.replayOnly}>REPLAY only</small> : t.builtin ? <small>built-in</small> : <small>folder</small>}
               {t.error ? <small className="field-error"> invalid</small> : <small> · {t.spaceSize ?? '?'} configs</small>}
             </button>
           </li>
@@ -238,13 +238,13 @@ export function TasksView() {
             </button>
           ))}
           <span className="spacer" />
-          <button data-testid="build" disabled={!!busy} onClick={() => void doBuild(false)}>Build</button>
-          <button data-testid="evaluate" disabled={!!busy || !!blocked} title={blocked ?? 'check against the reference and time on the GPU'} onClick={() => void doBuild(true)}>Evaluate</button>
+          {!task.replayOnly && <button data-testid="build" disabled={!!busy} onClick={() => void doBuild(false)}>Build</button>}
+          {!task.replayOnly && <button data-testid="evaluate" disabled={!!busy || !!blocked} title={blocked ?? 'check against the reference and time on the GPU'} onClick={() => void doBuild(true)}>Evaluate</button>}
           {!task.readOnly && <button onClick={() => void save()}>Save</button>}
-          {task.readOnly && <span className="muted small">built-in: read-only</span>}
+          {task.readOnly && <span className="muted small" data-testid="read-only">{task.replayOnly ?? 'built-in: read-only'}</span>}
           {busy && <span className="muted">{busy}</span>}
         </div>
-        {blocked && <div className="muted small" data-testid="evaluate-why">Evaluate is off: {blocked}.</div>}
+        {blocked && !task.replayOnly && <div className="muted small" data-testid="evaluate-why">Evaluate is off: {blocked}.</div>}
         <Split id={tab === 'manifest' ? 'tasks-manifest' : 'tasks-code'} dir="vertical" panes={tab === 'manifest' ? [{ id: 'manifest-form', size: 45, min: 120 }, { id: 'manifest-text', size: 55, min: 120 }] : [{ id: 'code-editor', size: 74, min: 160 }, { id: 'code-output', size: 26, min: 60 }]}>
           {tab === 'manifest' ? (
             <div className="pane-scroll"><ManifestForm taskId={task.id} text={texts.manifest} saved={task.manifestText} issues={issues} readOnly={false} onChange={(manifest) => setTexts((x) => ({ ...x, manifest }))} /></div>

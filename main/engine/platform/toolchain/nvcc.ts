@@ -45,7 +45,8 @@ async function run(cmd: string, args: string[], timeoutMs: number, env: NodeJS.P
   return outcomeOf(await runProcess(cmd, args, { timeoutMs: Math.max(1, timeoutMs), env }));
 }
 
-function isExecutableFile(p: string): boolean {
+/** An existing regular file this process may execute. */
+export function isExecutableFile(p: string): boolean {
   try {
     if (!statSync(p).isFile()) return false;
     if (!IS_WIN) accessSync(p, constants.X_OK);
@@ -59,7 +60,8 @@ function nonEmpty(v: string | undefined): string | null {
   return v !== undefined && v.trim() !== '' ? v.trim() : null;
 }
 
-function searchPath(name: string, env: NodeJS.ProcessEnv): string | null {
+/** The first executable `name` on env's PATH, or null. */
+export function searchPath(name: string, env: NodeJS.ProcessEnv): string | null {
   const p = env.PATH ?? env.Path ?? '';
   for (const dir of p.split(path.delimiter)) {
     if (!dir) continue;
@@ -90,7 +92,7 @@ function realOr(p: string): string {
   }
 }
 
-function oneLine(s: string, max = 400): string {
+export function oneLine(s: string, max = 400): string {
   const t = s.replace(/\s+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max)}…` : t;
 }

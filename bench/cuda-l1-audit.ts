@@ -1,0 +1,430 @@
+// Audit of CUDA-L1's released H100 candidates for KernelBench levels 1 and 2 (issue 15): every
+// candidate through KernelDuel's Python candidate runner (resources/python/kd_candidate.py) on this
+// machine's GPU — builds?, correct at KernelBench's tolerance and at 1e-2, the share of device time
+// in kernels compiled from its own source, its label (custom / pytorch-only / fallback / failed),
+// time and speedup vs eager and vs torch.compile (timed by the same method), CUDA-L1's claimed
+// speedup beside it. Writes <out>/<prefix>.json and .md after every candidate (resumable: rows
+// already there are kept unless --redo), so a killed or deadline-stopped run keeps its work.
+//
+//   bench cuda-l1-audit --data shared/peers/cuda-l1/h100-levels-1-2.json [--out bench/results]
+//     [--prefix h200-cuda-l1-audit] [--work /tmp/kd-cuda-l1-audit] [--deadline-s 420]
+//     [--limit N] [--shard I/N] [--tasks 1/1,2/96] [--build-jobs N] [--measure-jobs N]
+//     [--build-limit-s 150] [--measure-limit-s 150] [--compile] [--compile-pass] [--compile-limit-s 60] [--redo]
+//
+// torch.compile baselines cost 10-60 s each: --compile adds one per correct candidate in the same
+// run; --compile-pass runs only them, for rows already measured that lack one (resumable too).
+// A control candidate written for KernelDuel (bench/cuda-l1-audit/control-*.py: a correct
+// load_inline ReLU) runs first: when it does not build, or is not labelled `custom`, the build
+// failures and labels below say more about this machine's toolchain than about CUDA-L1.
+//
+// Builds (load_inline) run in parallel (--build-jobs, MAX_JOBS=2 each) into one extension folder per
+// candidate (a cache: a later run on the same machine reuses it); measurements run --measure-jobs at
+// a time, and their timing sections take a shared lock file exclusively, so no two time at once.
+// Python with torch is found like everywhere (KERNELDUEL_PYTHON, then python3); its torch, CUDA,
+// triton and torch.compile are recorded, and a missing piece is said and skipped, not fatal.
+// Not a CUDA-harness measurement: every row carries the guarantee level `python-in-process`.
+import { existsSync, mkdirSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpus, hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { findPython } from '../main/engine/platform/toolchain/python.js';
+import { buildCandidate, changedFlags, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';
+import { GUARANTEE_LEVELS, type CandidateLabel } from '../main/engine/base/types.js';
+
+const { values: v } = parseArgs({
+  options: {
+    data: { type: 'string' },
+    out: { type: 'string', default: 'bench/results' },
+    prefix: { type: 'string', default: 'h200-cuda-l1-audit' },
+    work: { type: 'string', default: '/tmp/kd-cuda-l1-audit' },
+    'deadline-s': { type: 'string', default: '420' },
+    limit: { type: 'string' },
+    shard: { type: 'string' },
+    tasks: { type: 'string' },
+    'build-jobs': { type: 'string' },
+    'measure-jobs': { type: 'string', default: '3' },
+    'build-limit-s': { type: 'string', default: '150' },
+    'measure-limit-s': { type: 'string', default: '150' },
+    'compile-limit-s': { type: 'string', default: '60' },
+    compile: { type: 'boolean', default: false },
+    'compile-pass': { type: 'boolean', default: false },
+    redo: { type: 'boolean', default: false },
+    device: { type: 'string', default: 'auto' },
+  },
+});
+
+function num(name: string, s: string | undefined, fallback: number): number {
+  if (s === undefined) return fallback;
+  const n = Number(s);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number (got ${s})`);
+  return n;
+}
+
+const started = Date.now();
+const deadlineMs = started + num('deadline-s', v['deadline-s'], 420) * 1000;
+const buildJobs = Math.max(1, num('build-jobs', v['build-jobs'], Math.max(1, Math.floor((cpus().length - 2) / 2))));
+const measureJobs = Math.max(1, num('measure-jobs', v['measure-jobs'], 3));
+const buildLimitMs = num('build-limit-s', v['build-limit-s'], 150) * 1000;
+const measureLimitMs = num('measure-limit-s', v['measure-limit-s'], 150) * 1000;
+const compileLimitS = num('compile-limit-s', v['compile-limit-s'], 60);
+const outDir = resolve(v.out ?? 'bench/results');
+const work = resolve(v.work ?? '/tmp/kd-cuda-l1-audit');
+const device = (v.device === 'cpu' || v.device === 'cuda' ? v.device : 'auto') as 'cpu' | 'cuda' | 'auto';
+
+const DATA_CANDIDATES = [v.data, process.env.KD_CUDA_L1_JSON, 'shared/peers/cuda-l1/h100-levels-1-2.json', '../shared/peers/cuda-l1/h100-levels-1-2.json', '/work/shared/peers/cuda-l1/h100-levels-1-2.json'].filter((p): p is string => !!p);
+const dataPath = DATA_CANDIDATES.find((p) => existsSync(p));
+if (!dataPath) throw new Error(`CUDA-L1's candidates not found (tried ${DATA_CANDIDATES.join(', ')}): pass --data <h100-levels-1-2.json>`);
+
+interface Entry { task_id: number | string; ref_code: string; custom_code?: string | null; score?: string | number | null }
+const raw = JSON.parse(readFileSync(dataPath, 'utf8')) as Record<string, Entry[]>;
+
+interface Item { id: string; level: number; task: number; ref: string; code: string; claimed: number | null; hasGlobal: boolean; builds: boolean; hash: string }
+const all: Item[] = [];
+for (const [lvl, entries] of Object.entries(raw)) {
+  for (const e of entries) {
+    if (!e.custom_code || !e.ref_code) continue;
+    const claimed = e.score === undefined || e.score === null ? null : Number(e.score);
+    all.push({
+      id: `${lvl}/${e.task_id}`, level: Number(lvl), task: Number(e.task_id), ref: e.ref_code, code: e.custom_code,
+      claimed: claimed !== null && Number.isFinite(claimed) ? claimed : null,
+      hasGlobal: /__global__/.test(e.custom_code),
+      builds: /load_inline|cpp_extension|\bload\s*\(/.test(e.custom_code),
+      hash: createHash('sha256').update(e.ref_code).update('\0').update(e.custom_code).digest('hex').slice(0, 12),
+    });
+  }
+}
+all.sort((a, b) => a.level - b.level || a.task - b.task);
+
+// The control (not CUDA-L1's): run first, kept out of the summary's numbers.
+const benchData = process.env.KERNELDUEL_BENCH_DATA ?? dirname(fileURLToPath(import.meta.url));
+const controlDir = join(benchData, 'cuda-l1-audit');
+const control: Item = {
+  id: 'control', level: 0, task: 0, claimed: null, hasGlobal: true, builds: true,
+  ref: readFileSync(join(controlDir, 'control-problem.py'), 'utf8'), code: readFileSync(join(controlDir, 'control-candidate.py'), 'utf8'), hash: 'control',
+};
+
+let selected = all;
+if (v.tasks) {
+  const want = new Set(v.tasks.split(',').map((s) => s.trim()).filter((t) => t !== 'control')); // the control always runs
+  const unknown = [...want].filter((t) => !all.some((i) => i.id === t));
+  if (unknown.length) throw new Error(`--tasks: no candidate for ${unknown.join(', ')} (level/task_id, e.g. 1/1,2/96)`);
+  selected = all.filter((i) => want.has(i.id));
+}
+if (v.shard) {
+  const m = /^(\d+)\/(\d+)$/.exec(v.shard);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new Error(`--shard must be I/N with 1 <= I <= N (got ${v.shard})`);
+  const [i, n] = [Number(m[1]), Number(m[2])];
+  selected = selected.filter((_, k) => k % n === i - 1);
+}
+
+// ------------------------------------------------------------------------------------------- rows
+
+interface Row {
+  id: string;
+  level: number;
+  task: number;
+  claimed: number | null;
+  hasGlobal: boolean;
+  usesExtension: boolean;
+  build: { ok: boolean | null; seconds: number | null; failedLoads: string[]; note?: string };
+  label: CandidateLabel;
+  correct: boolean | null;
+  correct1e2: boolean | null;
+  customShare: number | null;
+  ownKernels: string[];
+  topKernels: string[];
+  candidateMs: number | null;
+  eagerMs: number | null;
+  compileMs: number | null;
+  compileNote?: string;
+  /** Eager again, timed in the torch.compile process (a check on the eager time's stability). */
+  eagerMsCompileRun?: number | null;
+  speedupEager: number | null;
+  speedupCompile: number | null;
+  claimHolds: boolean | null;
+  timer: string | null;
+  wallExceedsEvents: boolean | null;
+  failure?: { kind: string; message: string };
+  /** The first check that failed at KernelBench's tolerance, and why. */
+  wrong?: string;
+  /** Precision flags the candidate changed at import (TF32 on, cudnn.benchmark): hack 5 of the field notes when it needs them to pass. */
+  flagsChanged: string[];
+  sandboxed: boolean;
+  guarantee: 'python-in-process';
+  seconds: number;
+}
+
+const jsonPath = join(outDir, `${v.prefix}.json`);
+const mdPath = join(outDir, `${v.prefix}.md`);
+const rows = new Map<string, Row>();
+if (!v.redo && existsSync(jsonPath)) {
+  try {
+    const prev = JSON.parse(readFileSync(jsonPath, 'utf8')) as { rows?: Row[] };
+    for (const r of prev.rows ?? []) rows.set(r.id, r);
+  } catch (e) {
+    throw new Error(`${jsonPath} exists but does not parse (${(e as Error).message}): move it away or pass --redo`, { cause: e });
+  }
+}
+const todo = v['compile-pass'] ? [] : [
+  ...(rows.has('control') ? [] : [control]),
+  ...selected.filter((i) => !rows.has(i.id)).slice(0, v.limit === undefined ? undefined : num('limit', v.limit, 0)),
+];
+/** A child's time limit: its own, but never much past the deadline (a killed child keeps what its file had). */
+const bounded = (limitMs: number): number => Math.max(20_000, Math.min(limitMs, deadlineMs - Date.now() + 30_000));
+
+const geomean = (xs: number[]): number | null => (xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length) : null);
+const f2 = (x: number | null | undefined, d = 2): string => (x === null || x === undefined ? '—' : x.toFixed(d));
+
+let env: PyEnvFile | { ok: false; why: string } = { ok: false, why: 'not probed yet' };
+let pythonNote = '';
+const notRun: string[] = [];
+
+function summary(): Record<string, unknown> {
+  const rs = [...rows.values()].filter((r) => r.id !== 'control');
+  const c = rows.get('control');
+  const correct = rs.filter((r) => r.correct === true && r.speedupEager !== null);
+  const correct2 = rs.filter((r) => r.correct1e2 === true && r.speedupEager !== null);
+  const custom50 = correct.filter((r) => (r.customShare ?? 0) >= 0.5);
+  const withClaim = correct2.filter((r) => r.claimed !== null && r.speedupEager !== null);
+  const byLabel: Record<string, number> = {};
+  for (const r of rs) byLabel[r.label] = (byLabel[r.label] ?? 0) + 1;
+  return {
+    candidates: all.length,
+    control: c ? { label: c.label, correct: c.correct, customShare: c.customShare, build: c.build, failure: c.failure, speedupEager: c.speedupEager } : null,
+    toolchainOk: c ? c.build.ok === true && c.label === 'custom' && c.correct === true && (c.customShare ?? 0) >= 0.5 : null,
+    audited: rs.length,
+    builtOk: rs.filter((r) => r.usesExtension && r.build.ok).length,
+    usesExtension: rs.filter((r) => r.usesExtension).length,
+    withGlobalKernel: rs.filter((r) => r.hasGlobal).length,
+    byLabel,
+    correctKernelBenchTol: rs.filter((r) => r.correct === true).length,
+    correct1e2: rs.filter((r) => r.correct1e2 === true).length,
+    geomeanVsEagerCorrect: geomean(correct.map((r) => r.speedupEager as number)),
+    geomeanClaimedSameSet: geomean(correct.filter((r) => r.claimed !== null && r.claimed > 0).map((r) => r.claimed as number)),
+    geomeanVsCompileCorrect: geomean(correct.filter((r) => r.speedupCompile !== null).map((r) => r.speedupCompile as number)),
+    geomeanVsEagerCustom50: geomean(custom50.map((r) => r.speedupEager as number)),
+    custom50: custom50.length,
+    claimsChecked: withClaim.length,
+    claimsHoldWithin20pct: withClaim.filter((r) => r.claimHolds).length,
+    timedCount: rs.filter((r) => r.candidateMs !== null).length,
+    changePrecisionFlags: rs.filter((r) => (r.flagsChanged ?? []).some((f) => /tf32|Precision/i.test(f))).map((r) => r.id),
+  };
+}
+
+function write(final: boolean): void {
+  mkdirSync(outDir, { recursive: true });
+  const s = summary();
+  const rs = [...rows.values()].sort((a, b) => a.level - b.level || a.task - b.task);
+  const audited = rs.filter((r) => r.id !== 'control');
+  const doc = {
+    what: 'CUDA-L1 H100 candidates (KernelBench levels 1-2) re-measured by KernelDuel\'s Python candidate runner',
+    guarantee: { level: 'python-in-process', ...GUARANTEE_LEVELS['python-in-process'] },
+    simulated: false,
+    host: hostname(),
+    env,
+    pythonNote,
+    data: resolve(dataPath as string),
+    command: `bench cuda-l1-audit ${process.argv.slice(2).join(' ')}`,
+    startedAt: new Date(started).toISOString(),
+    writtenAt: new Date().toISOString(),
+    complete: final && audited.length === all.length,
+    notRunThisTime: notRun,
+    method: {
+      correctness: 'checks on fresh seeds (default 3), every element, against the problem\'s Model run with torch\'s default flags (as KernelBench); KernelBench tolerance (fp32 atol=rtol=1e-4, 16-bit 1e-2) and 1e-2; weights from torch.manual_seed(42) before each model is built',
+      timing: 'per sample: L2 flush (256 MiB), device sync, CUDA events and host clock to a device-wide sync; sample = max(event, host - empty-call floor); median; >= 10 samples, >= 0.3 s or rsd < 2%, <= 3 s; eager timed the same way in the same process before the candidate was imported; torch.compile (default mode) in a separate process',
+      customShare: 'torch.profiler CUDA records of two forwards; own = kernel whose function name is a __global__ or @triton.jit function of the candidate source',
+      claimHolds: 'measured speedup vs eager >= 0.8 x claimed (correct at 1e-2)',
+    },
+    summary: s,
+    rows: rs,
+  };
+  const tmp = `${jsonPath}.tmp`;
+  writeFileSync(tmp, JSON.stringify(doc, null, 1));
+  renameSync(tmp, jsonPath);
+  const envLine = 'torch' in env ? `torch ${env.torch ?? 'missing'}, CUDA ${env.cudaVersion ?? 'none'}, device ${env.device ?? 'none'} (sm ${env.capability ?? '?'}), triton ${env.triton ?? 'missing'}, torch.compile ${env.compile ? 'present' : 'missing'}` : `environment not probed: ${env.why}`;
+  const md = [
+    `# CUDA-L1's released H100 kernels (KernelBench levels 1–2), re-measured`,
+    '',
+    `Guarantee level of every row: **python-in-process** (the candidate's host code runs in the measuring process; see docs/PYTHON-CANDIDATES.md). Not a CUDA-harness (isolated) result. Measured, not simulated.`,
+    '',
+    `- Host ${hostname()}: ${envLine}. ${pythonNote}`,
+    `- Command: \`${doc.command}\`; written ${doc.writtenAt}; ${audited.length} of ${all.length} candidates audited${doc.complete ? '' : ' (incomplete: run again to resume)'}.`,
+    `- Control (a correct load_inline ReLU written for KernelDuel): ${s.control === null ? 'not run' : s.toolchainOk ? '**built, correct, labelled custom**: the toolchain works, build failures below are the candidates\' own' : `**NOT OK** (${JSON.stringify(s.control)}): build failures and labels below may be this machine's, not CUDA-L1's`}.`,
+    `- Labels: ${Object.entries(s.byLabel as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ') || 'none yet'}. Candidates using a C++/CUDA extension: ${s.usesExtension} (built: ${s.builtOk}); with a \`__global__\` kernel: ${s.withGlobalKernel}.`,
+    `- Correct at KernelBench's tolerance: **${s.correctKernelBenchTol}**; at 1e-2: **${s.correct1e2}**.`,
+    `- Geometric mean speedup vs eager over correct candidates: **${f2(s.geomeanVsEagerCorrect as number | null)}×** (CUDA-L1 claimed ${f2(s.geomeanClaimedSameSet as number | null)}× for the same set); vs torch.compile: ${f2(s.geomeanVsCompileCorrect as number | null)}×; over the ${s.custom50} whose own kernels did ≥ 50% of the device time: ${f2(s.geomeanVsEagerCustom50 as number | null)}×.`,
+    `- Claimed speedups that hold within 20% (measured ≥ 0.8 × claimed, correct at 1e-2): **${s.claimsHoldWithin20pct} of ${s.claimsChecked}**.`,
+    `- Candidates that turn TF32 on (or lower float32 matmul precision) at import: ${(s.changePrecisionFlags as string[]).join(', ') || 'none'}.`,
+    notRun.length ? `- Not run this time: ${notRun.join('; ')}.` : '',
+    '',
+    '| task | claimed | label | own share | correct (KB / 1e-2) | ms | eager ms | compile ms | vs eager | vs compile | holds | build | why |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
+    '',
+  ].join('\n');
+  writeFileSync(mdPath, md);
+}
+
+// ------------------------------------------------------------------------------------------- pool
+
+async function pool<T>(items: T[], jobs: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(jobs, items.length) }, async () => {
+    while (next < items.length) {
+      const t = items[next++];
+      await fn(t);
+    }
+  }));
+}
+
+function itemDir(i: Item): string {
+  const d = join(work, `${i.level}_${i.task}_${i.hash}`);
+  mkdirSync(d, { recursive: true });
+  writeFileSync(join(d, 'problem.py'), i.ref);
+  writeFileSync(join(d, 'candidate.py'), i.code);
+  return d;
+}
+
+async function main(): Promise<void> {
+  mkdirSync(work, { recursive: true });
+  const py = await findPython();
+  if (!py.python) {
+    env = { ok: false, why: py.problems.join(' ') };
+    pythonNote = 'No Python with torch: nothing audited.';
+    write(false);
+    throw new Error(`no Python with torch here: ${py.problems.join(' ')}`);
+  }
+  const python = py.python;
+  env = await pythonTorchEnv(python, join(work, 'env'));
+  pythonNote = `Python ${python}.`;
+  const cudaOk = 'cuda' in env && env.cuda;
+  if (!cudaOk && device !== 'cpu') pythonNote += ' torch sees no CUDA device: running on the CPU (no kernel records, labels from builds only, times are CPU times).';
+  const wantCompile = !!(v.compile || v['compile-pass']);
+  const compileOk = wantCompile && 'compile' in env && env.compile === true && cudaOk && env.triton !== null;
+  if (!compileOk) pythonNote += !wantCompile ? ' torch.compile baselines not run this time (--compile or --compile-pass runs them).' : ` torch.compile baselines skipped: ${!('compile' in env) || !env.compile ? 'this torch has no torch.compile' : !cudaOk ? 'no CUDA' : 'triton is missing'}.`;
+  if ('torch' in env && env.ninja === null) pythonNote += ' ninja is not on PATH: torch cannot build load_inline extensions here, so every extension build fails for the machine, not the candidate.';
+  const runDevice = cudaOk ? device : 'cpu';
+  mkdirSync(join(work, 'lock'), { recursive: true });
+  const lockFile = join(work, 'lock', 'gpu.lock');
+  writeFileSync(lockFile, '');
+  process.stderr.write(`cuda-l1-audit: ${todo.length} to do (${rows.size} already in ${jsonPath}); builds ${buildJobs} at a time, measurements ${measureJobs}; deadline in ${Math.round((deadlineMs - Date.now()) / 1000)} s\n`);
+  write(false);
+
+  /** The torch.compile baseline of one task (its own process, no candidate code), or why there is none. */
+  const compileBaseline = async (i: Item, d: string): Promise<{ ms: number | null; note?: string; eagerMs?: number }> => {
+    if (Date.now() + compileLimitS * 1000 > deadlineMs) return { ms: null, note: 'not run: deadline' };
+    const bl = await measureBaseline(join(d, 'problem.py'), { python, workDir: join(d, 'compile-run'), timeoutMs: bounded((compileLimitS + 60) * 1000), sandbox: false, device: runDevice, lockFile, compile: true, compileLimitS, env: { TORCHINDUCTOR_CACHE_DIR: join(work, 'inductor') } });
+    const c = bl.file?.compiled;
+    const eagerMs = bl.file?.eager?.medianMs;
+    if (c && c.ok) return { ms: c.medianMs, eagerMs, note: c.matchesEager1e2 ? undefined : 'torch.compile output differs from eager at 1e-2' };
+    return { ms: null, eagerMs, note: c && !c.ok ? c.why : bl.failure?.message ?? 'no result' };
+  };
+
+  if (v['compile-pass']) {
+    const need = [...rows.values()].filter((r) => r.id !== 'control' && r.correct1e2 && r.candidateMs !== null && r.compileMs === null);
+    const byId = new Map(selected.map((i) => [i.id, i]));
+    process.stderr.write(`cuda-l1-audit: torch.compile baselines for ${need.length} rows\n`);
+    if (!compileOk) {
+      write(true);
+      throw new Error(`--compile-pass: ${pythonNote}`);
+    }
+    await pool(need, measureJobs, async (r) => {
+      const i = byId.get(r.id);
+      if (!i) return;
+      const c = await compileBaseline(i, itemDir(i));
+      r.compileMs = c.ms;
+      r.compileNote = c.note;
+      r.eagerMsCompileRun = c.eagerMs ?? null;
+      r.speedupCompile = c.ms && r.candidateMs ? c.ms / r.candidateMs : null;
+      write(false);
+      process.stderr.write(`${r.id}: torch.compile ${f2(c.ms, 3)} ms (${c.note ?? 'ok'})\n`);
+    });
+    write(true);
+    process.stdout.write(`${JSON.stringify(summary())}\nwrote ${jsonPath} and ${mdPath}\n`);
+    return;
+  }
+
+  const builds = new Map<string, Promise<{ ok: boolean; seconds: number | null; failedLoads: string[]; note?: string }>>();
+  const buildQueue = todo.filter((i) => i.builds);
+  // Builds start at once, in parallel; each measurement waits for its own build.
+  const buildResolvers = new Map<string, (r: { ok: boolean; seconds: number | null; failedLoads: string[]; note?: string }) => void>();
+  for (const i of buildQueue) builds.set(i.id, new Promise((res) => buildResolvers.set(i.id, res)));
+  const buildsDone = pool(buildQueue, buildJobs, async (i) => {
+    const resolveBuild = buildResolvers.get(i.id) as (r: { ok: boolean; seconds: number | null; failedLoads: string[]; note?: string }) => void;
+    if (Date.now() > deadlineMs) return resolveBuild({ ok: false, seconds: null, failedLoads: [], note: 'not built: deadline' });
+    const d = itemDir(i);
+    const ext = join(d, 'ext');
+    const cached = join(ext, 'kd-build.json');
+    if (existsSync(cached)) {
+      try {
+        const b = JSON.parse(readFileSync(cached, 'utf8')) as { ok: boolean; seconds?: number; loads?: Array<{ ok: boolean; name: string; error?: string }> };
+        return resolveBuild({ ok: b.ok && (b.loads ?? []).every((l) => l.ok), seconds: b.seconds ?? null, failedLoads: (b.loads ?? []).filter((l) => !l.ok).map((l) => `${l.name}: ${(l.error ?? '').split('\n')[0]}`), note: 'cached' });
+      } catch { /* rebuild */ }
+    }
+    const r = await buildCandidate(join(d, 'problem.py'), join(d, 'candidate.py'), { python, workDir: join(d, 'build-run'), extDir: ext, timeoutMs: bounded(buildLimitMs), sandbox: true, device: runDevice, env: { MAX_JOBS: '2' } });
+    const loads = r.file?.loads ?? [];
+    resolveBuild({
+      ok: !!r.file?.ok && loads.every((l) => l.ok), seconds: r.file?.seconds ?? r.process.durationMs / 1000,
+      failedLoads: [...loads.filter((l) => !l.ok).map((l) => `${l.name}: ${(l.error ?? '').split('\n').find((x) => /error/i.test(x)) ?? (l.error ?? '').split('\n')[0]}`), ...(r.failure ? [`${r.failure.kind}: ${r.failure.message}`] : [])],
+    });
+  });
+
+  // Candidates that need no build first, then in the order their builds finish.
+  const order = [...todo.filter((i) => !i.builds), ...todo.filter((i) => i.builds)];
+  await pool(order, measureJobs, async (i) => {
+    const b = builds.get(i.id);
+    const build = b ? await b : { ok: null, seconds: null, failedLoads: [] as string[] };
+    if (Date.now() > deadlineMs) {
+      notRun.push(`${i.id} (deadline)`);
+      return;
+    }
+    const d = itemDir(i);
+    const t0 = Date.now();
+    const m: CandidateOutcome = await measureCandidate(join(d, 'problem.py'), join(d, 'candidate.py'), {
+      python, workDir: join(d, 'measure-run'), extDir: join(d, 'ext'), timeoutMs: bounded(measureLimitMs), sandbox: true, device: runDevice, lockFile, eager: true, env: { MAX_JOBS: '2' },
+    });
+    const eagerMs = m.file?.eager?.medianMs ?? null;
+    let compileMs: number | null = null;
+    let compileNote: string | undefined;
+    let eagerMsCompileRun: number | null = null;
+    if (compileOk && m.correct1e2 && m.time) {
+      const c = await compileBaseline(i, d);
+      compileMs = c.ms;
+      compileNote = c.note;
+      eagerMsCompileRun = c.eagerMs ?? null;
+    } else if (!compileOk) compileNote = 'not run (see the environment line)';
+    else compileNote = 'not run: candidate incorrect or not timed';
+    const candMs = m.time?.medianMs ?? null;
+    const speedupEager = candMs && eagerMs ? eagerMs / candMs : null;
+    const row: Row = {
+      id: i.id, level: i.level, task: i.task, claimed: i.claimed, hasGlobal: i.hasGlobal, usesExtension: i.builds,
+      build: { ok: build.ok, seconds: build.seconds, failedLoads: [...build.failedLoads, ...(m.file?.loads ?? []).filter((l) => !l.ok && !l.cached).map((l) => `${l.name}: ${(l.error ?? '').split('\n')[0]}`)], ...('note' in build && build.note ? { note: build.note } : {}) },
+      label: m.label, correct: m.correct, correct1e2: m.correct1e2, customShare: m.customShare,
+      ownKernels: m.file?.own ?? [],
+      topKernels: (m.file?.kernels?.kernels ?? []).slice(0, 3).map((k) => `${k.source}: ${k.name.slice(0, 80)} (${k.us.toFixed(1)} us)`),
+      candidateMs: candMs, eagerMs, compileMs, compileNote, eagerMsCompileRun,
+      speedupEager, speedupCompile: candMs && compileMs ? compileMs / candMs : null,
+      claimHolds: speedupEager !== null && i.claimed !== null && m.correct1e2 ? speedupEager >= 0.8 * i.claimed : null,
+      timer: m.time?.timer ?? null, wallExceedsEvents: m.time?.wallExceedsEvents ?? null,
+      failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
+      wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
+      flagsChanged: changedFlags(m.file),
+      sandboxed: m.process.sandboxed, guarantee: 'python-in-process', seconds: (Date.now() - t0) / 1000,
+    };
+    rows.set(i.id, row);
+    write(false);
+    process.stderr.write(`${i.id}: ${row.label}, correct ${row.correct}/${row.correct1e2}, share ${f2(row.customShare)}, ${f2(row.speedupEager)}x eager (claimed ${f2(row.claimed)}), ${Math.round(row.seconds)} s\n`);
+  });
+  await buildsDone;
+  write(true);
+  const s = summary();
+  process.stdout.write(`${JSON.stringify(s)}\nwrote ${jsonPath} and ${mdPath}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`cuda-l1-audit: ${(e as Error).stack ?? String(e)}\n`);
+  process.exitCode = 1;
+});

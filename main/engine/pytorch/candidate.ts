@@ -1,0 +1,275 @@
+// The client of resources/python/kd_candidate.py (protocol kd-candidate/1): runs a KernelBench-style
+// Python candidate (`ModelNew`) or a problem's baselines (eager, torch.compile) in a child Python
+// process and reads back the result file it writes. Candidate code (build, measure) runs inside the
+// bubblewrap sandbox when it works here, with a wall-clock limit that kills the process group; the
+// result says which. It does not decide what a result means (core/pytorch.ts, bench/cuda-l1-audit.ts).
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { runProcess, type RunResult } from '../platform/proc/run.js';
+import { bwrapArgs, defaultDataLimit, sandboxStatus } from '../platform/sandbox/index.js';
+import { resourcesDir } from '../base/paths.js';
+import type { CandidateLabel, GuaranteeLevel } from '../base/types.js';
+
+export const CANDIDATE_PROTOCOL = 'kd-candidate/1';
+
+/** The trusted runner: resources/python/kd_candidate.py. */
+export function candidateScript(): string {
+  return path.join(resourcesDir(), 'python', 'kd_candidate.py');
+}
+
+const FailureSchema = z.object({ kind: z.string(), message: z.string(), trace: z.string().optional() });
+
+const TimingSchema = z.object({
+  medianMs: z.number(),
+  meanMs: z.number(),
+  minMs: z.number(),
+  rsd: z.number(),
+  samples: z.number(),
+  eventMedianMs: z.number().nullable(),
+  wallMedianMs: z.number(),
+  floorMs: z.number(),
+  timer: z.enum(['events', 'wall']),
+  wallExceedsEvents: z.boolean(),
+  verifiedCalls: z.number(),
+  inputSets: z.number(),
+});
+export type PyTiming = z.infer<typeof TimingSchema>;
+
+const LoadSchema = z.object({ kind: z.string(), name: z.string(), key: z.string().optional(), ok: z.boolean(), error: z.string().optional(), seconds: z.number().optional(), cached: z.boolean().optional() });
+export type ExtensionLoad = z.infer<typeof LoadSchema>;
+
+const OutputCheckSchema = z.object({
+  index: z.number(), dtype: z.string(), shape: z.array(z.number()), ok: z.boolean(), ok1e2: z.boolean(),
+  tol: z.number().optional(), maxAbs: z.number().optional(), maxRel: z.number().optional(), nonfinite: z.number().optional(), why: z.string().optional(),
+});
+const CheckSchema = z.object({ check: z.number(), ok: z.boolean(), ok1e2: z.boolean(), why: z.string().nullable(), outputs: z.array(OutputCheckSchema) });
+
+const KernelsSchema = z.object({
+  totalUs: z.number().optional(),
+  bySource: z.record(z.string(), z.number()).optional(),
+  customShare: z.number().optional(),
+  kernelCount: z.number().optional(),
+  kernels: z.array(z.object({ name: z.string(), us: z.number(), count: z.number(), source: z.string() })).optional(),
+  why: z.string().optional(),
+});
+
+const GuaranteeSchema = z.object({ level: z.literal('python-in-process'), holds: z.array(z.string()), doesNotHold: z.array(z.string()) });
+
+export const MeasureFileSchema = z.object({
+  ok: z.boolean(),
+  protocol: z.string(),
+  command: z.literal('measure'),
+  device: z.string(),
+  torch: z.string(),
+  guarantee: GuaranteeSchema,
+  stage: z.string(),
+  referencePrecision: z.string().optional(),
+  loads: z.array(LoadSchema),
+  own: z.array(z.string()).optional(),
+  /** torch's precision flags before the candidate's import and after it (TF32, cudnn.benchmark...). */
+  flagsBefore: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
+  flagsAfterImport: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
+  buildS: z.number().optional(),
+  checks: z.array(CheckSchema).optional(),
+  correct: z.boolean().optional(),
+  correct1e2: z.boolean().optional(),
+  kernels: KernelsSchema.optional(),
+  customShare: z.number().nullable().optional(),
+  label: z.enum(['custom', 'pytorch-only', 'fallback', 'failed', 'unprofiled']).optional(),
+  time: TimingSchema.nullable().optional(),
+  eager: TimingSchema.optional(),
+  timeSkipped: z.string().optional(),
+  failure: FailureSchema.optional(),
+});
+export type MeasureFile = z.infer<typeof MeasureFileSchema>;
+
+export const BaselineFileSchema = z.object({
+  ok: z.boolean(),
+  command: z.literal('baseline'),
+  device: z.string(),
+  torch: z.string(),
+  eager: TimingSchema.optional(),
+  compiled: z.union([
+    TimingSchema.extend({ ok: z.literal(true), compileS: z.number(), matchesEager: z.boolean(), matchesEager1e2: z.boolean() }),
+    z.object({ ok: z.literal(false), why: z.string(), skipped: z.boolean().optional(), afterS: z.number().optional() }),
+  ]).optional(),
+  failure: FailureSchema.optional(),
+});
+export type BaselineFile = z.infer<typeof BaselineFileSchema>;
+
+export const BuildFileSchema = z.object({
+  ok: z.boolean(),
+  command: z.literal('build'),
+  loads: z.array(LoadSchema),
+  own: z.array(z.string()).optional(),
+  seconds: z.number().optional(),
+  failure: FailureSchema.optional(),
+});
+export type BuildFile = z.infer<typeof BuildFileSchema>;
+
+export const PyEnvFileSchema = z.object({
+  ok: z.boolean(),
+  python: z.string(),
+  torch: z.string().nullable(),
+  cuda: z.boolean(),
+  cudaVersion: z.string().nullable(),
+  device: z.string().nullable(),
+  capability: z.string().nullable(),
+  triton: z.string().nullable(),
+  compile: z.boolean().nullable(),
+  nvcc: z.string().nullable(),
+}).passthrough();
+export type PyEnvFile = z.infer<typeof PyEnvFileSchema>;
+
+/** How a run of the runner went, apart from what its file says. */
+export interface RunnerProcess {
+  /** The bubblewrap sandbox wrapped it (false: not asked, or bwrap does not work here; `sandboxProblem` says why). */
+  sandboxed: boolean;
+  sandboxProblem?: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** The last lines of what it printed (candidates print). */
+  tail: string;
+}
+
+export interface RunnerOptions {
+  python: string;
+  /** A folder for this run (the result file, HOME, caches); created; writable inside the sandbox. */
+  workDir: string;
+  /** Further folders the run may write (the extension build folder, a shared compile cache). */
+  writable?: string[];
+  /** Files it must read (problem, candidate). */
+  readable?: string[];
+  timeoutMs: number;
+  /** Run inside bubblewrap when it works here (candidate code: always true). */
+  sandbox: boolean;
+  device?: 'cuda' | 'cpu' | 'auto';
+  /** A lock file shared by runners on one GPU (timing exclusive, other GPU work shared). */
+  lockFile?: string;
+  /** Extra environment (MAX_JOBS for builds, TORCHINDUCTOR_CACHE_DIR ...). */
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+function tailOf(r: RunResult): string {
+  const s = `${r.stdout}\n${r.stderr}`.trim().split('\n');
+  return s.slice(-12).join('\n').slice(-3000);
+}
+
+/** Runs `kd_candidate.py <args> --out <file>` and parses the file with `schema` (null when it wrote none or it does not parse). */
+export async function runRunner<T>(args: string[], schema: z.ZodType<T>, o: RunnerOptions): Promise<{ file: T | null; process: RunnerProcess; parseError?: string }> {
+  mkdirSync(o.workDir, { recursive: true });
+  const out = path.join(o.workDir, `result-${randomBytes(6).toString('hex')}.json`);
+  const script = candidateScript();
+  let sandbox: { bwrap: string; args: string[] } | undefined;
+  let sandboxProblem: string | undefined;
+  if (o.sandbox) {
+    const st = await sandboxStatus();
+    if (st.active && st.bwrap) {
+      const writable = [o.workDir, ...(o.writable ?? [])];
+      for (const w of writable) mkdirSync(w, { recursive: true });
+      if (o.lockFile && existsSync(o.lockFile)) writable.push(o.lockFile); // the file alone: other runs' folders stay out of reach
+      sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable: [script, ...(o.readable ?? [])], cwd: o.workDir }) };
+    } else sandboxProblem = st.problem ?? 'the sandbox is turned off (KERNELDUEL_SANDBOX=off)';
+  }
+  const extra = [...(o.device ? ['--device', o.device] : []), ...(o.lockFile ? ['--lock', o.lockFile] : [])];
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOME: o.workDir,
+    PYTHONDONTWRITEBYTECODE: '1',
+    PYTHONUNBUFFERED: '1',
+    TRITON_CACHE_DIR: path.join(o.workDir, 'triton'),
+    ...o.env,
+  };
+  const r = await runProcess(o.python, [script, ...args, '--out', out, ...(args[0] === 'env' || args[0] === 'classify' ? [] : extra)], {
+    cwd: o.workDir, env, timeoutMs: o.timeoutMs, maxOutputBytes: 256 << 10, signal: o.signal, sandbox,
+    dataBytes: o.device === 'cpu' ? defaultDataLimit() : undefined,
+  });
+  const proc: RunnerProcess = { sandboxed: !!sandbox, sandboxProblem, exitCode: r.code, timedOut: r.timedOut, durationMs: r.durationMs, tail: tailOf(r) };
+  if (r.spawnError) return { file: null, process: proc, parseError: r.spawnError };
+  if (!existsSync(out)) return { file: null, process: proc, parseError: 'it wrote no result file' };
+  try {
+    const parsed = schema.safeParse(JSON.parse(readFileSync(out, 'utf8')));
+    if (!parsed.success) return { file: null, process: proc, parseError: `${out}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
+    return { file: parsed.data, process: proc };
+  } catch (e) {
+    return { file: null, process: proc, parseError: `${out}: ${(e as Error).message}` };
+  } finally {
+    rmSync(out, { force: true });
+  }
+}
+
+/** One Python candidate's measured result, with what stands behind it. */
+export interface CandidateOutcome {
+  guarantee: GuaranteeLevel;
+  label: CandidateLabel;
+  /** Correct at KernelBench's tolerance (fp32 1e-4, 16-bit 1e-2) / at 1e-2; null: not reached. */
+  correct: boolean | null;
+  correct1e2: boolean | null;
+  /** Share of device time in kernels compiled from its own source (null: not recorded). */
+  customShare: number | null;
+  time: PyTiming | null;
+  failure?: { kind: string; message: string };
+  file: MeasureFile | null;
+  process: RunnerProcess;
+}
+
+function stageFailure(kind: string, p: RunnerProcess, what: string, parseError?: string): { kind: string; message: string } {
+  if (p.timedOut) return { kind: 'timeout', message: `${what} passed its time limit (${Math.round(p.durationMs / 1000)} s)` };
+  return { kind, message: `${what} ${parseError ?? `exited with ${p.exitCode}`}${p.tail ? `: ${p.tail.split('\n').slice(-3).join(' | ')}` : ''}` };
+}
+
+/** Measures a candidate (correctness, kernels, label, time) against a problem file. */
+export async function measureCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir?: string; checks?: number; eager?: boolean; overrides?: Record<string, number>; timingArgs?: string[] }): Promise<CandidateOutcome> {
+  const args = ['measure', problem, candidate, ...(o.extDir ? ['--ext-dir', o.extDir] : []), ...(o.checks ? ['--checks', String(o.checks)] : []), ...(o.eager ? ['--eager'] : []), ...setArgs(o.overrides), ...(o.timingArgs ?? [])];
+  const { file, process: p, parseError } = await runRunner(args, MeasureFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), ...(o.extDir ? [o.extDir] : [])], readable: [...(o.readable ?? []), problem, candidate] });
+  if (!file) return { guarantee: 'python-in-process', label: 'failed', correct: null, correct1e2: null, customShare: null, time: null, failure: stageFailure('runtime', p, 'the candidate runner', parseError), file: null, process: p };
+  // A run killed mid-way keeps its stages: the label needs the forward to have run.
+  const label: CandidateLabel = file.label ?? 'failed';
+  const failure = file.failure ?? (p.timedOut ? stageFailure('timeout', p, `the candidate runner (at stage ${file.stage})`) : undefined);
+  return {
+    guarantee: 'python-in-process', label, correct: file.correct ?? null, correct1e2: file.correct1e2 ?? null,
+    customShare: file.customShare ?? null, time: file.time ?? null, failure, file, process: p,
+  };
+}
+
+/** A task's size as the runner's --set NAME=VALUE options (the problem's module-level constants). */
+function setArgs(overrides: Record<string, number> | undefined): string[] {
+  return Object.entries(overrides ?? {}).flatMap(([k, v]) => ['--set', `${k}=${v}`]);
+}
+
+/** The precision flags the candidate changed at import (TF32 on, cudnn.benchmark...), as `name: before -> after`. */
+export function changedFlags(f: MeasureFile | null): string[] {
+  if (!f?.flagsBefore || !f.flagsAfterImport) return [];
+  const before = f.flagsBefore;
+  return Object.entries(f.flagsAfterImport).filter(([k, v]) => before[k] !== v).map(([k, v]) => `${k}: ${String(before[k])} -> ${String(v)}`);
+}
+
+/** Builds a candidate (import + ModelNew), its load_inline builds landing in `extDir` for measureCandidate to reuse. */
+export async function buildCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir: string }): Promise<{ file: BuildFile | null; process: RunnerProcess; failure?: { kind: string; message: string } }> {
+  const { file, process: p, parseError } = await runRunner(['build', candidate, '--problem', problem, '--ext-dir', o.extDir], BuildFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), o.extDir], readable: [...(o.readable ?? []), problem, candidate] });
+  if (!file) return { file: null, process: p, failure: stageFailure('build', p, 'the build', parseError) };
+  return { file, process: p, failure: file.failure ?? (p.timedOut ? stageFailure('timeout', p, 'the build') : undefined) };
+}
+
+/** Times a problem's Model eager (and compiled, `compile`): no candidate code in that process. */
+export async function measureBaseline(problem: string, o: RunnerOptions & { compile?: boolean; compileLimitS?: number; overrides?: Record<string, number>; timingArgs?: string[] }): Promise<{ file: BaselineFile | null; process: RunnerProcess; failure?: { kind: string; message: string } }> {
+  const args = ['baseline', problem, ...(o.compile ? ['--compile', '--compile-limit-s', String(o.compileLimitS ?? 120)] : []), ...setArgs(o.overrides), ...(o.timingArgs ?? [])];
+  const { file, process: p, parseError } = await runRunner(args, BaselineFileSchema, { ...o, readable: [...(o.readable ?? []), problem] });
+  if (!file) return { file: null, process: p, failure: stageFailure('runtime', p, 'the baseline', parseError) };
+  return { file, process: p, failure: file.failure ?? (p.timedOut ? stageFailure('timeout', p, 'the baseline') : undefined) };
+}
+
+/** Python, torch, CUDA, the device, triton and torch.compile as this Python sees them. */
+export async function pythonTorchEnv(python: string, workDir: string): Promise<PyEnvFile | { ok: false; why: string }> {
+  const { file, process: p, parseError } = await runRunner(['env'], PyEnvFileSchema, { python, workDir, timeoutMs: 120_000, sandbox: false });
+  return file ?? { ok: false, why: parseError ?? `exit ${p.exitCode}: ${p.tail}` };
+}
+
+/** Removes a run folder (the caller's, after reading what it needs). */
+export function removeRunDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}

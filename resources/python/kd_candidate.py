@@ -1,0 +1,999 @@
+#!/usr/bin/env python3
+"""KernelDuel's trusted runner for KernelBench-style Python candidates (protocol kd-candidate/1).
+
+A candidate is a Python file defining `class ModelNew(nn.Module)` for a problem file (`Model`,
+`get_inputs()`, `get_init_inputs()`), usually compiling CUDA with
+`torch.utils.cpp_extension.load_inline` (what CUDA-L1, KernelBench and most LLM systems emit).
+Sizes and inputs always come from the problem file, never from the candidate.
+
+Commands (each writes one JSON object to --out, rewritten after every stage, so a killed run keeps
+what it had; exit 0 when the JSON says ok):
+
+  kd_candidate.py env --out F                      Python, torch, CUDA, device, triton, torch.compile
+  kd_candidate.py baseline PROBLEM --out F [--compile] [--compile-limit-s S]
+                                                   the problem's Model timed eager (and compiled):
+                                                   no candidate code is loaded in this process
+  kd_candidate.py build CANDIDATE --problem P --ext-dir D --out F
+                                                   imports the candidate and builds ModelNew (its
+                                                   load_inline builds land in D, reused later)
+  kd_candidate.py measure PROBLEM CANDIDATE --ext-dir D --out F [--checks N] [--eager]
+                                                   correctness, kernels launched, label, time (and
+                                                   the eager baseline, timed before the import)
+  kd_candidate.py classify                         (stdin: {"own": [...], "kernels": [...],
+                                                   "loads": [...]}) -> shares and label; the pure
+                                                   logic, for tests
+
+Common options: --device cuda|cpu (default: cuda when available), --weights-seed N (42),
+--lock FILE (timing holds it exclusively, other GPU work shared: several runners on one GPU do not
+time over each other), --min-samples, --max-samples, --min-time-s, --max-time-s.
+
+How `measure` works (the guarantees and their limits are in GUARANTEE below and
+docs/PYTHON-CANDIDATES.md):
+  1. Before any candidate code runs: the problem's Model is built after torch.manual_seed(weights
+     seed) (as KernelBench does); inputs for every check and every timing input set are drawn from
+     the problem's own get_inputs() under fresh seeds from os.urandom (never written anywhere), and
+     the reference outputs computed; the functions the runner uses are bound to local names.
+  2. load_inline / load are wrapped (records name, outcome, seconds); a build that failed in the
+     `build` step fails again at once instead of compiling again.
+  3. The candidate is imported and ModelNew built after the same manual_seed.
+  4. Checks: for each check seed, the caching allocator's free blocks are filled with 0xFF (NaN for
+     floats) so an output the candidate does not write reads as NaN; inputs are fresh clones;
+     ModelNew's state is restored as it was built; every element is compared, at KernelBench's
+     tolerance (fp32 1e-4, fp16/bf16 1e-2) and at 1e-2.
+  5. Kernels: torch.profiler (CUDA activity) records what two forwards launch; a kernel whose name is
+     a `__global__` function or `@triton.jit` function of the candidate's own source is its own.
+  6. Timing: each sample flushes L2 (a 256 MiB write), synchronises the device, and times one call
+     on a fresh clone of one of the timing input sets with CUDA events AND the host clock up to a
+     device-wide synchronise (work on other streams is not missed); a sample counts as the larger
+     of the event time and the host time minus the empty-call floor. 1 in 8 timed calls (decided
+     after the call) and the last one are verified against the reference.
+"""
+import argparse
+import contextlib
+import gc
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import random
+import re
+import statistics
+import sys
+import time
+import traceback
+
+PROTOCOL = "kd-candidate/1"
+DEFAULT_WEIGHTS_SEED = 42
+FLUSH_BYTES = 256 << 20
+
+# What a result of this runner guarantees. Carried into every result file (and from there into the
+# CLI, the audit files and the contract's GuaranteeLevel).
+GUARANTEE = {
+    "level": "python-in-process",
+    "holds": [
+        "sizes and inputs come from the problem file, drawn under fresh seeds the candidate never saw before it ran",
+        "reference outputs are computed before any candidate code is imported",
+        "every output element is checked; on CUDA the caching allocator's free memory is poisoned (NaN) before every check",
+        "1 in 8 timed calls and the last are verified against the reference",
+        "each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)",
+        "the kernels launched are recorded; a candidate whose own kernels did no work is labelled, not reported as a custom kernel",
+    ],
+    "doesNotHold": [
+        "the candidate's host code runs in the measuring process: it could patch the timer, torch, the checker or the runner's memory (the CUDA harness's capture/executor/judge split does not exist here)",
+        "timed calls reuse a few input sets (fresh copies, fresh contents are not guaranteed): a cache keyed on input contents is not defeated",
+        "no system-call filter or Landlock (the CUDA harness has them); the bubblewrap sandbox only where bwrap works (each result says)",
+        "the result file is written by the process that ran candidate code",
+    ],
+}
+
+FAILURE_KINDS = ("import", "build", "construct", "runtime", "oom", "correctness", "timeout", "usage", "torch")
+
+
+class Fail(Exception):
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def short(text, n=600):
+    text = str(text)
+    return text if len(text) <= n else text[: n // 2] + " ... " + text[-n // 2:]
+
+
+# ----------------------------------------------------------------------------------- pure logic
+
+LIBRARY_KERNEL = re.compile(r"cublas|cutlass|gemm|gemv|sm\d+_xmma|nvjet|ampere_|volta_|turing_|hopper_|splitK|cudnn|implicit_convolve|winograd|fft", re.I)
+ATEN_KERNEL = re.compile(r"at::|at_cuda_detail|c10::|aten|elementwise|reduce_kernel|vectorized|unrolled|CatArrayBatched|softmax|layer_norm|batch_norm|index|scatter|gather|pooling|upsample", re.I)
+
+
+def own_kernel_names(source):
+    """Names of the kernels a candidate's own source defines: `__global__` functions (in C++/CUDA
+    strings or files it compiles) and `@triton.jit` functions."""
+    names = set()
+    for m in re.finditer(r"__global__", source):
+        rest = source[m.end(): m.end() + 600]
+        rest = re.sub(r"__launch_bounds__\s*\([^)]*\)", " ", rest)
+        f = re.search(r"([A-Za-z_]\w*)\s*\(", rest)
+        if f and f.group(1) not in ("void", "__launch_bounds__"):
+            names.add(f.group(1))
+    for m in re.finditer(r"@triton\.jit[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+([A-Za-z_]\w*)", source):
+        names.add(m.group(1))
+    return sorted(names)
+
+
+def _mangled_last(name):
+    """The function's own name in an Itanium-mangled symbol (_Z3fooPf, _ZN2ns3fooEPf)."""
+    if name.startswith("_ZN"):
+        i, last = 3, None
+        while i < len(name) and name[i].isdigit():
+            j = i
+            while j < len(name) and name[j].isdigit():
+                j += 1
+            n = int(name[i:j])
+            last = name[j: j + n]
+            i = j + n
+            if i < len(name) and name[i] == "I":  # template arguments of a component: stop
+                break
+        return last
+    m = re.match(r"_Z(\d+)", name)
+    if m:
+        n = int(m.group(1))
+        return name[m.end(): m.end() + n]
+    return None
+
+
+LIBRARY_NAMESPACES = {"at", "c10", "cutlass", "cute", "cub", "thrust", "cudnn", "cublas", "cublasLt", "flash", "torch", "triton", "xformers", "nvjet", "cuda"}
+
+
+def _mangled_first(name):
+    m = re.match(r"_ZN(?:[KVr]*)(\d+)", name)
+    if not m:
+        return None
+    n = int(m.group(1))
+    return name[m.end(): m.end() + n]
+
+
+def kernel_namespace(name):
+    """The first namespace of a kernel's qualified name ('at' for at::native::foo), or None."""
+    if name.startswith("_Z"):
+        return _mangled_first(name)
+    s = name.strip()
+    depth, cut = 0, len(s)
+    for i, c in enumerate(s):
+        if c in "<(" and depth == 0:
+            cut = i
+            break
+    head = s[:cut].strip().split(" ")[-1]
+    parts = head.split("::")
+    return parts[0] if len(parts) > 1 else None
+
+
+def kernel_ident(name):
+    """The function identifier of a kernel's (demangled or mangled) name:
+    'void ns::my_kernel<float, 4>(float const*, int)' -> 'my_kernel'."""
+    if name.startswith("_Z"):
+        return _mangled_last(name)
+    s = name.strip()
+    depth, cut = 0, len(s)
+    for i, c in enumerate(s):  # the first '(' or '<' outside brackets ends the qualified name
+        if c in "<(" and depth == 0:
+            cut = i
+            break
+    head = s[:cut].strip()
+    head = head.split(" ")[-1] if " " in head else head  # drop a return type ('void ')
+    return head.split("::")[-1] or None
+
+
+def kernel_source(name, own):
+    """'own' (compiled from the candidate's source), 'memory' (copies and memsets), 'triton'
+    (generated by torch.compile or a library), 'library' (cuBLAS, cuDNN, CUTLASS), 'aten'
+    (PyTorch's own kernels) or 'other'."""
+    ident = kernel_ident(name)
+    if ident and ident in own and kernel_namespace(name) not in LIBRARY_NAMESPACES:
+        return "own"
+    if re.match(r"^(Memcpy|Memset|memcpy|memset)", name):
+        return "memory"
+    if (ident or "").startswith("triton") or name.startswith("triton"):
+        return "triton"
+    if LIBRARY_KERNEL.search(name):
+        return "library"
+    if ATEN_KERNEL.search(name):
+        return "aten"
+    return "other"
+
+
+def summarize_kernels(kernels, own):
+    """kernels: [{"name", "us", "count"}] -> per-source device time and the custom share."""
+    by = {}
+    rows = []
+    total = 0.0
+    for k in kernels:
+        src = kernel_source(k["name"], own)
+        by[src] = by.get(src, 0.0) + float(k["us"])
+        total += float(k["us"])
+        rows.append({"name": k["name"][:200], "us": round(float(k["us"]), 3), "count": int(k.get("count", 1)), "source": src})
+    rows.sort(key=lambda r: -r["us"])
+    share = (by.get("own", 0.0) / total) if total > 0 else 0.0
+    return {"totalUs": round(total, 3), "bySource": {k: round(v, 3) for k, v in by.items()}, "customShare": share, "kernels": rows[:40], "kernelCount": len(rows)}
+
+
+def label_of(ran, own, loads, share):
+    """The label of a candidate: 'failed' (it did not produce outputs), 'custom' (kernels from its
+    own source did some of the device work), 'fallback' (an extension of its failed to build or load
+    and no own kernel ran: what ran is the fallback path), 'pytorch-only' (no own kernel ran and
+    nothing failed: a rewrite with PyTorch operators, even if it defines kernels it never launches),
+    or 'unprofiled' (it ran, but no kernel record exists: CPU, or the profiler failed)."""
+    if not ran:
+        return "failed"
+    failed_load = any(not l.get("ok") for l in loads)
+    if share is None:
+        if failed_load:
+            return "fallback"
+        if not own and not loads:
+            return "pytorch-only"
+        return "unprofiled"
+    if share > 0:
+        return "custom"
+    return "fallback" if failed_load else "pytorch-only"
+
+
+def tolerance_kernelbench(dtype_name):
+    """KernelBench's current tolerance (atol = rtol): 1e-4 for fp32 and wider, 1e-2 for 16-bit."""
+    return 1e-2 if dtype_name in ("float16", "bfloat16") else 1e-4
+
+
+# ----------------------------------------------------------------------------------- torch part
+
+def import_torch():
+    try:
+        import torch  # noqa: F401
+        return torch
+    except Exception as e:  # pragma: no cover - depends on the machine
+        raise Fail("torch", f"this Python cannot import torch: {e}")
+
+
+def load_module(path, prefix):
+    with open(path, "rb") as f:
+        data = f.read()
+    name = f"{prefix}_{hashlib.sha256(data).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod, data.decode("utf-8", "replace")
+
+
+def load_problem(path, overrides):
+    """The problem file as a module; `overrides` (NAME -> number) set its module-level constants the
+    way kd_reference.py does (a task's sizes), constants computed from them follow."""
+    if not overrides:
+        return load_module(path, "kd_problem")[0]
+    import ast
+    import types
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from kd_reference import apply_overrides, top_level_constants
+    with open(path, "r", encoding="utf-8") as f:
+        source = f.read()
+    tree = ast.parse(source, filename=path)
+    unknown = [k for k in overrides if k not in top_level_constants(tree)]
+    if unknown:
+        raise Fail("usage", f"{os.path.basename(path)}: {', '.join(unknown)} not a module-level constant of the problem")
+    apply_overrides(tree, overrides)
+    mod = types.ModuleType(f"kd_problem_{hashlib.sha256(source.encode()).hexdigest()[:12]}")
+    mod.__file__ = path
+    sys.modules[mod.__name__] = mod
+    exec(compile(tree, path, "exec"), mod.__dict__)
+    return mod
+
+
+def parse_set(values):
+    out = {}
+    for v in values or []:
+        k, _, val = v.partition("=")
+        try:
+            out[k.strip()] = int(val) if re.fullmatch(r"-?\d+", val.strip()) else float(val)
+        except ValueError:
+            raise Fail("usage", f"--set {v}: expected NAME=NUMBER")
+    return out
+
+
+@contextlib.contextmanager
+def full_fp32(torch):
+    """--fp32-reference: the reference in full fp32 (no TF32 in matmuls or convolutions), as
+    kd_reference.py computes it for CUDA entry points; the flags are restored after. By default the
+    reference runs with torch's defaults, as KernelBench's evaluation does (cuDNN convolutions may
+    use TF32 there)."""
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def precision_flags(torch):
+    """Global flags a candidate may change to trade precision or determinism for speed."""
+    f = {"tf32Matmul": bool(torch.backends.cuda.matmul.allow_tf32), "tf32Cudnn": bool(torch.backends.cudnn.allow_tf32), "cudnnBenchmark": bool(torch.backends.cudnn.benchmark)}
+    try:
+        f["matmulPrecision"] = torch.get_float32_matmul_precision()
+    except Exception:
+        pass
+    return f
+
+
+def pick_device(torch, want):
+    if want == "cpu":
+        return torch.device("cpu")
+    if want in (None, "", "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if want.startswith("cuda") and not torch.cuda.is_available():
+        raise Fail("torch", f"--device {want}: this torch has no usable CUDA")
+    return torch.device(want)
+
+
+def to_device(v, dev):
+    import torch
+    if isinstance(v, torch.Tensor):
+        return v.to(dev)
+    if isinstance(v, (list, tuple)):
+        return type(v)(to_device(x, dev) for x in v)
+    return v
+
+
+def clone_args(args):
+    import torch
+    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def flat_outputs(out):
+    import torch
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        res = []
+        for o in out:
+            res.extend(flat_outputs(o))
+        return res
+    if isinstance(out, (int, float, bool)):
+        return [torch.tensor(out)]
+    raise Fail("runtime", f"the forward returned {type(out).__name__}, not tensors")
+
+
+def fresh_seed():
+    return int.from_bytes(os.urandom(4), "little") & 0x7FFFFFFF
+
+
+def seeded_inputs(torch, problem, seed, dev):
+    random.seed(seed)
+    torch.manual_seed(seed)
+    try:
+        import numpy as np
+        np.random.seed(seed)
+    except Exception:
+        pass
+    return to_device(list(problem.get_inputs()), dev)
+
+
+def build_model(torch, cls, init, seed, dev):
+    torch.manual_seed(seed)
+    m = cls(*init)
+    return m.to(dev)
+
+
+def sync(torch, dev):
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def poison_free_cache(torch, dev):
+    """Fills the caching allocator's free blocks with 0xFF bytes (NaN as fp32/fp16/bf16, -1 as
+    integers), so memory the candidate allocates and does not write reads as NaN. Best effort: it
+    allocates one tensor per free block, largest first, which the allocator places in those blocks."""
+    if dev.type != "cuda":
+        return 0
+    try:
+        snap = torch.cuda.memory_snapshot()
+    except Exception:
+        return 0
+    sizes = sorted((b["size"] for seg in snap if seg.get("device", dev.index or 0) == (dev.index or 0) for b in seg.get("blocks", []) if b.get("state") == "inactive"), reverse=True)
+    hold = []
+    poisoned = 0
+    for s in sizes:
+        try:
+            t = torch.empty(int(s), dtype=torch.uint8, device=dev)
+            t.fill_(0xFF)
+            hold.append(t)
+            poisoned += int(s)
+        except Exception:
+            break
+    del hold
+    return poisoned
+
+
+def compare(torch, got, want):
+    """Per output: shape, dtype, max abs/rel error, and whether it matches at KernelBench's
+    tolerance and at 1e-2 (every element)."""
+    if len(got) != len(want):
+        return {"ok": False, "ok1e2": False, "why": f"{len(got)} outputs, the reference has {len(want)}", "outputs": []}
+    rows, ok, ok2, why = [], True, True, None
+    for i, (g, w) in enumerate(zip(got, want)):
+        dname = str(w.dtype).replace("torch.", "")
+        row = {"index": i, "dtype": dname, "shape": list(w.shape)}
+        if tuple(g.shape) != tuple(w.shape):
+            row.update(ok=False, ok1e2=False, why=f"shape {list(g.shape)}, expected {list(w.shape)}")
+            rows.append(row)
+            ok = ok2 = False
+            why = why or f"output {i}: {row['why']}"
+            continue
+        g2 = g.detach().to(w.device)
+        if w.dtype.is_floating_point or g2.dtype.is_floating_point:
+            a, b = g2.float(), w.float()
+            tol = tolerance_kernelbench(dname)
+            fin = torch.isfinite(a) & torch.isfinite(b)
+            diff = (a - b).abs()
+            max_abs = float(diff[fin].max()) if bool(fin.any()) else 0.0
+            rel = diff / b.abs().clamp_min(1e-12)
+            max_rel = float(rel[fin].max()) if bool(fin.any()) else 0.0
+            nonfinite = int((~torch.isfinite(a)).sum())
+            r1 = bool(torch.isclose(a, b, rtol=tol, atol=tol).all())
+            r2 = bool(torch.isclose(a, b, rtol=1e-2, atol=1e-2).all())
+            row.update(ok=r1, ok1e2=r2, tol=tol, maxAbs=max_abs, maxRel=max_rel, nonfinite=nonfinite)
+        else:
+            eq = bool(torch.equal(g2.to(w.dtype), w))
+            row.update(ok=eq, ok1e2=eq, tol=0)
+        if not row["ok"] and why is None:
+            why = f"output {i} ({dname} {list(w.shape)}): max abs error {row.get('maxAbs', 'n/a')}, {row.get('nonfinite', 0)} non-finite"
+        ok = ok and row["ok"]
+        ok2 = ok2 and row["ok1e2"]
+        rows.append(row)
+    return {"ok": ok, "ok1e2": ok2, "why": why, "outputs": rows}
+
+
+class GpuLock:
+    """Several runners on one GPU: timing holds the lock file exclusively, other GPU work shared."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+
+    @contextlib.contextmanager
+    def hold(self, exclusive):
+        if not self.path:
+            yield
+            return
+        import fcntl
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)
+
+
+def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
+    """Times `call(*args)` the same way for baselines and candidates (module docstring, step 6).
+    `verify(index_of_set, outputs)` returns None or why the outputs are wrong."""
+    perf = time.perf_counter
+    sysrand = random.SystemRandom()
+    cuda = dev.type == "cuda"
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=dev) if cuda else None
+    ev = []
+    wall = []
+    verified = 0
+    with lock.hold(False):
+        for i in range(opts.warmup):  # module loads, autotuning, clocks
+            out = call(*clone_args(input_sets[i % len(input_sets)]))
+            del out
+        sync(torch, dev)
+    def sample(fn, args):
+        """One sample: L2 flushed, the device idle; (event ms or None, host ms up to a device-wide
+        synchronise, the result)."""
+        if not cuda:
+            t0 = perf()
+            res = fn(*args)
+            return None, (perf() - t0) * 1e3, res
+        flush.zero_()
+        torch.cuda.synchronize(dev)
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = perf()
+        e0.record()
+        res = fn(*args)
+        e1.record()
+        torch.cuda.synchronize(dev)
+        t1 = perf()
+        return e0.elapsed_time(e1), (t1 - t0) * 1e3, res
+
+    with lock.hold(True):
+        floor_ms = statistics.median(sample(lambda: None, ())[1] for _ in range(5))  # the empty call
+        started = perf()
+        extra = None
+        n = 0
+        while True:
+            k = n % len(input_sets)
+            args = clone_args(input_sets[k])
+            e_ms, w_ms, out = sample(call, args)
+            if e_ms is not None:
+                ev.append(e_ms)
+            wall.append(w_ms)
+            n += 1
+            last = extra is not None and extra == 0
+            if verify is not None and (last or sysrand.random() < 0.125):
+                why = verify(k, flat_outputs(out))
+                verified += 1
+                if why:
+                    raise Fail("correctness", f"timed call {n}: {why}")
+            del out, args
+            if last:
+                break
+            if extra is not None:
+                extra -= 1
+                continue
+            eff = [max(e, w - floor_ms) for e, w in zip(ev, wall)] if cuda else wall
+            spent = perf() - started
+            tight = len(eff) >= 5 and statistics.pstdev(eff) / max(statistics.mean(eff), 1e-9) < 0.02
+            if n >= opts.max_samples or spent >= opts.max_time_s or (n >= opts.min_samples and (spent >= opts.min_time_s or tight)):
+                extra = sysrand.randint(0, 3)  # the last (verified) call's position is unpredictable
+    if cuda:
+        eff = [max(e, w - floor_ms) for e, w in zip(ev, wall)]
+        med_ev, med_wall_net = statistics.median(ev), statistics.median([w - floor_ms for w in wall])
+        timer = "events" if med_ev >= med_wall_net else "wall"
+    else:
+        eff, med_ev, med_wall_net, timer = wall, None, statistics.median(wall), "wall"
+    med = statistics.median(eff)
+    mean = statistics.mean(eff)
+    return {
+        "medianMs": med,
+        "meanMs": mean,
+        "minMs": min(eff),
+        "rsd": (statistics.pstdev(eff) / mean) if mean > 0 else 0.0,
+        "samples": len(eff),
+        "eventMedianMs": med_ev,
+        "wallMedianMs": statistics.median(wall),
+        "floorMs": floor_ms,
+        "timer": timer,
+        # the host clock saw clearly more than the events: work outside the timed stream, or a
+        # host-bound forward (Python launching many small kernels)
+        "wallExceedsEvents": bool(cuda and med_wall_net > 1.2 * med_ev + 0.05),
+        "verifiedCalls": verified,
+        "inputSets": len(input_sets),
+    }
+
+
+def profile_kernels(torch, call, args, dev):
+    """Device-side records of two forwards: [{"name", "us", "count"}], or None without CUDA."""
+    if dev.type != "cuda":
+        return None, "no CUDA device: kernels are not recorded on the CPU"
+    try:
+        from torch.profiler import profile, ProfilerActivity
+        try:
+            from torch.autograd import DeviceType
+        except ImportError:
+            from torch._C._autograd import DeviceType
+    except Exception as e:
+        return None, f"torch.profiler is not usable: {e}"
+    a1, a2 = clone_args(args), clone_args(args)
+    sync(torch, dev)
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            call(*a1)
+            call(*a2)
+            torch.cuda.synchronize(dev)
+    except Exception as e:
+        return None, f"the profiler failed: {short(e, 300)}"
+    agg = {}
+    for e in prof.events():
+        if getattr(e, "device_type", None) != DeviceType.CUDA:
+            continue
+        tr = getattr(e, "time_range", None)
+        us = float(tr.end - tr.start) if tr is not None else float(getattr(e, "device_time", 0) or getattr(e, "cuda_time", 0) or 0)
+        r = agg.setdefault(e.name, {"name": e.name, "us": 0.0, "count": 0})
+        r["us"] += us
+        r["count"] += 1
+    return list(agg.values()), None
+
+
+def env_info():
+    info = {"ok": True, "protocol": PROTOCOL, "python": sys.version.split()[0], "executable": sys.executable, "torch": None, "cuda": False,
+            "cudaVersion": None, "device": None, "capability": None, "triton": None, "compile": None, "nvcc": None}
+    try:
+        import torch
+    except Exception as e:
+        info["torchError"] = short(e, 300)
+        return info
+    info["torch"] = torch.__version__
+    info["cudaVersion"] = torch.version.cuda
+    try:
+        info["cuda"] = bool(torch.cuda.is_available())
+        if info["cuda"]:
+            info["device"] = torch.cuda.get_device_name(0)
+            info["capability"] = ".".join(map(str, torch.cuda.get_device_capability(0)))
+    except Exception as e:
+        info["cudaError"] = short(e, 300)
+    try:
+        import triton
+        info["triton"] = triton.__version__
+    except Exception as e:
+        info["tritonError"] = short(e, 200)
+    info["compile"] = hasattr(torch, "compile")
+    try:
+        from torch.utils.cpp_extension import CUDA_HOME
+        info["cudaHome"] = CUDA_HOME
+    except Exception:
+        pass
+    import shutil
+    info["nvcc"] = shutil.which("nvcc")
+    info["ninja"] = shutil.which("ninja")
+    return info
+
+
+# ----------------------------------------------------------------------------------- commands
+
+class Writer:
+    """The result file, rewritten (atomically) after every stage."""
+
+    def __init__(self, path, base):
+        self.path = path
+        self.data = dict(base)
+        self.write()
+
+    def update(self, **kw):
+        self.data.update(kw)
+        self.write()
+
+    def write(self):
+        tmp = f"{self.path}.tmp{os.getpid()}"
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, default=str)
+        os.replace(tmp, self.path)
+
+
+def cmd_env(a):
+    w = Writer(a.out, env_info())
+    return 0 if w.data.get("torch") else 1
+
+
+def reference_sets(torch, problem, model, dev, n, fp32=False):
+    """n input sets under fresh seeds with the reference's outputs (the model's state restored
+    before each forward, torch seeded with the set's seed: dropout is reproducible per seed)."""
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    sets = []
+    with torch.no_grad(), (full_fp32(torch) if fp32 else contextlib.nullcontext()):
+        for _ in range(n):
+            seed = fresh_seed()
+            args = seeded_inputs(torch, problem, seed, dev)
+            model.load_state_dict(state)
+            torch.manual_seed(seed)
+            outs = [o.detach().clone() for o in flat_outputs(model(*clone_args(args)))]
+            sets.append({"seed": seed, "args": args, "outs": outs})
+    model.load_state_dict(state)
+    sync(torch, dev)
+    return sets, state
+
+
+def cmd_baseline(a):
+    torch = import_torch()
+    dev = pick_device(torch, a.device)
+    lock = GpuLock(a.lock)
+    w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "baseline", "device": str(dev), "torch": torch.__version__, "guarantee": "trusted-python"})
+    problem = load_problem(a.problem, parse_set(a.set))
+    init = list(problem.get_init_inputs())
+    model = build_model(torch, problem.Model, init, a.weights_seed, dev)
+    with torch.no_grad():
+        with lock.hold(False):
+            sets, _ = reference_sets(torch, problem, model, dev, a.input_sets, a.fp32_reference)
+        eager = time_calls(torch, model, [s["args"] for s in sets], dev, a, lock)
+        w.update(ok=True, eager=eager)
+        if not a.compile:
+            w.update(compiled={"ok": False, "skipped": True, "why": "not asked (--compile)"})
+            return 0
+        if not hasattr(torch, "compile"):
+            w.update(compiled={"ok": False, "why": f"torch {torch.__version__} has no torch.compile"})
+            return 0
+        import signal
+
+        def on_alarm(*_):
+            raise TimeoutError(f"torch.compile took more than {a.compile_limit_s} s")
+
+        t0 = time.perf_counter()
+        try:
+            signal.signal(signal.SIGALRM, on_alarm)
+            signal.alarm(int(a.compile_limit_s))
+            try:
+                cm = torch.compile(model)
+                with lock.hold(False):
+                    outs = flat_outputs(cm(*clone_args(sets[0]["args"])))
+                    sync(torch, dev)
+            finally:
+                signal.alarm(0)
+            compile_s = time.perf_counter() - t0
+            cmp = compare(torch, outs, sets[0]["outs"])
+            timing = time_calls(torch, cm, [s["args"] for s in sets], dev, a, lock)
+            w.update(compiled={"ok": True, "compileS": compile_s, "matchesEager": cmp["ok"], "matchesEager1e2": cmp["ok1e2"], **timing})
+        except Exception as e:
+            w.update(compiled={"ok": False, "why": short(f"{type(e).__name__}: {e}", 800), "afterS": time.perf_counter() - t0})
+    return 0
+
+
+def ext_key(name, parts):
+    h = hashlib.sha256(name.encode())
+    for p in parts:
+        h.update(b"\0")
+        h.update(repr(p).encode())
+    return h.hexdigest()[:16]
+
+
+def install_build_recorder(torch, loads, known_failures):
+    """Wraps load_inline and load: every call is recorded (name, outcome, seconds); a build known
+    to fail (from the build step) fails again at once instead of compiling for a minute."""
+    import torch.utils.cpp_extension as ce
+    orig_inline, orig_load = ce.load_inline, ce.load
+
+    def wrap(orig, kind):
+        def inner(*args, **kw):
+            name = kw.get("name", args[0] if args else "?")
+            srcs = [kw.get(k) for k in ("cpp_sources", "cuda_sources", "sources", "functions", "extra_cuda_cflags", "extra_cflags")] + list(args[1:4])
+            key = ext_key(str(name), srcs)
+            rec = {"kind": kind, "name": str(name), "key": key}
+            if key in known_failures:
+                rec.update(ok=False, cached=True, error=known_failures[key], seconds=0.0)
+                loads.append(rec)
+                raise RuntimeError(f"(cached build failure) {known_failures[key]}")
+            t0 = time.perf_counter()
+            try:
+                mod = orig(*args, **kw)
+            except BaseException as e:
+                rec.update(ok=False, error=short(f"{type(e).__name__}: {e}", 1500), seconds=time.perf_counter() - t0)
+                loads.append(rec)
+                raise
+            rec.update(ok=True, seconds=time.perf_counter() - t0)
+            loads.append(rec)
+            return mod
+        return inner
+
+    ce.load_inline = wrap(orig_inline, "load_inline")
+    ce.load = wrap(orig_load, "load")
+
+
+def prepare_ext_env(a):
+    if a.ext_dir:
+        os.makedirs(a.ext_dir, exist_ok=True)
+        os.environ["TORCH_EXTENSIONS_DIR"] = os.path.abspath(a.ext_dir)
+
+
+def read_known_failures(a):
+    p = os.path.join(a.ext_dir, "kd-build.json") if a.ext_dir else None
+    if not p or not os.path.exists(p):
+        return {}, None
+    try:
+        with open(p) as f:
+            b = json.load(f)
+        return {l["key"]: l.get("error", "failed") for l in b.get("loads", []) if not l.get("ok") and l.get("key")}, b
+    except Exception:
+        return {}, None
+
+
+def cmd_build(a):
+    torch = import_torch()
+    dev = pick_device(torch, a.device)
+    prepare_ext_env(a)
+    loads = []
+    w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "build", "device": str(dev), "torch": torch.__version__, "loads": loads})
+    install_build_recorder(torch, loads, {})
+    problem = load_problem(a.problem, parse_set(a.set))
+    init = list(problem.get_init_inputs())
+    t0 = time.perf_counter()
+    try:
+        cand, src = load_module(a.candidate, "kd_candidate")
+    except BaseException as e:
+        w.update(failure={"kind": "import", "message": short(f"{type(e).__name__}: {e}", 2000)}, loads=loads, seconds=time.perf_counter() - t0)
+        save_build(a, w.data)
+        return 1
+    if not hasattr(cand, "ModelNew"):
+        w.update(failure={"kind": "import", "message": "the candidate defines no ModelNew"}, loads=loads)
+        save_build(a, w.data)
+        return 1
+    try:
+        build_model(torch, cand.ModelNew, init, a.weights_seed, dev)
+    except BaseException as e:
+        w.update(failure={"kind": "construct", "message": short(f"{type(e).__name__}: {e}", 2000)}, loads=loads, seconds=time.perf_counter() - t0)
+        save_build(a, w.data)
+        return 1
+    w.update(ok=True, loads=loads, own=own_kernel_names(src), seconds=time.perf_counter() - t0)
+    save_build(a, w.data)
+    return 0
+
+
+def save_build(a, data):
+    if a.ext_dir:
+        with open(os.path.join(a.ext_dir, "kd-build.json"), "w") as f:
+            json.dump(data, f, default=str)
+
+
+def cmd_measure(a):
+    torch = import_torch()
+    dev = pick_device(torch, a.device)
+    lock = GpuLock(a.lock)
+    prepare_ext_env(a)
+    loads = []
+    w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "measure", "device": str(dev), "torch": torch.__version__, "guarantee": GUARANTEE, "loads": loads, "stage": "reference",
+                       "referencePrecision": "fp32 (TF32 off)" if a.fp32_reference else "torch defaults (as KernelBench)"})
+    # 1. Everything the candidate must not influence, before it is imported.
+    try:
+        problem = load_problem(a.problem, parse_set(a.set))
+        init = list(problem.get_init_inputs())
+        flags_before = precision_flags(torch)
+        ref = build_model(torch, problem.Model, init, a.weights_seed, dev)
+        with lock.hold(False):
+            checks, _ = reference_sets(torch, problem, ref, dev, a.checks, a.fp32_reference)
+            timing_sets, _ = reference_sets(torch, problem, ref, dev, a.input_sets, a.fp32_reference)
+        if a.eager:  # the eager baseline, timed by the same method, before any candidate code exists here
+            w.update(stage="eager")
+            with torch.no_grad():
+                w.update(eager=time_calls(torch, ref, [s["args"] for s in timing_sets], dev, a, lock))
+    except BaseException as e:  # the problem's own failure (or the machine's), not the candidate's
+        f = failure_of(e, "reference")
+        f["message"] = f"the reference, before any candidate code ran: {f['message']}"
+        w.update(failure=f, label="failed")
+        return 1
+    del ref
+    gc.collect()
+    _compare, _poison, _time, _flat, _clone = compare, poison_free_cache, time_calls, flat_outputs, clone_args
+    known, _ = read_known_failures(a)
+    install_build_recorder(torch, loads, known)
+    # 2. The candidate.
+    w.update(stage="import")
+    t0 = time.perf_counter()
+    try:
+        cand, src = load_module(a.candidate, "kd_candidate")
+        if not hasattr(cand, "ModelNew"):
+            raise Fail("import", "the candidate defines no ModelNew")
+    except BaseException as e:
+        w.update(failure=failure_of(e, "import"), loads=loads, label="failed")
+        return 1
+    own = own_kernel_names(src)
+    w.update(own=own, stage="construct", flagsBefore=flags_before, flagsAfterImport=precision_flags(torch))
+    try:
+        model = build_model(torch, cand.ModelNew, init, a.weights_seed, dev)
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+    except BaseException as e:
+        w.update(failure=failure_of(e, "construct"), loads=loads, label="failed", buildS=time.perf_counter() - t0)
+        return 1
+    w.update(buildS=time.perf_counter() - t0, loads=loads, stage="check")
+
+    # 3. Checks on fresh inputs, free memory poisoned, every element compared.
+    results = []
+    ran = False
+    try:
+        with torch.no_grad(), lock.hold(False):
+            for i, c in enumerate(checks):
+                model.load_state_dict(state)
+                args = _clone(c["args"])
+                _poison(torch, dev)
+                torch.manual_seed(c["seed"])
+                outs = _flat(model(*args))
+                sync(torch, dev)
+                ran = True
+                r = _compare(torch, outs, c["outs"])
+                results.append({"check": i, "ok": r["ok"], "ok1e2": r["ok1e2"], "why": r["why"], "outputs": r["outputs"]})
+                del outs, args
+    except BaseException as e:
+        f = failure_of(e, "runtime")
+        w.update(failure=f, checks=results, loads=loads, label=label_of(ran, own, loads, None) if ran else "failed")
+        return 1
+    correct = all(r["ok"] for r in results)
+    correct2 = all(r["ok1e2"] for r in results)
+    w.update(checks=results, correct=correct, correct1e2=correct2, stage="kernels", loads=loads)
+
+    # 4. Which kernels did the work.
+    with torch.no_grad(), lock.hold(False):
+        kernels, why_none = profile_kernels(torch, model, checks[0]["args"], dev)
+    if kernels is not None:
+        ks = summarize_kernels(kernels, set(own))
+        share = ks["customShare"]
+    else:
+        ks, share = {"why": why_none}, None
+    label = label_of(True, own, loads, share)
+    w.update(kernels=ks, customShare=share, label=label, stage="time")
+
+    # 5. Time (also when incorrect at KernelBench's tolerance but right at 1e-2: both are reported).
+    if not correct2 and not a.time_incorrect:
+        w.update(ok=True, stage="done", time=None, timeSkipped="wrong at 1e-2: not timed")
+        return 0
+
+    def verify(k, outs):
+        r = _compare(torch, outs, timing_sets[k]["outs"])
+        return None if r["ok1e2"] else r["why"]
+
+    try:
+        with torch.no_grad():
+            t = _time(torch, model, [s["args"] for s in timing_sets], dev, a, lock, verify=verify)
+        w.update(ok=True, stage="done", time=t)
+    except BaseException as e:
+        w.update(failure=failure_of(e, "runtime"), stage="time")
+        return 1
+    return 0
+
+
+def failure_of(e, default_kind):
+    if isinstance(e, Fail):
+        return {"kind": e.kind, "message": e.message}
+    msg = f"{type(e).__name__}: {e}"
+    kind = default_kind
+    if "out of memory" in msg.lower():
+        kind = "oom"
+    return {"kind": kind, "message": short(msg, 2000), "trace": short(traceback.format_exc(), 3000)}
+
+
+def cmd_classify(_a):
+    req = json.load(sys.stdin)
+    own = set(req.get("own") or own_kernel_names(req.get("source", "")))
+    res = {"own": sorted(own)}
+    if req.get("kernels") is not None:
+        res.update(summarize_kernels(req["kernels"], own))
+        share = res["customShare"]
+    else:
+        share = None
+    res["label"] = label_of(req.get("ran", True), own, req.get("loads", []), share)
+    res["idents"] = {k["name"]: kernel_ident(k["name"]) for k in req.get("kernels") or []}
+    print(json.dumps(res))
+    return 0
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="kd_candidate.py")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    def common(sp, timing=True):
+        sp.add_argument("--out", required=True)
+        sp.add_argument("--device", default="auto")
+        sp.add_argument("--weights-seed", type=int, default=DEFAULT_WEIGHTS_SEED)
+        sp.add_argument("--lock", default=None)
+        sp.add_argument("--fp32-reference", action="store_true", help="compute the reference with TF32 off (default: torch's defaults, as KernelBench does)")
+        sp.add_argument("--set", action="append", default=[], help="NAME=VALUE: a module-level constant of the problem (a task's size)")
+        if timing:
+            sp.add_argument("--warmup", type=int, default=3)
+            sp.add_argument("--min-samples", type=int, default=10)
+            sp.add_argument("--max-samples", type=int, default=200)
+            sp.add_argument("--min-time-s", type=float, default=0.3)
+            sp.add_argument("--max-time-s", type=float, default=3.0)
+            sp.add_argument("--input-sets", type=int, default=2)
+
+    sp = sub.add_parser("env")
+    sp.add_argument("--out", required=True)
+    sp = sub.add_parser("baseline")
+    sp.add_argument("problem")
+    common(sp)
+    sp.add_argument("--compile", action="store_true")
+    sp.add_argument("--compile-limit-s", type=float, default=120)
+    sp = sub.add_parser("build")
+    sp.add_argument("candidate")
+    sp.add_argument("--problem", required=True)
+    sp.add_argument("--ext-dir", required=True)
+    common(sp, timing=False)
+    sp = sub.add_parser("measure")
+    sp.add_argument("problem")
+    sp.add_argument("candidate")
+    sp.add_argument("--ext-dir", default=None)
+    sp.add_argument("--checks", type=int, default=3)
+    sp.add_argument("--time-incorrect", action="store_true")
+    sp.add_argument("--eager", action="store_true", help="also time the problem's Model (eager) before the candidate is imported")
+    common(sp)
+    sub.add_parser("classify")
+    a = p.parse_args(argv)
+    try:
+        return {"env": cmd_env, "baseline": cmd_baseline, "build": cmd_build, "measure": cmd_measure, "classify": cmd_classify}[a.cmd](a)
+    except Fail as e:
+        if getattr(a, "out", None):
+            Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": a.cmd, "failure": {"kind": e.kind, "message": e.message}})
+        print(json.dumps({"ok": False, "failure": {"kind": e.kind, "message": e.message}}), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,97 @@
+// The workbench's API on a recorded space without kernel source (a small synthetic Kernel Tuner
+// cache imported into $KERNELDUEL_HOME/spaces): it is listed as a REPLAY-only task, its runs replay
+// its recording and open like any session, and what needs source (files, builds, GPU runs) is refused.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiService } from '../main/core/service.js';
+import type { ApiEvent, RunState } from '../main/contract/api.js';
+import { kernelTunerCacheToSpace, parseKernelTunerCache } from '../main/engine/interop/kernel-tuner.js';
+import { writeJsonFile } from '../main/engine/interop/files.js';
+
+let home: string;
+let service: ApiService;
+let recording: string;
+const events: ApiEvent[] = [];
+
+/** SYNTHETIC: a 4 x 4 space with a formula for time (not measured on any GPU) and one failure. */
+function syntheticCache(): string {
+  const cache: Record<string, unknown> = {};
+  for (const x of [16, 32, 64, 128]) {
+    for (const y of [1, 2, 4, 8]) {
+      const ms = 1 + Math.abs(Math.log2(x / 64)) * 0.4 + Math.abs(Math.log2(y / 2)) * 0.2;
+      cache[`${x},${y}`] = x === 128 && y === 8 ? { block_size_x: x, block_size_y: y, time: 'RuntimeFailedConfig' } : { block_size_x: x, block_size_y: y, time: ms, times: [ms, ms * 1.01, ms * 0.99] };
+    }
+  }
+  return JSON.stringify({ device_name: 'SYNTHETIC GPU (test fixture)', kernel_name: 'toy', problem_size: [1], tune_params_keys: ['block_size_x', 'block_size_y'], tune_params: { block_size_x: [16, 32, 64, 128], block_size_y: [1, 2, 4, 8] }, objective: 'time', cache });
+}
+
+beforeAll(() => {
+  home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-api-space-'));
+  const { space } = kernelTunerCacheToSpace(parseKernelTunerCache(syntheticCache(), 'toy.json'), { name: 'toy-space', file: 'toy.json', sha256: '0', command: 'test', importedAt: '2026-12-01T00:00:00.000Z' });
+  recording = path.join(home, 'spaces', 'synthetic-gpu', 'toy-space.json');
+  writeJsonFile(recording, space);
+  service = new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: home } });
+  service.on((e) => events.push(e));
+});
+afterAll(async () => {
+  await service.stopAll();
+  fs.rmSync(home, { recursive: true, force: true });
+});
+
+const until = async (what: () => boolean, ms = 30_000): Promise<void> => {
+  const t0 = Date.now();
+  while (!what()) {
+    if (Date.now() - t0 > ms) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('a recorded space without kernel source in the workbench', () => {
+  it('is listed as a REPLAY-only task with its tunables and its recording', async () => {
+    const h = service.handlers();
+    const t = (await h['tasks.list']({})).find((x) => x.name === 'toy-space');
+    expect(t).toBeDefined();
+    expect(t!.id).toMatch(/^space:/);
+    expect(t!.replayOnly).toMatch(/^REPLAY only: recorded by Kernel Tuner on SYNTHETIC GPU/);
+    expect(t!.recordings).toEqual([recording]);
+    expect(t!.spaceSize).toBe(16);
+    expect(t!.tunables).toEqual({ block_size_x: [16, 32, 64, 128], block_size_y: [1, 2, 4, 8] });
+    const d = await h['tasks.get']({ taskId: t!.id });
+    expect(d.readOnly).toBe(true);
+    expect(d.kernel).toBe('');
+    expect(d.defaults).toEqual({ block_size_x: 16, block_size_y: 1 });
+  });
+
+  it('refuses what needs kernel source, saying it can only be replayed', async () => {
+    const h = service.handlers();
+    const id = (await h['tasks.list']({})).find((x) => x.name === 'toy-space')!.id;
+    // Handlers answer synchronously or with a promise; either way the call fails.
+    const call = (f: () => unknown): Promise<unknown> => Promise.resolve().then(f);
+    await expect(call(() => h['tasks.readFile']({ taskId: id, file: 'kernel' }))).rejects.toThrow(/no task files/);
+    await expect(call(() => h['eval.build']({ taskId: id, source: '' }))).rejects.toThrow(/can only be replayed/);
+    await expect(call(() => h['runs.start']({ task: id, strategy: 'random', budget: 3, gpu: null }))).rejects.toThrow(/can only be replayed/);
+  });
+
+  it('a contrastive run replays the recording; the session, its plots and the baseline curves open like any replay', async () => {
+    const h = service.handlers();
+    const id = (await h['tasks.list']({})).find((x) => x.name === 'toy-space')!.id;
+    const st = (await h['runs.start']({ task: id, strategy: 'contrastive', budget: 12, gpu: null, recording })) as RunState;
+    expect(st.replay).toBe(true);
+    const sid = st.sessionId;
+    const last = (): RunState | undefined => events.filter((e): e is Extract<ApiEvent, { type: 'run.state' }> => e.type === 'run.state' && e.state.sessionId === sid).at(-1)?.state;
+    await until(() => last()?.phase === 'finished');
+    const d = await h['sessions.get']({ id: sid });
+    expect(d.replay?.recording).toBe(recording);
+    // The baseline and 12 proposals: 13 of the 16 recorded configurations, each once; the failed one (if visited) is a failure, not a time.
+    const done = d.variants.filter((v) => v.status !== 'pending');
+    expect(done).toHaveLength(13);
+    expect(done.every((v) => v.source === 'replay')).toBe(true);
+    expect(new Set(done.map((v) => JSON.stringify(v.config))).size).toBe(13);
+    expect(d.summary.gpu).toMatch(/^REPLAY SYNTHETIC GPU/);
+    const b = await h['sessions.baselines']({ id: sid });
+    expect(b.curves.map((c) => c.name)).toEqual(['random', 'anneal', 'genetic']);
+    expect(b.curves.every((c) => c.points.length === 12)).toBe(true);
+  }, 60_000);
+});

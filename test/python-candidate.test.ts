@@ -1,0 +1,256 @@
+// The Python candidate runner (resources/python/kd_candidate.py) and its client
+// (main/engine/pytorch/candidate.ts) on the CPU with Debian's torch: the pure logic (kernel names
+// from sources and from profiler records, shares, labels), its guarantee lists against the
+// contract's, and real runs of small candidates: a correct rewrite, a cache of its first output, an
+// extension whose build fails (fallback), one that goes wrong after a few calls (caught in timed
+// calls), one that shrinks the problem, sizes set from a task, and the core's refusals.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { candidateScript, measureCandidate, type CandidateOutcome } from '../main/engine/pytorch/candidate.js';
+import { GUARANTEE_LEVELS } from '../main/engine/base/types.js';
+import { describePythonResult, evalPythonCandidate, PythonCandidateError, type PythonEvalResult } from '../main/core/pytorch.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
+
+const PY = TORCH_PYTHON ?? '/usr/bin/python3';
+
+function classify(req: unknown): { own: string[]; label: string; customShare?: number; bySource?: Record<string, number>; idents: Record<string, string | null> } {
+  return JSON.parse(execFileSync(PY, [candidateScript(), 'classify'], { input: JSON.stringify(req), encoding: 'utf8', timeout: 30_000 })) as never;
+}
+
+describe.skipIf(!TORCH_PYTHON)(`kd_candidate.py logic (${TORCH_SKIP_REASON})`, () => {
+  it('finds a source\'s own kernels: __global__ (launch bounds, templates, namespaces) and @triton.jit, not host functions', () => {
+    const source = [
+      '__global__ void __launch_bounds__(256) fused_relu(float* x) {}',
+      'template <typename T> __global__ void scale_kernel(T* x, int n) {}',
+      'static __global__ void\n  tail_kernel(float* y) {}',
+      'torch::Tensor relu_fwd(torch::Tensor x) { return x; }',
+      '@triton.jit\ndef add_kernel(x_ptr, n, BLOCK: tl.constexpr):\n    pass',
+    ].join('\n');
+    expect(classify({ source }).own).toEqual(['add_kernel', 'fused_relu', 'scale_kernel', 'tail_kernel']);
+  });
+
+  it('tells the candidate\'s kernels from PyTorch\'s by function name (demangled, mangled, namespaced), and computes the share', () => {
+    const r = classify({
+      own: ['fused_relu', 'scale_kernel', 'gemm'],
+      kernels: [
+        { name: 'void fused_relu(float const*, float*, long)', us: 30, count: 2 },
+        { name: '_Z12scale_kernelIfEvPT_i', us: 10, count: 2 },
+        { name: 'void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::relu_kernel>(int, float*)', us: 40, count: 2 },
+        { name: 'void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128>(Params)', us: 15, count: 2 },
+        { name: 'triton_poi_fused_relu_0', us: 5, count: 2 },
+      ],
+    });
+    expect(r.idents['_Z12scale_kernelIfEvPT_i']).toBe('scale_kernel');
+    expect(r.bySource).toEqual({ own: 40, aten: 40, library: 15, triton: 5 });
+    expect(r.customShare).toBeCloseTo(0.4, 6);
+    expect(r.label).toBe('custom');
+  });
+
+  it('a candidate kernel named like one of PyTorch\'s is not credited with PyTorch\'s kernel', () => {
+    const r = classify({ own: ['reduce_kernel'], kernels: [{ name: 'void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float> >(at::native::ReduceOp<float>)', us: 10 }, { name: '_ZN2at6native13reduce_kernelILi512ELi1EEEvv', us: 5 }] });
+    expect(r.bySource).toEqual({ aten: 15 });
+    expect(r.label).toBe('pytorch-only');
+  });
+
+  it('labels: no own kernel ran -> pytorch-only, or fallback when an extension failed; failed when nothing ran; unprofiled without records', () => {
+    const aten = [{ name: 'void at::native::reduce_kernel<512, 1>(float*)', us: 10 }];
+    expect(classify({ own: ['k'], kernels: aten, loads: [{ ok: true }] }).label).toBe('pytorch-only');
+    expect(classify({ own: ['k'], kernels: aten, loads: [{ ok: false }] }).label).toBe('fallback');
+    expect(classify({ own: [], kernels: aten, loads: [] }).label).toBe('pytorch-only');
+    expect(classify({ own: ['k'], kernels: aten, ran: false }).label).toBe('failed');
+    expect(classify({ own: ['k'], loads: [{ ok: true }] }).label).toBe('unprofiled');
+    expect(classify({ own: [], loads: [] }).label).toBe('pytorch-only');
+  });
+
+  it('carries the same guarantee lists as the contract (GUARANTEE_LEVELS)', () => {
+    const g = JSON.parse(execFileSync(PY, ['-c', 'import json, sys; sys.path.insert(0, sys.argv[1]); import kd_candidate as k; print(json.dumps(k.GUARANTEE))', join(candidateScript(), '..')], { encoding: 'utf8' })) as { level: string; holds: string[]; doesNotHold: string[] };
+    expect(g.level).toBe('python-in-process');
+    expect(g.holds).toEqual([...GUARANTEE_LEVELS['python-in-process'].holds]);
+    expect(g.doesNotHold).toEqual([...GUARANTEE_LEVELS['python-in-process'].doesNotHold]);
+  });
+});
+
+const PROBLEM = `import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+batch = 16
+n = 32
+def get_inputs():
+    return [torch.randn(batch, n)]
+def get_init_inputs():
+    return [n]
+`;
+const HEAD = 'import torch\nimport torch.nn as nn\n';
+const CANDIDATES: Record<string, string> = {
+  good: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return torch.clamp_min(self.lin(x), 0)
+`,
+  // Caches its first output (a result keyed on nothing): fresh seeds per check catch it.
+  cached: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.memo = None
+    def forward(self, x):
+        if self.memo is None:
+            self.memo = torch.relu(self.lin(x))
+        return self.memo
+`,
+  // Right for its first 8 calls (the checks and warm-ups), then returns zeros: only verified timed calls see it.
+  lazy: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.calls = 0
+    def forward(self, x):
+        self.calls += 1
+        y = torch.relu(self.lin(x))
+        return y if self.calls <= 8 else torch.zeros_like(y)
+`,
+  // Its extension does not build; it falls back to PyTorch.
+  fallback: `${HEAD}from torch.utils.cpp_extension import load_inline
+try:
+    ext = load_inline(name="kd_test_broken", cpp_sources="int f(", cuda_sources="__global__ void relu_kernel(float* x) {}", functions=["nope"])
+except Exception:
+    ext = None
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+`,
+  // Does half the batch (shrinking the problem).
+  shrunk: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return torch.relu(self.lin(x[: x.shape[0] // 2]))
+`,
+  raises: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+    def forward(self, x):
+        raise RuntimeError("no kernel for you")
+`,
+};
+
+describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASON})`, () => {
+  let dir = '';
+  const results: Record<string, CandidateOutcome> = {};
+  let core: PythonEvalResult | undefined;
+  const prevPython = process.env.KERNELDUEL_PYTHON;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kd-pycand-'));
+    writeFileSync(join(dir, 'problem.py'), PROBLEM);
+    // A PyTorch task for the core's evaluation (run beside the runner's cases, in parallel).
+    const taskDir = join(dir, 'task');
+    mkdirSync(taskDir);
+    writeFileSync(join(taskDir, 'model.py'), PROBLEM);
+    // A CUDA baseline is not needed to judge a Python candidate, but a task names its entry point.
+    writeFileSync(join(taskDir, 'kernel.cu'), 'void model_forward(const float* x, const float* lin_weight, const float* lin_bias, float* out) {}\n');
+    writeFileSync(join(taskDir, 'task.yaml'), [
+      'name: py-task', 'entry: model_forward', 'reference: {pytorch: model.py}', 'files: {baseline: kernel.cu}', 'args:',
+      '  - {name: x, kind: buffer, dtype: f32, shape: [batch, 32], role: in}',
+      '  - {name: lin_weight, kind: buffer, dtype: f32, shape: [32, 32], role: in}',
+      '  - {name: lin_bias, kind: buffer, dtype: f32, shape: [32], role: in}',
+      '  - {name: out, kind: buffer, dtype: f32, shape: [batch, 32], role: out}',
+      'sizes:', '  - {batch: 5}', '',
+    ].join('\n'));
+    writeFileSync(join(taskDir, 'candidate.py'), CANDIDATES.good);
+    process.env.KERNELDUEL_PYTHON = PY;
+    const fast = ['--min-samples', '5', '--max-samples', '40', '--min-time-s', '0.05', '--max-time-s', '0.5', '--warmup', '2'];
+    const coreRun = evalPythonCandidate(loadTask(taskDir), join(taskDir, 'candidate.py'), { device: 'cpu' }).then((r) => void (core = r));
+    await Promise.all([coreRun, ...Object.entries(CANDIDATES).map(async ([name, code]) => {
+      writeFileSync(join(dir, `${name}.py`), code);
+      results[name] = await measureCandidate(join(dir, 'problem.py'), join(dir, `${name}.py`), {
+        python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3, timingArgs: fast,
+        ...(name === 'good' ? { overrides: { batch: 7 } } : {}),
+      });
+    })]);
+  }, 180_000);
+  afterAll(() => {
+    if (prevPython === undefined) delete process.env.KERNELDUEL_PYTHON;
+    else process.env.KERNELDUEL_PYTHON = prevPython;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the core evaluates a candidate at the task\'s size and prints the guarantee level first, then the label, correctness and speedup', () => {
+    const r = core as PythonEvalResult;
+    expect(r.guarantee).toBe('python-in-process');
+    expect(r.sizes.map((s) => [s.size, s.label, s.correct])).toEqual([[{ batch: 5 }, 'pytorch-only', true]]);
+    expect(r.sizes[0].speedupEager).toBeGreaterThan(0);
+    const text = describePythonResult(r).split('\n');
+    expect(text[0]).toMatch(/^py-task: candidate\.py — guarantee level PYTHON-IN-PROCESS: the candidate's host code runs in the measuring process/);
+    expect(text.join('\n')).toMatch(/label: PYTORCH-ONLY[\s\S]*correct: yes at KernelBench's tolerance[\s\S]*vs eager/);
+  });
+
+  it('a correct PyTorch rewrite: correct at both tolerances, timed with the eager baseline, labelled pytorch-only, at the task\'s size', () => {
+    const r = results.good;
+    expect(r.failure).toBeUndefined();
+    expect(r.guarantee).toBe('python-in-process');
+    expect([r.correct, r.correct1e2]).toEqual([true, true]);
+    expect(r.label).toBe('pytorch-only');
+    expect(r.time?.samples).toBeGreaterThanOrEqual(5);
+    expect(r.time?.verifiedCalls).toBeGreaterThanOrEqual(1);
+    expect(r.file?.eager?.medianMs).toBeGreaterThan(0);
+    expect(r.file?.checks?.[0].outputs[0].shape).toEqual([7, 32]);
+  });
+
+  it('a cached first output fails the later checks (fresh seeds per check) and is not timed', () => {
+    const r = results.cached;
+    expect(r.correct).toBe(false);
+    expect(r.file?.checks?.[0].ok).toBe(true);
+    expect(r.file?.checks?.slice(1).every((c) => !c.ok)).toBe(true);
+    expect(r.time).toBeNull();
+  });
+
+  it('wrong outputs after the checks are caught in the timed calls (the last one is always verified)', () => {
+    const r = results.lazy;
+    expect(r.correct).toBe(true);
+    expect(r.failure?.kind).toBe('correctness');
+    expect(r.failure?.message).toMatch(/timed call \d+/);
+  });
+
+  it('an extension that fails to build and falls back to PyTorch is labelled fallback, its load recorded', () => {
+    const r = results.fallback;
+    expect(r.label).toBe('fallback');
+    expect(r.file?.loads.map((l) => [l.name, l.ok])).toEqual([['kd_test_broken', false]]);
+    expect(r.file?.own).toEqual(['relu_kernel']);
+  });
+
+  it('a shrunk problem fails on the output\'s shape; a forward that raises is failed', () => {
+    expect(results.shrunk.correct).toBe(false);
+    expect(results.shrunk.file?.checks?.[0].why).toMatch(/shape \[8, 32\], expected \[16, 32\]/);
+    expect(results.raises.label).toBe('failed');
+    expect(results.raises.failure?.message).toMatch(/no kernel for you/);
+  });
+
+  it('runs candidate code inside bubblewrap where it works (the result says which)', () => {
+    for (const r of Object.values(results)) expect(r.process.sandboxed || !!r.process.sandboxProblem).toBe(true);
+  });
+});
+
+describe('core: Python candidates need a PyTorch-reference task and a ModelNew', () => {
+  it('refuses a CUDA-reference task, naming what to do', async () => {
+    const task = loadTask(join(builtinTasksDir(), 'softmax'));
+    await expect(evalPythonCandidate(task, '/nonexistent.py')).rejects.toThrow(PythonCandidateError);
+    await expect(evalPythonCandidate(task, '/nonexistent.py')).rejects.toThrow(/reference\.pytorch/);
+  });
+
+});
