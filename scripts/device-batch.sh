@@ -38,6 +38,7 @@ lane() { # lane NAME GPU COMMANDS
 }
 
 work() {
+  export ROOT S # the lanes' commands read $ROOT (and $KD, $RES, exported above)
   "$KD/kernelduel" --version > "$RES/version.txt" 2>&1 # unpacks the Node runtime once
   local pids=()
   [ -n "${KD_LANE0:-}" ] && { lane gpu0 0 "$KD_LANE0" & pids+=($!); }
