@@ -172,7 +172,9 @@ export async function runRunner<T>(args: string[], schema: z.ZodType<T>, o: Runn
       const writable = [o.workDir, ...(o.writable ?? [])];
       for (const w of writable) mkdirSync(w, { recursive: true });
       if (o.lockFile && existsSync(o.lockFile)) writable.push(o.lockFile); // the file alone: other runs' folders stay out of reach
-      sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable: [script, ...(o.readable ?? [])], cwd: o.workDir }) };
+      // The runner's whole folder: it imports kd_reference.py beside it (a checkout under /tmp, where
+      // the sandbox mounts a fresh /tmp, would otherwise show it the script alone).
+      sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable: [path.dirname(script), ...(o.readable ?? [])], cwd: o.workDir }) };
     } else sandboxProblem = st.problem ?? 'the sandbox is turned off (KERNELDUEL_SANDBOX=off)';
   }
   const extra = [...(o.device ? ['--device', o.device] : []), ...(o.lockFile ? ['--lock', o.lockFile] : [])];
