@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiService } from '../main/core/service.js';
-import type { ApiEvent, RunState } from '../main/contract/api.js';
+import { decodeSession, type ApiEvent, type RunState } from '../main/contract/api.js';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
@@ -58,10 +58,12 @@ describe('runs in a worker thread', () => {
     await until(() => last()?.phase === 'stopped');
     expect((await h['runs.list']({})).find((r) => r.sessionId === sid)).toBeUndefined();
     // The session (read from disk) keeps every result that was reported, all labelled REPLAY.
-    const d = await h['sessions.get']({ id: sid });
+    const d = decodeSession(await h['sessions.get']({ id: sid }));
     const done = d.variants.filter((v) => v.status !== 'pending');
+    // What measured each variant is in its detail (variants.get), not in the session's compact rows.
+    const sources = await Promise.all(done.map(async (v) => (await h['variants.get']({ sessionId: sid, variantId: v.id })).row.source));
     expect(done.length).toBeGreaterThanOrEqual(results());
-    expect(done.every((v) => v.source === 'replay')).toBe(true);
+    expect(sources.every((x) => x === 'replay')).toBe(true);
     expect(d.replay?.recording).toBe(recording);
     expect(d.notes.some((n) => n.message.startsWith('REPLAY:'))).toBe(true);
     expect(last()!.evaluated).toBeLessThan(400);

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiService } from '../main/core/service.js';
-import type { ApiEvent, RunState } from '../main/contract/api.js';
+import { decodeSession, type ApiEvent, type RunState } from '../main/contract/api.js';
 import { kernelTunerCacheToSpace, parseKernelTunerCache } from '../main/engine/interop/kernel-tuner.js';
 import { writeJsonFile } from '../main/engine/interop/files.js';
 
@@ -82,12 +82,14 @@ describe('a recorded space without kernel source in the workbench', () => {
     const sid = st.sessionId;
     const last = (): RunState | undefined => events.filter((e): e is Extract<ApiEvent, { type: 'run.state' }> => e.type === 'run.state' && e.state.sessionId === sid).at(-1)?.state;
     await until(() => last()?.phase === 'finished');
-    const d = await h['sessions.get']({ id: sid });
+    const d = decodeSession(await h['sessions.get']({ id: sid }));
     expect(d.replay?.recording).toBe(recording);
     // The baseline and 12 proposals: 13 of the 16 recorded configurations, each once; the failed one (if visited) is a failure, not a time.
     const done = d.variants.filter((v) => v.status !== 'pending');
+    // What measured each variant is in its detail (variants.get), not in the session's compact rows.
+    const sources = await Promise.all(done.map(async (v) => (await h['variants.get']({ sessionId: sid, variantId: v.id })).row.source));
     expect(done).toHaveLength(13);
-    expect(done.every((v) => v.source === 'replay')).toBe(true);
+    expect(sources.every((x) => x === 'replay')).toBe(true);
     expect(new Set(done.map((v) => JSON.stringify(v.config))).size).toBe(13);
     expect(d.summary.gpu).toMatch(/^REPLAY SYNTHETIC GPU/);
     const b = await h['sessions.baselines']({ id: sid });

@@ -2,11 +2,11 @@
 // samples, when two ranges call for a log axis, 1-2-5 ticks, parameter importance, a run's pace, and
 // the rate formatting the roofline's tooltip uses (GFLOP/s scaled and rounded, not 1205.7448745…).
 import { describe, expect, it } from 'vitest';
-import type { VariantRow } from '../main/contract/api.js';
+import type { FullVariantRow } from '../main/contract/api.js';
 import { axisTicks, boxStats, ecdf, fmtTick, pace, paramImportance, wantsLogAxis } from '../renderer/src/analysis.js';
 import { fmtRate } from '../renderer/src/store.js';
 
-const row = (id: string, config: Record<string, number>, speedup: number | null): VariantRow => ({
+const row = (id: string, config: Record<string, number>, speedup: number | null): FullVariantRow => ({
   id, parents: [], origin: 'random', config, flags: { opt: 3 }, transforms: [], createdAt: '', status: speedup === null ? 'failed' : 'timed', failure: null,
   medianMs: speedup ? 1 / speedup : null, ciLowMs: null, ciHighMs: null, speedup, registers: null, sharedBytes: null, spillBytes: null, source: 'replay', evalIndex: null,
 });
@@ -37,7 +37,7 @@ describe('renderer analysis', () => {
   });
 
   it('parameter importance: the tunable that moves the speedup explains the variance', () => {
-    const rows: VariantRow[] = [];
+    const rows: FullVariantRow[] = [];
     for (const b of [64, 128, 256, 512]) for (const u of [1, 2, 4]) rows.push(row(`v${rows.length + 1}`, { BLOCK: b, UNROLL: u }, b / 64 + u * 0.01));
     rows.push(row('vx', { BLOCK: 64, UNROLL: 1 }, null));
     const imp = paramImportance(rows);

@@ -2,12 +2,12 @@
 // and engine events (run state, new variants, results, logs, the LLM's streamed answer) updating
 // the tree and the progress.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { ApiEvent, MethodName, Params, Result, RunState, SessionDetail, Transport, VariantRow } from '../main/contract/api.js';
+import { encodeSession, type ApiEvent, type FullVariantRow, type MethodName, type Params, type Result, type RunState, type SessionDetail, type Transport, type VariantRow } from '../main/contract/api.js';
 import { appendLog, applyLlmDelta, applyToSession, mergeRow } from '../renderer/src/reducers.js';
 import { useApp } from '../renderer/src/store.js';
 import { flattenTree, matches } from '../renderer/src/tree.js';
 
-const row = (id: string, o: Partial<VariantRow> = {}): VariantRow => ({
+const row = (id: string, o: Partial<FullVariantRow> = {}): FullVariantRow => ({
   id, parents: [], origin: 'random', config: { BLOCK: 128 }, flags: { opt: 3 }, transforms: [], createdAt: '2026-01-01T00:00:00Z', status: 'pending', failure: null,
   medianMs: null, ciLowMs: null, ciHighMs: null, speedup: null, registers: null, sharedBytes: null, spillBytes: null, source: null, evalIndex: null, ...o,
 });
@@ -36,7 +36,7 @@ function fakeTransport(sessions: Record<string, SessionDetail>): Transport & { c
     'sessions.get': (p) => {
       const s = sessions[(p as { id: string }).id];
       if (!s) throw new Error('not found');
-      return s;
+      return encodeSession(s);
     },
   };
   return {
@@ -152,5 +152,35 @@ describe('the zustand store', () => {
     await vi.advanceTimersByTimeAsync(10);
     expect(api.calls.filter((c) => c === 'sessions.list').length).toBe(lists + 1);
     expect(useApp.getState().runs.s1.phase).toBe('finished');
+  });
+
+  it('a large session renders in a task of its own; results that arrive meanwhile are kept', async () => {
+    // 2,500 rows: the store decodes the reply, then waits a task before rendering it. A result that
+    // arrives in between is newer than the reply and must not be lost when the reply is shown.
+    const rows = [row('v1', { origin: 'baseline', status: 'timed', medianMs: 1, speedup: 1, evalIndex: 0 }), ...Array.from({ length: 2499 }, (_, i) => row(`v${i + 2}`, { parents: ['v1'] }))];
+    const base = fakeTransport({ s1: detail('s1', rows, runState('s1')) });
+    let release: () => void = () => undefined;
+    const api: Transport = {
+      ...base,
+      async call(method, params) {
+        if (method === 'sessions.get') await new Promise<void>((r) => (release = r));
+        return base.call(method, params);
+      },
+    };
+    useApp.setState({ api });
+    api.subscribe((e) => useApp.getState().onEvent(e));
+    const opened = useApp.getState().openSession('s1');
+    await new Promise((r) => setTimeout(r, 0));
+    release();
+    // The reply's microtasks run (decoding); the rendering waits for a timer, which cannot run in between.
+    for (let i = 0; i < 50; i++) await Promise.resolve();
+    expect(useApp.getState().session).toBeNull();
+    base.push({ type: 'run.result', sessionId: 's1', row: row('v2', { parents: ['v1'], status: 'timed', medianMs: 0.25, speedup: 4 }), index: 1, budget: 10, bestSpeedup: 4, bestMs: 0.25 });
+    await opened;
+    const s = useApp.getState().session!;
+    expect(s.variants).toHaveLength(2500);
+    expect(s.variants[1]).toMatchObject({ id: 'v2', status: 'timed', medianMs: 0.25 });
+    expect(s.bestId).toBe('v2');
+    expect(s.summary.best).toMatchObject({ variantId: 'v2', speedup: 4 });
   });
 });

@@ -2,12 +2,12 @@
 // kept as DAG links), collapse, depth, the path from the baseline to the best, the session's best
 // following every result, and the table's columns, sort and filter at 20,000 rows.
 import { describe, expect, it } from 'vitest';
-import type { SessionDetail, VariantRow } from '../main/contract/api.js';
+import type { FullVariantRow, SessionDetail } from '../main/contract/api.js';
 import { lineage, maxDepth, pathTo, visibleTree } from '../renderer/src/tree.js';
 import { tableColumns, tableRows } from '../renderer/src/table.js';
 import { applyToSession, bestRow } from '../renderer/src/reducers.js';
 
-const row = (id: string, parents: string[] = [], o: Partial<VariantRow> = {}): VariantRow => ({
+const row = (id: string, parents: string[] = [], o: Partial<FullVariantRow> = {}): FullVariantRow => ({
   id, parents, origin: 'contrastive', config: { BLOCK: 128 }, flags: { opt: 3 }, transforms: [], createdAt: '2026-01-01T00:00:00Z', status: 'timed', failure: null,
   medianMs: 1, ciLowMs: null, ciHighMs: null, speedup: 1, registers: null, sharedBytes: null, spillBytes: null, source: 'replay', evalIndex: null, ...o,
 });

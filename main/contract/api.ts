@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
+import type { SessionPayload } from './session-payload.js';
 // Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
 // harness) or `python-in-process` (a Python ModelNew candidate; docs/PYTHON-CANDIDATES.md), and a
 // Python candidate's label says whose kernels did the work.
@@ -12,6 +13,7 @@ export { GUARANTEE_LEVELS, CANDIDATE_LABELS, type GuaranteeLevel, type Candidate
 import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
+export { decodeSession, encodeSession, compactRow, rooflinePoint, speedupOf, timelineOf, type SessionPayload, type VariantColumns } from './session-payload.js';
 /** The LLM provider settings' schema: the renderer validates its settings form with it. */
 export { LlmSettingsSchema, type LlmSettings };
 /** A pool run's GPU as the workbench shows it (RunState.gpus). */
@@ -209,7 +211,11 @@ export interface SessionSummaryDTO {
 
 export type VariantStatus = 'pending' | 'timed' | 'built' | 'failed';
 
-/** One variant as the tree and tables show it (no source: fetch it with variants.get). */
+/**
+ * One variant as the tree, the table and the plots show it (sessions.get): only what they need. The
+ * source, samples, build log, PTX/SASS and the rest come with variants.get / variants.code when a
+ * variant is opened.
+ */
 export interface VariantRow {
   id: string;
   parents: string[];
@@ -217,20 +223,24 @@ export interface VariantRow {
   config: Config;
   flags: BuildFlags;
   transforms: string[];
-  createdAt: string;
   status: VariantStatus;
   failure: { kind: FailureKind; reason: string } | null;
   medianMs: number | null;
-  ciLowMs: number | null;
-  ciHighMs: number | null;
   /** Baseline median / this median. */
   speedup: number | null;
   registers: number | null;
   sharedBytes: number | null;
   spillBytes: number | null;
-  source: MeasurementSource['kind'] | null;
   /** Order in which the result was recorded (1-based), null while pending. */
   evalIndex: number | null;
+}
+
+/** One variant's row with what its detail shows besides (variants.get, a run's events): the median's interval, when it was proposed, what measured it. */
+export interface FullVariantRow extends VariantRow {
+  createdAt: string;
+  ciLowMs: number | null;
+  ciHighMs: number | null;
+  source: MeasurementSource['kind'] | null;
 }
 
 export interface DuelDTO {
@@ -266,10 +276,18 @@ export interface ParamEffect {
 
 export interface RooflinePoint {
   variantId: string;
+  /** The size index its median was timed at. */
+  size: number;
   intensity: number;
   gflops: number;
   gbps: number;
   speedup: number | null;
+}
+
+export interface SizeWork {
+  size: number;
+  bytes: number;
+  flops: number;
 }
 
 export interface SessionPlots {
@@ -280,16 +298,29 @@ export interface SessionPlots {
   /** Preference-model accuracy over time, when the strategy records it. */
   modelAccuracy: Array<{ index: number; accuracy: number }>;
   /** Roofs in GB/s (memory, measured copy bandwidth) and GFLOP/s (compute, measured FP32 SGEMM); null when not measured on this GPU (limitsNote says so). */
-  roofline: { points: RooflinePoint[]; peakGbps: number | null; peakGflops: number | null; limitsSource: string | null; limitsNote: string | null } | null;
+  roofline: {
+    points: RooflinePoint[];
+    /** Bytes and FLOPs of one call at each size a point was timed at. */
+    work: SizeWork[];
+    peakGbps: number | null;
+    peakGflops: number | null;
+    limitsSource: string | null;
+    limitsNote: string | null;
+  } | null;
   rewardLabel: string;
 }
 
-export interface SessionDetail {
+/**
+ * A session as the workbench shows it. Its rows are VariantRows in the renderer (sessions.get sends a
+ * SessionPayload, decoded by decodeSession: main/contract/session-payload.ts); the core keeps full
+ * FullVariantRows (its report shows the intervals).
+ */
+export interface SessionDetail<Row extends VariantRow = VariantRow> {
   summary: SessionSummaryDTO;
   task: { name: string; dir: string };
   gpu: { name: string; uuid?: string; arch: string } | null;
   settings: Record<string, unknown>;
-  variants: VariantRow[];
+  variants: Row[];
   duels: DuelDTO[];
   notes: Array<{ level: 'info' | 'warn' | 'error'; message: string }>;
   baselineId: string | null;
@@ -348,7 +379,7 @@ export interface VariantPerfDTO {
 export interface VariantDetail {
   variant: VariantRecord;
   result: EvalResult | null;
-  row: VariantRow;
+  row: FullVariantRow;
   /** Present for variants the LLM policy proposed. */
   llm: LlmPartsDTO | null;
   /** The source as nvcc compiled it: the tunables' -D values in place of the template's defaults (transforms are already in the source). */
@@ -451,7 +482,8 @@ export interface Results {
   'runs.resume': RunState;
   'runs.stop': RunState;
   'sessions.list': SessionSummaryDTO[];
-  'sessions.get': SessionDetail;
+  /** Compact: decode it with decodeSession (main/contract/session-payload.ts). */
+  'sessions.get': SessionPayload;
   'sessions.baselines': BaselineCurvesDTO;
   'sessions.log': LogLineDTO[];
   'variants.get': VariantDetail;
@@ -482,8 +514,8 @@ export type Envelope<T = unknown> = { ok: true; result: T } | { ok: false; error
 
 export type ApiEvent =
   | { type: 'run.state'; state: RunState }
-  | { type: 'run.variant'; sessionId: string; row: VariantRow }
-  | { type: 'run.result'; sessionId: string; row: VariantRow; index: number; budget: number; bestSpeedup: number | null; bestMs: number | null }
+  | { type: 'run.variant'; sessionId: string; row: FullVariantRow }
+  | { type: 'run.result'; sessionId: string; row: FullVariantRow; index: number; budget: number; bestSpeedup: number | null; bestMs: number | null }
   | { type: 'log'; sessionId: string | null; level: 'info' | 'warn' | 'error'; message: string; at: string }
   /** The LLM policy's answer text as the model writes it. */
   | { type: 'llm.delta'; sessionId: string; promptId: string; answerId: string; delta: string; attempt: number }

@@ -1,6 +1,6 @@
 // A session's run report: markdown (for a pull request), HTML (self-contained, with the plots'
 // data embedded and drawn as inline SVG, no scripts) and JSON (everything, for other tools).
-import type { ExportFile, SessionDetail, VariantRow } from '../contract/api.js';
+import type { ExportFile, SessionDetail, FullVariantRow } from '../contract/api.js';
 
 function ms(x: number | null): string {
   if (x === null || !Number.isFinite(x)) return '-';
@@ -19,11 +19,11 @@ function mdCell(s: string): string {
   return s.replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ');
 }
 
-function topRows(d: SessionDetail, n: number): VariantRow[] {
+function topRows(d: SessionDetail<FullVariantRow>, n: number): FullVariantRow[] {
   return d.variants.filter((v) => v.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!).slice(0, n);
 }
 
-function counts(d: SessionDetail): Record<string, number> {
+function counts(d: SessionDetail<FullVariantRow>): Record<string, number> {
   const c: Record<string, number> = {};
   for (const v of d.variants) {
     const k = v.status === 'failed' ? `failed (${v.failure?.kind ?? '?'})` : v.status;
@@ -32,12 +32,12 @@ function counts(d: SessionDetail): Record<string, number> {
   return c;
 }
 
-function cfg(v: VariantRow): string {
+function cfg(v: FullVariantRow): string {
   const c = Object.entries(v.config).map(([k, x]) => `${k}=${x}`).join(', ');
   return c || '(defaults)';
 }
 
-export function renderMarkdown(d: SessionDetail): string {
+export function renderMarkdown(d: SessionDetail<FullVariantRow>): string {
   const s = d.summary;
   const lines: string[] = [];
   lines.push(`# KernelDuel run report: ${d.task.name}`, '');
@@ -75,7 +75,7 @@ export function renderMarkdown(d: SessionDetail): string {
 }
 
 /** A step line of best-so-far speedup as inline SVG (no scripts: the report opens anywhere). */
-function svgBestSoFar(d: SessionDetail): string {
+function svgBestSoFar(d: SessionDetail<FullVariantRow>): string {
   const pts = d.plots.timeline.filter((p) => p.bestSpeedup !== null);
   if (pts.length < 2) return '<p><em>Not enough timed evaluations to plot.</em></p>';
   const W = 640, H = 240, P = 36;
@@ -92,7 +92,7 @@ function svgBestSoFar(d: SessionDetail): string {
 </svg>`;
 }
 
-export function renderHtml(d: SessionDetail): string {
+export function renderHtml(d: SessionDetail<FullVariantRow>): string {
   const md = renderMarkdown(d);
   const data = JSON.stringify({ timeline: d.plots.timeline, paramEffects: d.plots.paramEffects, roofline: d.plots.roofline, modelAccuracy: d.plots.modelAccuracy }).replace(/</g, '\\u003c');
   const body = md
@@ -123,7 +123,7 @@ ${svgBestSoFar(d)}
 `;
 }
 
-export function renderReport(d: SessionDetail, format: 'md' | 'html' | 'json'): ExportFile {
+export function renderReport(d: SessionDetail<FullVariantRow>, format: 'md' | 'html' | 'json'): ExportFile {
   const base = `${d.task.name}-${d.summary.id}-report`;
   if (format === 'md') return { fileName: `${base}.md`, content: renderMarkdown(d), mimeType: 'text/markdown' };
   if (format === 'html') return { fileName: `${base}.html`, content: renderHtml(d), mimeType: 'text/html' };

@@ -107,7 +107,7 @@ export class ApiService {
       'runs.resume': (p) => this.runs.resume(p.sessionId),
       'runs.stop': (p) => this.runs.stop(p.sessionId),
       'sessions.list': () => this.sessions.list(),
-      'sessions.get': (p) => this.sessions.detail(p.id),
+      'sessions.get': (p) => this.sessions.payload(p.id),
       'sessions.baselines': async (p) => {
         const info = this.sessions.withSession(p.id, (s) => ({
           recording: recordingOf(s),

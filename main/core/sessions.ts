@@ -4,11 +4,13 @@
 // are pure (main/core/views.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { LogLineDTO, RunState, SessionDetail, SessionSummaryDTO, VariantDetail } from '../contract/api.js';
+import { encodeSession, type LogLineDTO, type RunState, type SessionDetail, type SessionPayload, type SessionSummaryDTO, type VariantDetail, type FullVariantRow } from '../contract/api.js';
 import { resourcesDir } from '../engine/base/paths.js';
 import { loadTask, sizeLayout, type Task } from '../engine/task/manifest.js';
 import { measuredLimits } from '../engine/platform/gpu/limits.js';
 import { listSessions, type SessionSummary } from '../engine/session/list.js';
+import { runState } from '../engine/session/running.js';
+import { bestSummary } from '../engine/session/summary.js';
 import { openSessionReadOnly, type Session } from '../engine/session/store.js';
 import { replayRecordingOf } from '../engine/session/run-settings.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
@@ -64,8 +66,23 @@ function roofline(taskDir: string, gpuName: string | null): RooflineInput | null
   };
 }
 
+/**
+ * A session's listing entry from an open snapshot, as listSessions would give it (counts, last
+ * status or the run mark's, best) without reading the journal again.
+ */
+function summaryOf(s: Session, variants: number, results: number, best: ReturnType<Session['best']>): SessionSummary {
+  const st = s.status();
+  const run = runState(s.dir);
+  const status = run ?? st?.status ?? (variants > 0 ? 'interrupted' : undefined);
+  const b = bestSummary(best);
+  return {
+    id: s.id, dir: s.dir, meta: s.meta, variants, results,
+    ...(status ? { status } : {}), ...(st?.budgetUsed !== undefined ? { budgetUsed: st.budgetUsed } : {}), ...(b ? { best: b } : {}), ...(s.recoveredFromCrash ? { tornTail: true } : {}),
+  };
+}
+
 export class SessionViews {
-  private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail, 'run'> }>();
+  private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail<FullVariantRow>, 'run'>; payload?: Omit<SessionPayload, 'run'> }>();
   private readonly snapshots = new Map<string, { key: string; s: Session }>();
   private readonly rowCache = new WeakMap<Session, ReturnType<typeof variantRows>>();
 
@@ -136,25 +153,29 @@ export class SessionViews {
     };
   }
 
-  detail(id: string): SessionDetail {
-    const run = this.live(id);
-    const journal = path.join(this.root, id, 'journal.jsonl');
-    let key: string;
-    try {
-      const st = fs.statSync(journal);
-      key = `${st.size}:${st.mtimeMs}`;
-    } catch {
-      key = '';
-    }
+  /** A session with full rows (the report's input); cached while its journal is unchanged. */
+  detail(id: string): SessionDetail<FullVariantRow> {
+    return { ...this.cachedDetail(id).detail, run: this.live(id) };
+  }
+
+  /** What sessions.get sends: the session with its rows as columns (contract/session-payload.ts), encoded once per journal state. */
+  payload(id: string): SessionPayload {
+    const c = this.cachedDetail(id);
+    c.payload ??= encodeSession({ ...c.detail, run: null });
+    return { ...c.payload, run: this.live(id) };
+  }
+
+  private cachedDetail(id: string): { key: string; detail: Omit<SessionDetail<FullVariantRow>, 'run'>; payload?: Omit<SessionPayload, 'run'> } {
+    const key = this.journalKey(id);
     const cached = this.detailCache.get(id);
-    if (cached && key && cached.key === key) return { ...cached.detail, run };
+    if (cached && key && cached.key === key) return cached;
     const detail = this.withSession(id, (s) => {
       const f = factsOf(s);
       const rows = this.rowsOf(s);
       const recording = recordingOf(s);
-      const sum = listSessions(this.root).find((x) => x.id === id) ?? { id, dir: s.dir, meta: s.meta, variants: rows.length, results: 0 };
+      const best = s.best();
       return {
-        summary: this.summaryDTO(sum),
+        summary: this.summaryDTO(summaryOf(s, rows.length, rows.filter((r) => r.status !== 'pending').length, best)),
         task: { name: s.meta.task.name, dir: s.meta.task.dir },
         gpu: s.meta.gpu,
         settings: s.meta.settings,
@@ -162,13 +183,14 @@ export class SessionViews {
         duels: duels(f),
         notes: s.events().flatMap((e) => (e.type === 'note' ? [{ level: e.level, message: e.message }] : [])),
         baselineId: baselineOf(f).id,
-        bestId: s.best()?.variant.id ?? null,
+        bestId: best?.variant.id ?? null,
         replay: recording ? { recording } : null,
         plots: sessionPlots(f, rows, roofline(s.meta.task.dir, s.meta.gpu?.name ?? null)),
       };
     });
-    if (key) this.detailCache.set(id, { key, detail });
-    return { ...detail, run };
+    const entry = { key, detail };
+    if (key) this.detailCache.set(id, entry);
+    return entry;
   }
 
   variantDetail(s: Session, id: string): VariantDetail {

@@ -3,17 +3,17 @@
 import type { EvalResult, VariantRecord } from '../engine/base/types.js';
 import { parseCompilerMessages } from '../engine/build/compile.js';
 import { timedMedianMs } from '../engine/measure/verdict.js';
-import type { BuildOutcome, DuelDTO, ParamEffect, PlotPoint, RooflinePoint, SessionPlots, VariantRow } from '../contract/api.js';
+import { rooflinePoint, speedupOf, timelineOf, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow } from '../contract/api.js';
 
 export interface SessionEventLike {
   type: string;
   [k: string]: unknown;
 }
 
-export function variantRow(v: VariantRecord, r: EvalResult | undefined, baselineMs: number | null, evalIndex: number | null): VariantRow {
+export function variantRow(v: VariantRecord, r: EvalResult | undefined, baselineMs: number | null, evalIndex: number | null): FullVariantRow {
   const ms = timedMedianMs(r);
   const k = r?.build.resources?.[0];
-  let status: VariantRow['status'] = 'pending';
+  let status: FullVariantRow['status'] = 'pending';
   if (r) status = r.failure ? 'failed' : ms !== null ? 'timed' : r.build.ok ? 'built' : 'failed';
   const failure = r?.failure ?? (r && !r.build.ok ? r.build.failure : undefined);
   return {
@@ -29,7 +29,7 @@ export function variantRow(v: VariantRecord, r: EvalResult | undefined, baseline
     medianMs: ms,
     ciLowMs: ms !== null ? r!.timing![0].ciLowMs : null,
     ciHighMs: ms !== null ? r!.timing![0].ciHighMs : null,
-    speedup: ms !== null && baselineMs ? baselineMs / ms : null,
+    speedup: speedupOf(baselineMs, ms),
     registers: k ? Math.max(...r!.build.resources.map((x) => x.registers)) : null,
     sharedBytes: k ? Math.max(...r!.build.resources.map((x) => x.sharedBytes)) : null,
     spillBytes: k ? r!.build.resources.reduce((a, x) => a + x.spillLoadBytes + x.spillStoreBytes, 0) : null,
@@ -52,7 +52,7 @@ export function baselineOf(f: SessionFacts): { id: string | null; ms: number | n
 }
 
 /** Rows in proposal order, each with the order in which its (last) result was recorded. */
-export function variantRows(f: SessionFacts): VariantRow[] {
+export function variantRows(f: SessionFacts): FullVariantRow[] {
   const base = baselineOf(f);
   const order = new Map<string, number>();
   let n = 0;
@@ -89,44 +89,32 @@ export interface RooflineInput {
   limitsNote?: string | null;
 }
 
-export function sessionPlots(f: SessionFacts, rows: VariantRow[], roof: RooflineInput | null): SessionPlots {
+export function sessionPlots(f: SessionFacts, rows: FullVariantRow[], roof: RooflineInput | null): SessionPlots {
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const timeline: PlotPoint[] = [];
-  let best: number | null = null;
-  let index = 0;
-  const seen = new Set<string>();
   const rewards = new Map<string, number>();
   for (const e of f.events) if (e.type === 'reward' && typeof e.variantId === 'string' && typeof e.reward === 'number') rewards.set(e.variantId, e.reward);
-  for (const e of f.events) {
-    if (e.type !== 'result' || typeof e.variantId !== 'string' || seen.has(e.variantId)) continue;
-    seen.add(e.variantId);
-    const row = byId.get(e.variantId);
-    if (!row) continue;
-    const isBaseline = row.origin === 'baseline';
-    if (row.speedup !== null) best = best === null ? row.speedup : Math.max(best, row.speedup);
-    const reward = rewards.get(row.id) ?? (row.speedup !== null ? Math.log(row.speedup) : row.status === 'failed' ? null : null);
-    timeline.push({ index: isBaseline ? 0 : ++index, variantId: row.id, speedup: row.speedup, bestSpeedup: best, reward });
-  }
-  const effects = new Map<string, { sum: number; n: number; count: number; failures: number }>();
+  // Rows in the order of their first result (evalIndex), shared with the renderer's decoding.
+  const timeline = timelineOf(rows, rewards);
+  // Per tunable and value (nested maps: no key strings built per row and tunable).
+  const effects = new Map<string, Map<number, { sum: number; n: number; count: number; failures: number }>>();
   for (const r of rows) {
     if (r.origin === 'baseline' || r.status === 'pending') continue;
-    for (const [k, v] of Object.entries(r.config)) {
-      const key = `${k}\u0000${v}`;
-      const x = effects.get(key) ?? { sum: 0, n: 0, count: 0, failures: 0 };
+    for (const k in r.config) {
+      const v = r.config[k];
+      let byValue = effects.get(k);
+      if (!byValue) effects.set(k, (byValue = new Map()));
+      let x = byValue.get(v);
+      if (!x) byValue.set(v, (x = { sum: 0, n: 0, count: 0, failures: 0 }));
       x.count++;
       if (r.status === 'failed') x.failures++;
       if (r.speedup !== null) {
         x.sum += r.speedup;
         x.n++;
       }
-      effects.set(key, x);
     }
   }
   const paramEffects: ParamEffect[] = [...effects.entries()]
-    .map(([key, x]) => {
-      const [param, value] = key.split('\u0000');
-      return { param, value: Number(value), count: x.count, meanSpeedup: x.n ? x.sum / x.n : null, failures: x.failures };
-    })
+    .flatMap(([param, byValue]) => [...byValue.entries()].map(([value, x]) => ({ param, value, count: x.count, meanSpeedup: x.n ? x.sum / x.n : null, failures: x.failures })))
     .sort((a, b) => (a.param === b.param ? a.value - b.value : a.param < b.param ? -1 : 1));
   const modelAccuracy: SessionPlots['modelAccuracy'] = [];
   let evalsSoFar = 0;
@@ -140,16 +128,22 @@ export function sessionPlots(f: SessionFacts, rows: VariantRow[], roof: Roofline
   let roofline: SessionPlots['roofline'] = null;
   if (roof) {
     const points: RooflinePoint[] = [];
+    // The work of one call at each timed size (null: the task's metrics give none there).
+    const work = new Map<number, SizeWork | null>();
     for (const v of f.variants) {
       const r = f.resultOf(v.id);
       const ms = timedMedianMs(r);
       if (ms === null) continue;
-      const w = roof.workOf(r!.timing![0].size);
-      if (!w || !w.bytes || !w.flops) continue;
-      const s = ms / 1000;
-      points.push({ variantId: v.id, intensity: w.flops / w.bytes, gflops: w.flops / s / 1e9, gbps: w.bytes / s / 1e9, speedup: byId.get(v.id)?.speedup ?? null });
+      const size = r!.timing![0].size;
+      let sw = work.get(size);
+      if (sw === undefined) {
+        const w = roof.workOf(size);
+        work.set(size, (sw = w && w.bytes && w.flops ? { size, bytes: w.bytes, flops: w.flops } : null));
+      }
+      if (sw) points.push(rooflinePoint(v.id, sw, ms, byId.get(v.id)?.speedup ?? null));
     }
-    roofline = { points, peakGbps: roof.peakGbps, peakGflops: roof.peakGflops, limitsSource: roof.limitsSource, limitsNote: roof.limitsNote ?? null };
+    const used = [...work.values()].filter((w): w is SizeWork => w !== null).sort((a, b) => a.size - b.size);
+    roofline = { points, work: used, peakGbps: roof.peakGbps, peakGflops: roof.peakGflops, limitsSource: roof.limitsSource, limitsNote: roof.limitsNote ?? null };
   }
   const anyRecordedReward = rewards.size > 0;
   return {

@@ -1,6 +1,6 @@
 // Pure state transitions of the renderer's store (no zustand, no DOM): how incoming engine events
 // change the session's rows, the runs, the log and the LLM's live answer. Unit-tested directly.
-import type { ApiEvent, RunState, SessionDetail, SessionSummaryDTO, VariantRow } from '../../main/contract/api.js';
+import { compactRow, type ApiEvent, type RunState, type SessionDetail, type SessionSummaryDTO, type VariantRow } from '../../main/contract/api.js';
 
 export interface LogLine {
   at: string;
@@ -44,7 +44,8 @@ export function applyToSession(session: SessionDetail | null, sessionId: string 
   const sid = e.type === 'run.state' ? e.state.sessionId : e.sessionId;
   if (sid !== sessionId) return null;
   if (e.type === 'run.state') return { ...session, run: e.state };
-  const rows = mergeRow(session.variants, e.row);
+  // The session keeps the rows' view fields only (an event's row carries its detail's too).
+  const rows = mergeRow(session.variants, compactRow(e.row));
   if (e.type === 'run.variant') return { ...session, variants: rows };
   // A result: the row, the run's progress, the best and the summary's counts move together.
   const results = rows.filter((r) => r.status !== 'pending').length;

@@ -1,6 +1,6 @@
 // The renderer's state (zustand): what the engine told us, what the user selected, and the live log.
 import { create } from 'zustand';
-import type { ApiEvent, EnvDTO, RunState, SessionDetail, SessionSummaryDTO, TaskDetail, TaskSummary, Transport, VariantDetail, VariantRow } from '../../main/contract/api.js';
+import { decodeSession, type ApiEvent, type EnvDTO, type RunState, type SessionDetail, type SessionSummaryDTO, type TaskDetail, type TaskSummary, type Transport, type VariantDetail, type VariantRow } from '../../main/contract/api.js';
 import { appendLog, applyLlmDelta, applyRunState, applyToSession, isFinalPhase, patchSummary, type LlmLive, type LogLine } from './reducers.js';
 
 export type { LogLine, LlmLive } from './reducers.js';
@@ -49,6 +49,12 @@ export interface AppState {
 }
 
 let refreshTimer: ReturnType<typeof setTimeout> | null = null;
+/** How long the last full refresh took: a live run's refreshes are spaced by at least three times that (a large session's journal is re-read by the server each time). */
+let lastRefreshMs = 0;
+export const REFRESH_MS = 800;
+const YIELD_ABOVE_ROWS = 2000;
+/** Events received while a session's reply is being decoded (and its rendering waits a task). */
+const arrivingLater = new Set<ApiEvent[]>();
 
 export const useApp = create<AppState>((set, get) => ({
   api: null,
@@ -98,20 +104,37 @@ export const useApp = create<AppState>((set, get) => ({
     if (!id) return;
     const api = get().api;
     const at = new Date().toISOString();
-    // The log as the journal tells it: what the run said, also after a reload of the page.
+    // The session first (the server answers in order), then its log as the journal tells it: what
+    // the run said, also after a reload of the page.
+    const loaded = get().refreshSession();
     if (api) {
       void api.call('sessions.log', { id }).then(
         (lines) => get().sessionId === id && set({ journalLog: { sessionId: id, at, lines: lines.map((l) => ({ ...l, sessionId: id })) } }),
         () => undefined,
       );
     }
-    await get().refreshSession();
+    await loaded;
   },
   async refreshSession() {
     const { api, sessionId } = get();
     if (!api || !sessionId) return;
+    const t0 = Date.now();
     try {
-      const session = await api.call('sessions.get', { id: sessionId });
+      // Rows come as columns (main/contract/session-payload.ts): decoded here, checked as they are.
+      const payload = await api.call('sessions.get', { id: sessionId });
+      // Events that arrive from here on are newer than the reply: applied on top of it below.
+      const later: ApiEvent[] = [];
+      arrivingLater.add(later);
+      let session: SessionDetail;
+      try {
+        session = decodeSession(payload);
+        lastRefreshMs = Date.now() - t0;
+        // Rendering a large session's tree is a task of its own: the page takes input in between.
+        if (session.variants.length > YIELD_ABOVE_ROWS) await new Promise((r) => setTimeout(r, 0));
+      } finally {
+        arrivingLater.delete(later);
+      }
+      for (const e of later) session = applyToSession(session, sessionId, e) ?? session;
       if (get().sessionId === sessionId) set({ session });
     } catch (e) {
       get().setError(e);
@@ -138,6 +161,7 @@ export const useApp = create<AppState>((set, get) => ({
       return;
     }
     if (e.type === 'llm.prompt') return;
+    for (const later of arrivingLater) later.push(e);
     if (e.type === 'run.state') {
       set((s) => ({ runs: applyRunState(s.runs, e.state) }));
       if (isFinalPhase(e.state.phase)) void get().refreshSessions();
@@ -153,7 +177,7 @@ export const useApp = create<AppState>((set, get) => ({
       refreshTimer = setTimeout(() => {
         refreshTimer = null;
         void get().refreshSession();
-      }, 800);
+      }, Math.max(REFRESH_MS, 3 * lastRefreshMs));
     }
   },
 }));
