@@ -7,7 +7,7 @@ import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { VariantRow } from '../../../main/contract/api.js';
 import { fmtConfig, fmtMs, fmtX, speedupColor } from '../store.js';
-import { lineage, matches, maxDepth, pathTo, visibleTree, type FlatNode } from '../tree.js';
+import { deepest, lineage, matches, pathTo, visibleTree, type FlatNode } from '../tree.js';
 
 export const ROW_HEIGHT = 24;
 /** Indentation stops here (a long run's lineage is hundreds deep); deeper rows show their depth as a number. */
@@ -42,12 +42,14 @@ export function VariantTree(props: TreeProps) {
   const [collapsed, setCollapsed] = useState<Set<string>>(() => new Set());
   const scrollRef = useRef<HTMLDivElement>(null);
   const lin = useMemo(() => lineage(props.rows), [props.rows]);
-  const depth = useMemo(() => maxDepth(lin), [lin]);
+  // The whole tree once (its depth, the filter's input, and what shows while nothing is folded).
+  const full = useMemo(() => visibleTree(lin, { bestId: props.bestId }), [lin, props.bestId]);
+  const depth = useMemo(() => deepest(full), [full]);
   const filtering = q !== '' || status !== 'all';
   const shown: FlatNode[] = useMemo(() => {
-    const all = visibleTree(lin, { collapsed: filtering ? undefined : collapsed, bestId: props.bestId });
-    return filtering ? all.filter((n) => matches(n.row, q, status)) : all;
-  }, [lin, collapsed, props.bestId, filtering, q, status]);
+    if (filtering) return full.filter((n) => matches(n.row, q, status));
+    return collapsed.size ? visibleTree(lin, { collapsed, bestId: props.bestId }) : full;
+  }, [lin, full, collapsed, props.bestId, filtering, q, status]);
   const index = useMemo(() => new Map(shown.map((n, i) => [n.row.id, i])), [shown]);
   const v = useVirtualizer({ count: shown.length, getScrollElement: () => scrollRef.current, estimateSize: () => ROW_HEIGHT, overscan: 12 });
   const failed = useMemo(() => props.rows.filter((r) => r.status === 'failed').length, [props.rows]);
