@@ -35,6 +35,106 @@ let browser: Browser;
 let page: Page;
 let llmServer: FakeServer;
 
+/** How long after a result arrives the run view may still show the state before it. */
+const LIVE_BOUND_MS = 250;
+
+interface LiveProbe {
+  /** run.result frames as the page handled them (page time). */
+  results: Array<{ t: number; sessionId: string; id: string; status: string; ms: number | null; index: number; budget: number }>;
+  /** The run view at each animation frame while a run's session is shown. */
+  frames: Array<{ t: number; sessionId: string; text: string; progress: string | null; barPct: number | null; summaryBest: string | null; tags: string[] }>;
+}
+
+/**
+ * Installed before the app starts: wraps the page's WebSocket to note run.result frames as they
+ * are handled, and samples the run view at every animation frame between start() and stop().
+ */
+const LIVE_PROBE = `(() => {
+  const W = window.WebSocket;
+  const probe = { on: false, results: [], frames: [] };
+  window.WebSocket = class extends W {
+    constructor(...a) {
+      super(...a);
+      this.addEventListener('message', (m) => {
+        const d = String(m.data);
+        if (!probe.on || !d.startsWith('{"event":{"type":"run.result"')) return;
+        const e = JSON.parse(d).event;
+        probe.results.push({ t: performance.now(), sessionId: e.sessionId, id: e.row.id, status: e.row.status, ms: e.row.medianMs, index: e.index, budget: e.budget });
+      });
+    }
+  };
+  const frame = () => {
+    if (!probe.on) return;
+    const text = document.querySelector('[data-testid="progress-text"]');
+    const bar = document.querySelector('[data-testid="progress"]');
+    if (text && bar) {
+      const inner = bar.querySelector('.bar');
+      const best = document.querySelector('[data-testid="progress-best"]')?.textContent ?? '';
+      probe.frames.push({
+        t: performance.now(),
+        sessionId: document.querySelector('[data-testid="session-picker"]')?.value ?? '',
+        text: text.textContent ?? '',
+        progress: bar.getAttribute('data-progress'),
+        barPct: inner ? (100 * inner.getBoundingClientRect().width) / bar.getBoundingClientRect().width : null,
+        summaryBest: (/\\((v\\d+)\\)$/.exec(best) ?? [])[1] ?? null,
+        tags: [...document.querySelectorAll('[data-testid="best-tag"]')].map((t) => t.closest('[data-variant]')?.getAttribute('data-variant') ?? '?'),
+      });
+    }
+    requestAnimationFrame(frame);
+  };
+  window.__kdProbe = {
+    start() { probe.on = true; probe.results = []; probe.frames = []; requestAnimationFrame(frame); },
+    stop() { probe.on = false; return { results: probe.results, frames: probe.frames }; },
+  };
+})();`;
+
+/**
+ * What a live run view got wrong: each frame while the run was running must show, LIVE_BOUND_MS
+ * after a result arrived, a best at least as fast as every timed result so far (the summary and
+ * the tree's best tag on the same variant), progress at least that result's index, and a bar as
+ * long as its text says.
+ */
+function liveProblems(p: LiveProbe): { problems: string[]; frames: number; bestMoves: number } {
+  const out: string[] = [];
+  const fail = (why: string) => ({ problems: [why], frames: 0, bestMoves: 0 });
+  const sid = p.results[0]?.sessionId;
+  if (!sid || p.results.length < 10) return fail(`too few results seen (${p.results.length}): no live run to check`);
+  const results = p.results.filter((r) => r.sessionId === sid);
+  // A variant's median as the run reported it (its last result).
+  const msOf = new Map(results.filter((r) => r.status === 'timed' && r.ms !== null).map((r) => [r.id, r.ms!]));
+  const frames = p.frames.filter((f) => f.sessionId === sid && /^running · /.test(f.text));
+  if (frames.length < 10) return fail(`too few frames of the running session (${frames.length})`);
+  let bestMoves = 0;
+  let checkedBest = 0;
+  let prevBest: string | null = null;
+  for (const f of frames) {
+    const known = results.filter((r) => r.t <= f.t - LIVE_BOUND_MS);
+    if (!known.length) continue;
+    const at = `${Math.round(f.t)} ms ("${f.text.slice(0, 60)}")`;
+    // Progress: the text's count, the bar's attribute and the bar's drawn width agree, and are not behind.
+    const m = /^running · (\d+)\/(\d+)/.exec(f.text)!;
+    const [n, budget] = [Number(m[1]), Number(m[2])];
+    const newest = Math.max(...known.map((r) => r.index));
+    if (n < newest) out.push(`${at}: progress says ${n}/${budget}, result ${newest} arrived ${LIVE_BOUND_MS} ms before`);
+    if (f.progress !== (n / budget).toFixed(3)) out.push(`${at}: the bar's data-progress ${f.progress} is not ${n}/${budget}`);
+    if (f.barPct === null || Math.abs(f.barPct - (100 * n) / budget) > 1) out.push(`${at}: the bar is drawn at ${f.barPct?.toFixed(1)}%, its text says ${n}/${budget}`);
+    // The best: the fastest timed result so far, named by the summary and tagged in the tree.
+    let fastest: { id: string; ms: number } | null = null;
+    for (const r of known) if (r.status === 'timed' && r.ms !== null && (!fastest || r.ms < fastest.ms)) fastest = { id: r.id, ms: r.ms };
+    if (!fastest) continue;
+    checkedBest++;
+    const shown = f.summaryBest;
+    const shownMs = shown ? msOf.get(shown) : undefined;
+    if (shownMs === undefined || shownMs > fastest.ms) out.push(`${at}: the summary's best is ${shown ?? 'none'} (${shownMs ?? '-'} ms), ${fastest.id} (${fastest.ms} ms) arrived ${LIVE_BOUND_MS} ms before`);
+    if (f.tags.length !== 1 || f.tags[0] !== shown) out.push(`${at}: the best tag is on ${f.tags.join(', ') || 'no row'}, the summary names ${shown}`);
+    if (shown !== prevBest) bestMoves++;
+    prevBest = shown;
+  }
+  // The check must have had something to check: the best moved during the run.
+  if (checkedBest < 10 || bestMoves < 2) out.push(`the best was checked on ${checkedBest} frames and moved ${bestMoves} times: too little to show it follows`);
+  return { problems: out, frames: checkedBest, bestMoves };
+}
+
 async function shot(name: string): Promise<void> {
   await page.waitForTimeout(300);
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
@@ -134,7 +234,15 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await expect.poll(() => page.getByTestId('error').count()).toBe(0);
   });
 
-  it('starts a REPLAY run of the contrastive optimiser and the tree grows', async () => {
+  it('starts a REPLAY run of the contrastive optimiser; the tree grows, and the best tag, summary and progress follow each result as it arrives', async () => {
+    // Issue 16: during a run the best tag stayed on v1 while 3.03× existed, the summary said 0/1 at
+    // 15/60, and the bar lagged its text. The page records every run.result and run.state frame as
+    // it handles it, and what the run view shows at every frame (a tall window: every row of the
+    // tree, so the best tag, is in the DOM); afterwards each frame is checked against the results
+    // that had arrived LIVE_BOUND_MS before it.
+    await page.addInitScript(LIVE_PROBE);
+    await page.setViewportSize({ width: 1440, height: 2400 });
+    await page.goto(url);
     await page.getByTestId('nav-run').click();
     await page.getByTestId('run-task').selectOption('axpy');
     await page.getByTestId('run-strategy').selectOption('contrastive');
@@ -144,10 +252,16 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(replay).toContain(path.join('bench', 'spaces', 'h200', 'axpy.json'));
     await backend.selectOption(replay!);
     await page.getByTestId('run-budget').fill('60');
+    await page.evaluate('window.__kdProbe.start()');
     await page.getByTestId('run-start').click();
     const rows = page.getByTestId('tree-row');
     await expect.poll(() => rows.count(), { timeout: 30_000 }).toBeGreaterThan(3);
     await expect.poll(() => page.getByTestId('progress-text').innerText(), { timeout: 60_000 }).toContain('finished');
+    const live = await page.evaluate<LiveProbe>('window.__kdProbe.stop()');
+    const { problems, frames, bestMoves } = liveProblems(live);
+    console.log(`e2e: live run: ${live.results.length} results; the best checked on ${frames} frames, shown on ${bestMoves} variants in turn; ${problems.length} problems`);
+    expect(problems.slice(0, 8), problems.slice(0, 30).join('\n')).toEqual([]);
+    await page.setViewportSize({ width: 1440, height: 900 });
     expect(await page.getByTestId('replay-badge').innerText()).toContain('REPLAY');
     expect(await page.getByTestId('tree-count').innerText()).toMatch(/^\d+ of (6\d|5\d) variants/);
     await shot('run-tree');
