@@ -8,6 +8,10 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
+    // expect.poll waits for something that will happen (a view to update, a run to finish); its
+    // default of 1 s failed the browser tests under CI's load (2 cores, two test files at once).
+    // A test that bounds a delay gives its own, shorter timeout.
+    expect: { poll: { timeout: 10_000 } },
     // The workbench is built (when its sources changed) only by the tests that drive it: test/e2e/.
   },
 });

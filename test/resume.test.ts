@@ -18,6 +18,8 @@ import type { ContrastiveState } from '../main/engine/search/contrastive.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { cliEnv, runCli, KERNELDUEL_BIN, REPO, type CliRun } from './fixtures/cli.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
+import { kernelTunerCacheToSpace, parseKernelTunerCache } from '../main/engine/interop/kernel-tuner.js';
+import { writeJsonFile } from '../main/engine/interop/files.js';
 
 const RECORDING = path.join(REPO, 'bench', 'spaces', 'h200', 'softmax.json');
 const SOFTMAX = path.join(builtinTasksDir(), 'softmax');
@@ -170,3 +172,39 @@ describe('kernelduel sessions after a kill', () => {
   }, 150_000);
 });
 
+describe('a session of a replayed space without kernel source', () => {
+  it('resumes with its own task name given again (it names no folder), and finishes at its budget', async () => {
+    // A small Kernel Tuner cache: 4 × 4 configurations, time smallest at x=64, y=2.
+    const cache: Record<string, unknown> = {};
+    for (const x of [16, 32, 64, 128]) {
+      for (const y of [1, 2, 4, 8]) {
+        const ms = 1 + Math.abs(Math.log2(x / 64)) * 0.4 + Math.abs(Math.log2(y / 2)) * 0.2;
+        cache[`${x},${y}`] = { x, y, time: ms, times: [ms * 1.01, ms * 0.99, ms, ms], compile_time: 1, verification_time: 0, benchmark_time: 1, strategy_time: 0, framework_time: 0, timestamp: '2023-12-22 09:50:00.000000+00:00' };
+      }
+    }
+    const kt = { device_name: 'NVIDIA Synthetic GPU', kernel_name: 'toy', problem_size: [1024], tune_params_keys: ['x', 'y'], tune_params: { x: [16, 32, 64, 128], y: [1, 2, 4, 8] }, objective: 'time', cache };
+    const { space } = kernelTunerCacheToSpace(parseKernelTunerCache(JSON.stringify(kt), 'toy.json'), { name: 'toyspace', file: 'toy.json', sha256: 'abc', command: 'test', importedAt: '2026-12-01T00:00:00.000Z' });
+    const file = path.join(home, 'toyspace.json');
+    writeJsonFile(file, space);
+    const root = path.join(home, 'sessions');
+    const run = await prepareRun({ task: 'toyspace', strategy: 'contrastive', budget: 12, seed: 3, backend: { kind: 'replay', recording: file, seed: 3 }, sessionsRoot: root });
+    const sid = run.session.meta.id;
+    const ac = new AbortController();
+    await runLoop({ session: run.session, evaluator: run.measurer, strategy: run.strategy, budget: 12, signal: ac.signal, onEvent: (e) => e.type === 'result' && e.index >= 5 && ac.abort() });
+    run.session.close();
+    const named = await cli('optimize', 'toyspace', '--resume', sid);
+    expect(named.code, named.stderr).toBe(0);
+    expect(named.stderr).not.toMatch(/no task "toyspace"/);
+    const s = openSession(root, sid);
+    try {
+      expect(s.variants().filter((v) => v.origin !== 'baseline' && s.resultOf(v.id))).toHaveLength(12);
+      expect(s.status()).toMatchObject({ status: 'finished', budgetUsed: 12 });
+    } finally {
+      s.close();
+    }
+    // Another task's name is still refused, naming the session's task.
+    const other = await cli('optimize', 'softmax', '--resume', sid);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/the session is of task toyspace/);
+  }, 120_000);
+});

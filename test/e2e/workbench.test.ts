@@ -392,13 +392,26 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(await page.getByTestId('pc-line').count()).toBeGreaterThan(10);
     await shot('plots');
     // A point names its variant on hover, and a click opens that variant.
-    const point = page.getByTestId('plot-history').getByTestId('plot-point').nth(5);
-    const vid = await point.getAttribute('data-variant');
+    // (Found by its variant, not by position: the hovered point's active dot is one more plot-point.)
+    const history = page.getByTestId('plot-history');
+    const vid = await history.getByTestId('plot-point').nth(5).getAttribute('data-variant');
+    const point = history.locator(`[data-testid="plot-point"][data-variant="${vid}"]`).first();
     await point.hover();
     await expect.poll(() => page.getByTestId('chart-tip').first().innerText()).toContain(vid!);
     await point.click();
     await page.getByTestId('view-variants').waitFor();
     await expect.poll(() => page.getByTestId('variant-panel').locator('h3').innerText()).toContain(vid!);
+    // A click beside a point, off its dot, opens the evaluation the tooltip names there.
+    await page.getByTestId('nav-plots').click();
+    const other = await history.getByTestId('plot-point').nth(8).getAttribute('data-variant');
+    const box = (await history.locator(`[data-testid="plot-point"][data-variant="${other}"]`).first().boundingBox())!;
+    const grid = (await history.locator('.recharts-cartesian-grid').first().boundingBox())!;
+    const y = box.y + box.height / 2 > grid.y + grid.height / 2 ? grid.y + 4 : grid.y + grid.height - 4;
+    await page.mouse.move(box.x + box.width / 2, y);
+    await expect.poll(() => page.getByTestId('chart-tip').first().innerText()).toContain(other!);
+    await page.mouse.click(box.x + box.width / 2, y);
+    await page.getByTestId('view-variants').waitFor();
+    await expect.poll(() => page.getByTestId('variant-panel').locator('h3').innerText()).toContain(other!);
   });
 
   it('the command palette (Ctrl+Shift+P) goes to views and runs commands; disabled ones say why', async () => {

@@ -156,9 +156,12 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     const root = sessionsRoot();
     const meta = readSessionMeta(root, o.resume);
     const pick = <K extends keyof OptimizeFlags>(k: K): OptimizeFlags[K] | undefined => (given(k) ? o[k] : undefined);
+    // A session of a replayed space without kernel source has a task name that is no folder: naming
+    // it again is naming the session's own task, not a task folder to look for.
+    const ownSpaceTask = taskArg !== undefined && taskArg === meta.task.name && chooseTaskDirOrNull(taskArg) === null;
     try {
       const r = resumeRunOptions(meta, {
-        ...(taskArg !== undefined ? { taskDir: resolveTaskDir(taskArg) } : {}),
+        ...(taskArg !== undefined && !ownSpaceTask ? { taskDir: resolveTaskDir(taskArg) } : {}),
         strategy: pick('strategy'), budget: pick('budget'), seed: pick('seed'), replay: o.replay !== undefined ? resolve(o.replay) : undefined,
         tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), llm: llmFlagFields(o),
         ...(o.gpus !== undefined ? { gpus: poolBackendOptions(o).gpus } : {}),

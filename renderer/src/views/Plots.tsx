@@ -54,7 +54,11 @@ const row = (rows: Map<string, VariantRow>, p: Record<string, unknown>) => rows.
 function Dot(props: { cx?: number; cy?: number; payload?: { variantId?: string; speedup?: number | null }; onOpen: (id: string) => void; fill?: string; r?: number }) {
   const { cx, cy, payload } = props;
   if (cx === undefined || cy === undefined || !payload?.variantId || payload.speedup === null || payload.speedup === undefined) return <g />;
-  return <circle cx={cx} cy={cy} r={props.r ?? 3} fill={props.fill ?? '#64748b'} stroke="#fff" strokeWidth={0.5} style={{ cursor: 'pointer' }} data-testid="plot-point" data-variant={payload.variantId} onClick={() => props.onOpen(payload.variantId!)} />;
+  return <circle cx={cx} cy={cy} r={props.r ?? 3} fill={props.fill ?? '#64748b'} stroke="#fff" strokeWidth={0.5} style={{ cursor: 'pointer' }} data-testid="plot-point" data-variant={payload.variantId} onClick={(e) => {
+    // Handled here; the chart's own click (which opens the evaluation under the pointer) must not run too.
+    e.stopPropagation();
+    props.onOpen(payload.variantId!);
+  }} />;
 }
 
 function LiveStats() {
@@ -185,7 +189,14 @@ export function PlotsView() {
       <div className="plot-grid">
         <Panel title="Best-so-far speedup vs evaluations" testid="plot-history" note={baselines ? baselines.note : session.replay ? (finished ? 'replaying the baseline strategies on the same recorded space…' : 'the baseline strategies are replayed on the same space once the run has finished') : 'dots: each variant; click one to open it'}>
           <ResponsiveContainer width="100%" height={250}>
-            <LineChart data={p.timeline} margin={{ left: 8, right: 12, bottom: 18, top: 4 }}>
+            {/* A click anywhere in the chart opens the evaluation the tooltip names (its x): the hovered point's
+                active dot is drawn over it, and a press and release that land on different elements
+                (the dot re-drawn between them) reach only the chart, never the dot. */}
+            <LineChart data={p.timeline} margin={{ left: 8, right: 12, bottom: 18, top: 4 }} onClick={(st) => {
+              const x = Number(st.activeLabel);
+              const at = Number.isFinite(x) ? p.timeline.find((t) => t.index === x) : undefined;
+              if (at?.variantId) open(at.variantId);
+            }}>
               <CartesianGrid strokeDasharray="3 3" />
               <XAxis dataKey="index" type="number" domain={[0, 'dataMax']} allowDecimals={false} tick={{ fontSize: 11 }} label={{ value: 'evaluation #', position: 'insideBottom', offset: -12, style: AXIS }} />
               <YAxis domain={['auto', 'auto']} width={56} tick={{ fontSize: 11 }} tickFormatter={(v: number) => `${fmtTick(v)}×`} label={{ value: 'speedup vs baseline (×)', angle: -90, position: 'insideLeft', offset: 4, dy: 70, style: AXIS }} />
