@@ -6,34 +6,21 @@
 // its reason; every time is labelled CPU (source `cpu`, `[CPU]` in the output), never a GPU's.
 // What a GPU run adds (custom kernels, custom share, GPU times) is in docs/GPU-RUNS.md.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeServer, type FakeServer } from './fixtures/llm/server.js';
-import { PY_CANDIDATES, PY_PROBLEM, pyAnswer, writePythonTask } from './fixtures/python-task.js';
+import { kernelduelCli, PY_CANDIDATES, PY_PROBLEM, pyAnswer, writePythonTask } from './fixtures/python-task.js';
 import { openSessionReadOnly, sessionsRoot } from '../main/engine/session/store.js';
 import { llmInfoOf } from '../main/engine/llm/variant-info.js';
 import type { EvalResult } from '../main/engine/base/types.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 let srv: FakeServer;
 let home = '';
 let taskDir = '';
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main/doors/cli/index.ts'), ...args], {
-      cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent', KERNELDUEL_PYTHON: TORCH_PYTHON ?? '/usr/bin/python3' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]): ReturnType<typeof kernelduelCli> => kernelduelCli(home, TORCH_PYTHON ?? '/usr/bin/python3', args);
 
 const ORDER = ['good', 'wrong', 'fallback', 'syntax', 'noModelNew', 'good2'] as const;
 
