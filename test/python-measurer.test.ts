@@ -8,6 +8,8 @@ import { eagerBaselineSource, logRatioCI, pythonCandidateTask, toEvalResult } fr
 import type { CandidateOutcome, MeasureFile } from '../main/engine/pytorch/candidate.js';
 import { isTimedSuccess } from '../main/engine/measure/verdict.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
+import { resumeRunOptions } from '../main/core/run/resume.js';
+import type { SessionMeta } from '../main/engine/session/events.js';
 
 const GUARANTEE = { level: 'python-in-process' as const, holds: [], doesNotHold: [] };
 const TIME = { medianMs: 0.5, meanMs: 0.51, minMs: 0.49, rsd: 0.01, samples: 12, samplesMs: [0.49, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.51, 0.51, 0.52, 0.5, 0.5], eventMedianMs: 0.5, wallMedianMs: 0.52, floorMs: 0.01, timer: 'events' as const, wallExceedsEvents: false, verifiedCalls: 2, inputSets: 2 };
@@ -82,5 +84,21 @@ describe('the eager baseline and the duel interval', () => {
     const loose = logRatioCI([0.8, 1.3]);
     expect(loose.low).toBeLessThan(0.2);
     expect(loose.high).toBeGreaterThan(5);
+  });
+});
+
+describe('resuming a Python-candidate session', () => {
+  const meta = (device: 'cpu' | 'cuda'): SessionMeta => ({
+    id: 'P1', task: { name: 'py', dir: '/tmp/py-task', manifestHash: 'x' }, gpu: device === 'cuda' ? { name: 'NVIDIA H200', arch: 'torch' } : null,
+    settings: { strategy: 'llm', budget: 6, seed: 1, backend: { kind: 'python', device, python: '/usr/bin/python3', torch: '1.13', duelRounds: 2 }, flags: false, transforms: false, llm: { model: 'm' } },
+    createdAt: '', kernelduelVersion: 'test',
+  });
+  it('continues on its own device (a CPU session stays on the CPU), with its duel rounds', () => {
+    expect(resumeRunOptions(meta('cpu'), {})).toMatchObject({ strategy: 'llm', budget: 6, backend: { kind: 'python', device: 'cpu', duelRounds: 2 } });
+    expect(resumeRunOptions(meta('cuda'), {}).backend).toEqual({ kind: 'python', device: 'cuda', duelRounds: 2 });
+  });
+  it('refuses GPU and replay options, naming where the session measures', () => {
+    expect(() => resumeRunOptions(meta('cpu'), { gpu: 0 })).toThrow(/--gpu 0: the session measures Python candidates on the CPU/);
+    expect(() => resumeRunOptions(meta('cuda'), { replay: '/x.json' })).toThrow(/--replay \/x\.json: the session measures Python candidates on GPU NVIDIA H200/);
   });
 });

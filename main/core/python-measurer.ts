@@ -25,6 +25,8 @@ export interface PythonMeasurerOptions {
   device: PythonDevice;
   /** The GPU's name (device cuda). */
   deviceName?: string;
+  /** This torch has CUDA (device cpu was then asked for: --device cpu). */
+  cudaAvailable?: boolean;
   /** Folder for candidate files, run folders and extension builds. */
   workRoot: string;
   /** Per runner process (default 300 s: a first load_inline build can take a minute). */
@@ -66,6 +68,11 @@ export class PythonMeasurer implements Measurer {
     return this.o.device;
   }
 
+  /** Why the CPU, in words: a torch without CUDA, or --device cpu (for the prompt). */
+  get cpuWhy(): string {
+    return this.o.cudaAvailable ? '--device cpu' : 'torch without CUDA';
+  }
+
   get python(): string {
     return this.o.python;
   }
@@ -82,7 +89,7 @@ export class PythonMeasurer implements Measurer {
   /** What measured, in words (CPU runs say so). */
   get label(): string {
     return this.o.device === 'cpu'
-      ? `CPU (torch ${this.o.torch ?? '?'} without CUDA): Python candidates checked and timed on the CPU — CPU times, not a GPU's; guarantee level python-in-process`
+      ? `CPU (${this.cpuWhy}, torch ${this.o.torch ?? '?'}): Python candidates checked and timed on the CPU — CPU times, not a GPU's; guarantee level python-in-process`
       : `GPU ${this.o.deviceName ?? 'cuda'}: Python candidates (guarantee level python-in-process)`;
   }
 

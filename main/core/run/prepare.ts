@@ -201,7 +201,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     }
     const llm = new LlmStrategy({
       task, session, provider, seed: o.seed, gpu: gpuMeta?.name ?? null, signal: hooks.signal,
-      ...(measurer instanceof PythonMeasurer ? { candidates: 'python' as const, device: measurer.device === 'cpu' ? 'CPU (torch without CUDA): the times below are CPU times, not a GPU\'s' : `GPU ${measurer.gpuName}` } : {}),
+      ...(measurer instanceof PythonMeasurer ? { candidates: 'python' as const, device: measurer.device === 'cpu' ? `CPU (${measurer.cpuWhy}): the times below are CPU times, not a GPU's` : `GPU ${measurer.gpuName}` } : {}),
       onDelta: (e) => hooks.onLlm?.({ type: 'llm.delta', ...e }),
       onPrompt: (p) => hooks.onLlm?.({ type: 'llm.prompt', promptId: p.promptId, answerIds: p.answerIds, chars: p.messages.reduce((a, m) => a + m.content.length, 0) }),
     });
@@ -220,7 +220,7 @@ async function pythonMeasurer(task: Task, b: Extract<Backend, { kind: 'python' }
   if (want === 'cuda' && !py.can.gpuReference) throw new Error(`--device cuda: ${py.problems.join(' ') || `${py.python}'s torch sees no CUDA device`}`);
   const device = want === 'cpu' || !py.can.gpuReference ? 'cpu' : 'cuda';
   return new PythonMeasurer(task, {
-    python: py.python, torch: py.torch, device, deviceName: device === 'cuda' ? (py.devices[0] ?? 'cuda') : undefined,
+    python: py.python, torch: py.torch, device, cudaAvailable: py.can.gpuReference, deviceName: device === 'cuda' ? (py.devices[0] ?? 'cuda') : undefined,
     workRoot: workRoot(), duelRounds: b.duelRounds, timingArgs: b.timingArgs,
   });
 }
