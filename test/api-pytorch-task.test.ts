@@ -42,4 +42,15 @@ describe('a PyTorch-reference task in the API', () => {
     await h['tasks.saveFile']({ taskId: id, file: 'kernel', text: kernel });
     expect(fs.readFileSync(path.join(taskDir, 'kernel.cu'), 'utf8')).toBe(kernel);
   });
+
+  it('llm.previewPrompt for the task (no session) is the Python-candidate prompt with the PyTorch reference', async () => {
+    const h = service.handlers();
+    const { id } = await h['tasks.open']({ dir: taskDir });
+    const p = await h['llm.previewPrompt']({ taskId: id });
+    const user = p.messages[1].content;
+    expect(p.messages[0].content).toContain('PyTorch modules faster');
+    expect(user).toContain(`\`\`\`python\n${PY_PROBLEM.trimEnd()}\n\`\`\``);
+    expect(user).toContain('class ModelNew(Model):\n    pass');
+    expect(user).not.toContain('```cuda');
+  });
 });
