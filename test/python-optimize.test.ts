@@ -121,5 +121,10 @@ describe.skipIf(!TORCH_PYTHON)(`kernelduel optimize with Python candidates on th
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('strategy random cannot propose Python candidates');
     expect(r.stderr).toContain('--strategy llm');
+    // Export writes .cu files: a Python candidate is refused, not written as CUDA.
+    const e = await cli(['export', sessionId, '--best', '-o', path.join(home, 'best.cu')]);
+    expect(e.code).not.toBe(0);
+    expect(e.stderr).toContain('is a Python candidate (ModelNew, guarantee level python-in-process): export writes CUDA variants (.cu) only');
+    expect(fs.existsSync(path.join(home, 'best.cu'))).toBe(false);
   }, 120_000);
 });
