@@ -15,6 +15,7 @@ import { describePythonResult, evalPythonCandidate, PythonCandidateError, type P
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
+import { PY_PROBLEM } from './fixtures/python-task.js';
 
 const PY = TORCH_PYTHON ?? '/usr/bin/python3';
 
@@ -75,21 +76,8 @@ describe.skipIf(!TORCH_PYTHON)(`kd_candidate.py logic (${TORCH_SKIP_REASON})`, (
   });
 });
 
-const PROBLEM = `import torch
-import torch.nn as nn
-class Model(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-    def forward(self, x):
-        return torch.relu(self.lin(x))
-batch = 16
-n = 32
-def get_inputs():
-    return [torch.randn(batch, n)]
-def get_init_inputs():
-    return [n]
-`;
+// The Linear + ReLU problem the Python-candidate tests share.
+const PROBLEM = PY_PROBLEM;
 const HEAD = 'import torch\nimport torch.nn as nn\n';
 const CANDIDATES: Record<string, string> = {
   good: `${HEAD}class ModelNew(nn.Module):

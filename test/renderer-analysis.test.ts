@@ -8,7 +8,7 @@ import { fmtRate } from '../renderer/src/store.js';
 
 const row = (id: string, config: Record<string, number>, speedup: number | null): FullVariantRow => ({
   id, parents: [], origin: 'random', config, flags: { opt: 3 }, transforms: [], createdAt: '', status: speedup === null ? 'failed' : 'timed', failure: null,
-  medianMs: speedup ? 1 / speedup : null, ciLowMs: null, ciHighMs: null, speedup, registers: null, sharedBytes: null, spillBytes: null, source: 'replay', evalIndex: null,
+  medianMs: speedup ? 1 / speedup : null, ciLowMs: null, ciHighMs: null, speedup, registers: null, sharedBytes: null, spillBytes: null, source: 'replay', label: null, evalIndex: null,
 });
 
 describe('renderer analysis', () => {

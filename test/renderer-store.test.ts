@@ -9,7 +9,7 @@ import { flattenTree, matches } from '../renderer/src/tree.js';
 
 const row = (id: string, o: Partial<FullVariantRow> = {}): FullVariantRow => ({
   id, parents: [], origin: 'random', config: { BLOCK: 128 }, flags: { opt: 3 }, transforms: [], createdAt: '2026-01-01T00:00:00Z', status: 'pending', failure: null,
-  medianMs: null, ciLowMs: null, ciHighMs: null, speedup: null, registers: null, sharedBytes: null, spillBytes: null, source: null, evalIndex: null, ...o,
+  medianMs: null, ciLowMs: null, ciHighMs: null, speedup: null, registers: null, sharedBytes: null, spillBytes: null, source: null, label: null, evalIndex: null, ...o,
 });
 
 const runState = (sessionId: string, o: Partial<RunState> = {}): RunState => ({

@@ -9,7 +9,7 @@ import { applyToSession, bestRow } from '../renderer/src/reducers.js';
 
 const row = (id: string, parents: string[] = [], o: Partial<FullVariantRow> = {}): FullVariantRow => ({
   id, parents, origin: 'contrastive', config: { BLOCK: 128 }, flags: { opt: 3 }, transforms: [], createdAt: '2026-01-01T00:00:00Z', status: 'timed', failure: null,
-  medianMs: 1, ciLowMs: null, ciHighMs: null, speedup: 1, registers: null, sharedBytes: null, spillBytes: null, source: 'replay', evalIndex: null, ...o,
+  medianMs: 1, ciLowMs: null, ciHighMs: null, speedup: 1, registers: null, sharedBytes: null, spillBytes: null, source: 'replay', label: null, evalIndex: null, ...o,
 });
 
 // v1 ─ v2 ─ v4 ─ v6

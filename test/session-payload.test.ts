@@ -86,6 +86,20 @@ describe('sessions.get payload', () => {
     expect(decodeSession(encodeSession(built))).toEqual(built);
   });
 
+  it('what measured each row and a Python candidate\'s label come back (a CPU row stays CPU)', () => {
+    const d = viewOf(views.detail(id));
+    expect(d.variants.filter((r) => r.source === 'replay').length).toBeGreaterThan(1000);
+    const py: SessionDetail = { ...d, variants: d.variants.map((r, i) => (i === 5 ? { ...r, source: 'cpu', label: 'custom' } : i === 6 ? { ...r, label: 'fallback' } : r)) };
+    const p = encodeSession(py);
+    expect(p.variants.label).toHaveLength(py.variants.length);
+    const back = decodeSession(JSON.parse(JSON.stringify(p)) as SessionPayload);
+    expect(back).toEqual(py);
+    expect(back.variants[5]).toMatchObject({ source: 'cpu', label: 'custom' });
+    // Without any label, no label column travels; rows come back with label null.
+    expect(encodeSession(d).variants.label).toBeUndefined();
+    expect(decodeSession(encodeSession(d)).variants.every((r) => r.label === null)).toBe(true);
+  });
+
   it('a payload that does not hold together is refused with what is wrong', () => {
     const p = views.payload(id);
     const bad = (f: (x: SessionPayload) => void): SessionPayload => {
@@ -97,5 +111,6 @@ describe('sessions.get payload', () => {
     expect(() => decodeSession(bad((x) => (x.variants.config[0] = x.variants.configs.length)))).toThrow(/config: index \d+ outside/);
     expect(() => decodeSession(bad((x) => (x.variants.parents[1] = [5000])))).toThrow(/parent index 5000 of row 1/);
     expect(() => decodeSession(bad((x) => (x.variants.status[0] = 9)))).toThrow(/status: index 9/);
+    expect(() => decodeSession(bad((x) => (x.variants.source[0] = x.variants.sourceKinds.length)))).toThrow(/source: index \d+ outside/);
   });
 });

@@ -3,7 +3,7 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
 import type { SessionPayload } from './session-payload.js';
 // Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
@@ -150,6 +150,9 @@ export interface TaskDetail extends TaskSummary {
   kernel: string;
   reference: string;
   entrySignature: string | null;
+  /** The reference is a PyTorch module (`reference` is its Python source, read-only): the task takes
+   * Python candidates (ModelNew) as well as CUDA entry points. */
+  pytorch?: boolean;
   defaults: Config;
   sizes: Array<Record<string, number>>;
 }
@@ -231,6 +234,10 @@ export interface VariantRow {
   registers: number | null;
   sharedBytes: number | null;
   spillBytes: number | null;
+  /** What measured it (gpu, replay, cpu, …), null before a result. */
+  source: MeasurementSource['kind'] | null;
+  /** A Python candidate's label (whose kernels did the work), null for CUDA variants and before a result. */
+  label: CandidateLabel | null;
   /** Order in which the result was recorded (1-based), null while pending. */
   evalIndex: number | null;
 }
@@ -240,7 +247,6 @@ export interface FullVariantRow extends VariantRow {
   createdAt: string;
   ciLowMs: number | null;
   ciHighMs: number | null;
-  source: MeasurementSource['kind'] | null;
 }
 
 export interface DuelDTO {
@@ -327,8 +333,23 @@ export interface SessionDetail<Row extends VariantRow = VariantRow> {
   bestId: string | null;
   /** Set when any result came from a recorded space: the UI labels the session REPLAY. */
   replay: { recording: string } | null;
+  /** Set for a session of Python candidates (ModelNew): where they ran (cpu: every time is a CPU
+   * time, never a GPU's), the guarantee level of every result, and the PyTorch reference's source. */
+  python?: PythonSessionDTO | null;
   plots: SessionPlots;
   run: RunState | null;
+}
+
+export interface PythonSessionDTO {
+  device: 'cuda' | 'cpu';
+  guarantee: GuaranteeLevel;
+  /** What the guarantee level means, in one line, and its lists (GUARANTEE_LEVELS). */
+  guaranteeTitle: string;
+  holds: string[];
+  doesNotHold: string[];
+  /** The reference file's name and source (read-only). */
+  referenceFile: string;
+  reference: string;
 }
 
 /** What the LLM answered for a variant it proposed: its three parts (the code is the variant's source). */

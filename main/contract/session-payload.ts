@@ -6,7 +6,7 @@
 // recorded reward, a speedup over another baseline) is sent as it is, and encodeSession checks that
 // decoding gives back exactly what it was given, else sends that part whole.
 // Pure and dependency-free: the core encodes, the renderer decodes (both transports carry it as is).
-import type { BuildFlags, Config, FailureKind } from '../engine/base/types.js';
+import type { BuildFlags, CandidateLabel, Config, FailureKind, MeasurementSource } from '../engine/base/types.js';
 import type { PlotPoint, RooflinePoint, SessionDetail, SessionPlots, VariantRow, SizeWork, VariantStatus } from './api.js';
 
 const STATUSES: readonly VariantStatus[] = ['pending', 'timed', 'built', 'failed'];
@@ -38,6 +38,11 @@ export interface VariantColumns {
   sharedBytes: Array<number | null>;
   spillBytes: Array<number | null>;
   evalIndex: Array<number | null>;
+  /** What measured each row: index into sourceKinds, -1 before a result. */
+  sourceKinds: Array<MeasurementSource['kind']>;
+  source: number[];
+  /** Python candidates' labels, sent only when some row has one. */
+  label?: Array<CandidateLabel | null>;
 }
 
 /** The plots without what follows from the rows. */
@@ -93,7 +98,8 @@ export function rooflinePoint(variantId: string, w: SizeWork, ms: number, speedu
 export function compactRow(r: VariantRow): VariantRow {
   return {
     id: r.id, parents: r.parents, origin: r.origin, config: r.config, flags: r.flags, transforms: r.transforms, status: r.status, failure: r.failure,
-    medianMs: r.medianMs, speedup: r.speedup, registers: r.registers, sharedBytes: r.sharedBytes, spillBytes: r.spillBytes, evalIndex: r.evalIndex,
+    medianMs: r.medianMs, speedup: r.speedup, registers: r.registers, sharedBytes: r.sharedBytes, spillBytes: r.spillBytes, evalIndex: r.evalIndex, source: r.source,
+    label: r.label,
   };
 }
 
@@ -138,6 +144,7 @@ export function encodeSession(d: SessionDetail): SessionPayload {
   const flagSets = new Interner<BuildFlags>((x) => JSON.stringify(x));
   const transformSets = new Interner<string[]>((x) => JSON.stringify(x));
   const failures = new Interner<{ kind: FailureKind; reason: string }>((x) => JSON.stringify([x.kind, x.reason]));
+  const sourceKinds = new Interner<MeasurementSource['kind']>((x) => x);
   const base = d.baselineId !== null ? (rows[rowOf.get(d.baselineId) ?? -1]?.medianMs ?? null) : null;
   const speedupsFollow = rows.every((r) => sameNumber(r.speedup, speedupOf(base, r.medianMs)));
   const variants: VariantColumns = {
@@ -161,6 +168,9 @@ export function encodeSession(d: SessionDetail): SessionPayload {
     sharedBytes: rows.map((r) => r.sharedBytes),
     spillBytes: rows.map((r) => r.spillBytes),
     evalIndex: rows.map((r) => r.evalIndex),
+    source: rows.map((r) => (r.source === null ? -1 : sourceKinds.of(r.source))),
+    sourceKinds: sourceKinds.values,
+    ...(rows.some((r) => r.label !== null) ? { label: rows.map((r) => r.label) } : {}),
   };
   // Rewards that are not the proxy, then the timeline as decoding would rebuild it.
   const { timeline, roofline, ...rest } = d.plots;
@@ -214,6 +224,7 @@ export function decodeSession(p: SessionPayload): SessionDetail {
   const columns: Array<[string, unknown[] | undefined]> = [
     ['parents', c.parents], ['origin', c.origin], ['config', c.config], ['flags', c.flags], ['transforms', c.transforms], ['status', c.status], ['failure', c.failure],
     ['medianMs', c.medianMs], ['speedup', c.speedup], ['registers', c.registers], ['sharedBytes', c.sharedBytes], ['spillBytes', c.spillBytes], ['evalIndex', c.evalIndex],
+    ['source', c.source], ['label', c.label],
   ];
   for (const [name, col] of columns) if (col !== undefined && (!Array.isArray(col) || col.length !== n)) throw malformed(`column ${name} has ${Array.isArray(col) ? col.length : 'no'} entries for ${n} rows`);
   checkIndices('origin', c.origin, c.origins.length);
@@ -222,6 +233,7 @@ export function decodeSession(p: SessionPayload): SessionDetail {
   checkIndices('transforms', c.transforms, c.transformSets.length);
   checkIndices('status', c.status, STATUSES.length);
   checkIndices('failure', c.failure, c.failures.length, true);
+  checkIndices('source', c.source, c.sourceKinds.length, true);
   const rows: VariantRow[] = new Array<VariantRow>(n);
   for (let i = 0; i < n; i++) {
     const parents = c.parents[i].map((x) => {
@@ -235,6 +247,8 @@ export function decodeSession(p: SessionPayload): SessionDetail {
       id: c.id[i], parents, origin: c.origins[c.origin[i]], config: c.configs[c.config[i]], flags: c.flagSets[c.flags[i]], transforms: c.transformSets[c.transforms[i]],
       status: STATUSES[c.status[i]], failure: f < 0 ? null : c.failures[f], medianMs, speedup: c.speedup ? c.speedup[i] : speedupOf(c.speedupBase, medianMs),
       registers: c.registers[i], sharedBytes: c.sharedBytes[i], spillBytes: c.spillBytes[i], evalIndex: c.evalIndex[i],
+      source: c.source[i] < 0 ? null : c.sourceKinds[c.source[i]],
+      label: c.label ? c.label[i] : null,
     };
   }
   const { rewards, timeline, roofline, ...rest } = p.plots;

@@ -14,6 +14,8 @@ import { buildPrompt } from '../engine/llm/prompt.js';
 import { writeDataset } from '../engine/llm/dataset.js';
 import { ConnectionTestRefused, planConnectionTest, type ConnectionTestPlan } from '../engine/llm/connection-test.js';
 import { LlmStrategy, type CompletionSource } from '../engine/search/llm.js';
+import { pythonDeviceOf } from '../engine/session/run-settings.js';
+import { pythonCandidateTask } from './python-measurer.js';
 import { CoreError } from './errors.js';
 
 /** Where the desktop app keeps the LLM API key: encrypted by the OS (Electron's safeStorage). */
@@ -93,15 +95,20 @@ export class LlmSettingsStore {
 
   /** The prompt the LLM policy would send next for a task: with a session, drawn from its measured variants. */
   previewPrompt(task: Task, session: Session | null): PromptPreviewDTO {
+    // Python candidates: a Python session, or (no session) a PyTorch task whose kernel.cu is still the import's placeholder, as `optimize` would run it.
+    const device = session ? pythonDeviceOf(session.meta.settings) : null;
+    const isPython = !!device || (!session && !!task.pytorch && !!task.baselinePlaceholder);
+    if (isPython) task = pythonCandidateTask(task);
+    const python = isPython ? { candidates: 'python' as const, device: device === 'cpu' ? "CPU: the times below are CPU times, not a GPU's" : device === 'cuda' ? `GPU ${session?.meta.gpu?.name ?? 'cuda'}` : null } : {};
     if (!session) {
-      const b = buildPrompt({ task, exemplars: [] });
+      const b = buildPrompt({ task, exemplars: [], ...python });
       return { promptId: b.promptId, messages: b.messages, exemplars: [], note: 'No session: the first request of a new run shows only the baseline (nothing is measured yet).' };
     }
     const s = session;
     if (s.meta.task.name !== task.manifest.name) throw new CoreError('failed', `session ${s.id} is of task ${s.meta.task.name}, not ${task.manifest.name}`);
     const seed = typeof s.meta.settings.seed === 'number' ? s.meta.settings.seed : 1;
     const nothing: CompletionSource = { settings: this.settings(), complete: () => Promise.reject(new Error('preview only')) };
-    const strat = new LlmStrategy({ task, session: s, provider: nothing, seed, gpu: s.meta.gpu?.name ?? null });
+    const strat = new LlmStrategy({ task, session: s, provider: nothing, seed, gpu: s.meta.gpu?.name ?? null, ...python });
     const b = strat.previewPrompt();
     return {
       promptId: b.promptId, messages: b.messages, exemplars: b.exemplars,

@@ -12,7 +12,8 @@ import { listSessions, type SessionSummary } from '../engine/session/list.js';
 import { runState } from '../engine/session/running.js';
 import { bestSummary } from '../engine/session/summary.js';
 import { openSessionReadOnly, type Session } from '../engine/session/store.js';
-import { replayRecordingOf } from '../engine/session/run-settings.js';
+import { pythonDeviceOf, replayRecordingOf } from '../engine/session/run-settings.js';
+import { GUARANTEE_LEVELS } from '../engine/base/types.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
 import { effectiveSource } from '../engine/source/effective.js';
 import { variantPerf } from './perf.js';
@@ -23,6 +24,24 @@ import { baselineOf, duels, sessionPlots, variantRow, variantRows, type Roofline
 /** What the views need of a session. */
 export function factsOf(s: Session): SessionFacts {
   return { variants: s.variants(), events: s.events() as unknown as SessionEventLike[], resultOf: (id) => s.resultOf(id) };
+}
+
+/** A Python-candidate session's device, guarantee level and PyTorch reference (null for CUDA sessions). */
+function pythonSession(s: Session): SessionDetail['python'] {
+  const device = pythonDeviceOf(s.meta.settings);
+  if (!device) return null;
+  let referenceFile: string;
+  let reference: string;
+  try {
+    const t = loadTask(s.meta.task.dir);
+    referenceFile = path.basename(t.referencePath);
+    reference = t.referenceSource;
+  } catch (e) {
+    referenceFile = '';
+    reference = `# the task folder ${s.meta.task.dir} does not load now: ${errMsg(e)}`;
+  }
+  const g = GUARANTEE_LEVELS['python-in-process'];
+  return { device, guarantee: 'python-in-process', guaranteeTitle: g.title, holds: [...g.holds], doesNotHold: [...g.doesNotHold], referenceFile, reference };
 }
 
 /** The recording a session replayed: named by its results, else by its settings; null when it is not a replay. */
@@ -185,6 +204,7 @@ export class SessionViews {
         baselineId: baselineOf(f).id,
         bestId: best?.variant.id ?? null,
         replay: recording ? { recording } : null,
+        python: pythonSession(s),
         plots: sessionPlots(f, rows, roofline(s.meta.task.dir, s.meta.gpu?.name ?? null)),
       };
     });

@@ -181,6 +181,7 @@ export class TaskRegistry {
   saveFile(taskId: string, file: TaskFileKind, text: string): { path: string; issues: ManifestIssueDTO[] } {
     const f = this.file(taskId, file);
     if (f.builtin) throw new CoreError('forbidden', `built-in tasks are read-only: copy ${f.dir} to a folder of your own and open that`);
+    if (f.pytorch && file === 'reference') throw new CoreError('forbidden', `${path.basename(f.path)} is the task's trusted PyTorch reference: the workbench shows it read-only (edit it outside, then check the task with kernelduel eval)`);
     fs.writeFileSync(f.path, text);
     const issues = file === 'manifest' ? parseManifest(text, path.basename(f.path)).issues : [];
     return { path: f.path, issues: issueDTOs(issues) };
@@ -202,21 +203,20 @@ export class TaskRegistry {
   }
 
   /** A task file's path, checked to lie inside the task folder. */
-  private file(taskId: string, file: TaskFileKind): { path: string; builtin: boolean; dir: string } {
+  private file(taskId: string, file: TaskFileKind): { path: string; builtin: boolean; dir: string; pytorch: boolean } {
     const { dir, builtin } = this.dirOf(taskId);
     const manifestPath = findManifest(dir) ?? path.join(dir, 'task.yaml');
     let p = manifestPath;
-    if (file !== 'manifest') {
-      let files: { reference?: string; baseline?: string } | undefined;
-      try {
-        files = parseManifest(fs.readFileSync(manifestPath, 'utf8')).manifest?.files;
-      } catch {
-        files = undefined;
-      }
-      p = path.join(dir, file === 'kernel' ? (files?.baseline ?? 'kernel.cu') : (files?.reference ?? 'reference.cu'));
+    let m: { files?: { reference?: string; baseline?: string }; reference?: { pytorch?: string } } | undefined;
+    try {
+      m = parseManifest(fs.readFileSync(manifestPath, 'utf8')).manifest;
+    } catch {
+      m = undefined;
     }
+    // A PyTorch task's reference is its Python module (reference.pytorch).
+    if (file !== 'manifest') p = path.join(dir, file === 'kernel' ? (m?.files?.baseline ?? 'kernel.cu') : (m?.reference?.pytorch ?? m?.files?.reference ?? 'reference.cu'));
     if (!isInside(dir, p)) throw new CoreError('forbidden', `${p} is outside the task folder ${dir}: KernelDuel only reads and writes a task's own files`);
-    return { path: p, builtin, dir };
+    return { path: p, builtin, dir, pytorch: !!m?.reference?.pytorch };
   }
 
   private detail(id: string, dir: string, builtin: boolean): TaskDetail {
@@ -234,6 +234,7 @@ export class TaskRegistry {
     const m = read('manifest');
     const k = read('kernel');
     const r = read('reference');
+    const pytorch = this.file(id, 'reference').pytorch;
     let sig: string | null;
     let defaults = {};
     let sizes: Array<Record<string, number>> = [];
@@ -248,7 +249,7 @@ export class TaskRegistry {
     const issues = issueDTOs(parseManifest(m.text, m.name).issues);
     return {
       ...s, issues: issues.length ? issues : s.issues, readOnly: builtin, files: { manifest: m.name, kernel: k.name, reference: r.name },
-      manifestText: m.text, kernel: k.text, reference: r.text, entrySignature: sig, defaults, sizes,
+      manifestText: m.text, kernel: k.text, reference: r.text, entrySignature: sig, pytorch, defaults, sizes,
     };
   }
 }

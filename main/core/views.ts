@@ -34,6 +34,7 @@ export function variantRow(v: VariantRecord, r: EvalResult | undefined, baseline
     sharedBytes: k ? Math.max(...r!.build.resources.map((x) => x.sharedBytes)) : null,
     spillBytes: k ? r!.build.resources.reduce((a, x) => a + x.spillLoadBytes + x.spillStoreBytes, 0) : null,
     source: r?.source.kind ?? null,
+    label: r?.python?.label ?? null,
     evalIndex,
   };
 }
@@ -133,7 +134,7 @@ export function sessionPlots(f: SessionFacts, rows: FullVariantRow[], roof: Roof
     for (const v of f.variants) {
       const r = f.resultOf(v.id);
       const ms = timedMedianMs(r);
-      if (ms === null) continue;
+      if (ms === null || r!.source.kind === 'cpu') continue; // a CPU time is never plotted against a GPU's roofs
       const size = r!.timing![0].size;
       let sw = work.get(size);
       if (sw === undefined) {
@@ -146,13 +147,14 @@ export function sessionPlots(f: SessionFacts, rows: FullVariantRow[], roof: Roof
     roofline = { points, work: used, peakGbps: roof.peakGbps, peakGflops: roof.peakGflops, limitsSource: roof.limitsSource, limitsNote: roof.limitsNote ?? null };
   }
   const anyRecordedReward = rewards.size > 0;
+  const cpu = rows.some((r) => r.source === 'cpu') ? " — CPU times (Python candidates on the CPU), not a GPU's" : '';
   return {
     timeline,
     baselines: [],
     paramEffects,
     modelAccuracy,
     roofline,
-    rewardLabel: anyRecordedReward ? 'reward (recorded by the strategy)' : 'reward proxy: ln(speedup vs baseline)',
+    rewardLabel: `${anyRecordedReward ? 'reward (recorded by the strategy)' : 'reward proxy: ln(speedup vs baseline)'}${cpu}`,
   };
 }
 

@@ -75,7 +75,12 @@ export function App() {
               REPLAY · recorded space, not a live measurement
             </span>
           )}
-          {session && !session.replay && !session.gpu && <span className="compile-badge">COMPILE-ONLY · not timed</span>}
+          {session?.python && (
+            <span className="python-badge" data-testid="python-badge" title={session.python.guaranteeTitle}>
+              PYTHON · {session.python.guarantee}{session.python.device === 'cpu' ? ' · CPU times, not a GPU\'s' : ''}
+            </span>
+          )}
+          {session && !session.replay && !session.gpu && !session.python && <span className="compile-badge">COMPILE-ONLY · not timed</span>}
           <span className="spacer" />
           <span className="muted small">Ctrl+Shift+P: commands</span>
         </header>

@@ -1,5 +1,5 @@
 // Monaco, bundled with the app (no CDN: the CSP allows scripts from the app only). Only the pieces
-// the workbench uses: the editor API, C/C++ and YAML highlighting, a `cuda` language (C++ plus
+// the workbench uses: the editor API, C/C++, YAML and Python highlighting, a `cuda` language (C++ plus
 // CUDA's keywords) and the editor worker (diff computation).
 import * as monaco from 'monaco-editor/editor/editor.api';
 // The editor's own features, as in VS Code: F1 command palette, F8 next problem, Ctrl+G go to line,
@@ -7,6 +7,8 @@ import * as monaco from 'monaco-editor/editor/editor.api';
 import 'monaco-editor/features/register.all';
 import 'monaco-editor/languages/definitions/cpp/register';
 import 'monaco-editor/languages/definitions/yaml/register';
+// A PyTorch task's reference and its Python candidates (ModelNew).
+import 'monaco-editor/languages/definitions/python/register';
 import { conf as cppConf, language as cppLanguage } from 'monaco-editor/languages/definitions/cpp/cpp';
 import EditorWorker from 'monaco-editor/editor/editor.worker?worker';
 import { loader } from '@monaco-editor/react';

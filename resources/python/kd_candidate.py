@@ -553,6 +553,8 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         "minMs": min(eff),
         "rsd": (statistics.pstdev(eff) / mean) if mean > 0 else 0.0,
         "samples": len(eff),
+        # every sample the median was taken from (ms; the larger of event and host-clock time on CUDA)
+        "samplesMs": [round(x, 6) for x in eff],
         "eventMedianMs": med_ev,
         "wallMedianMs": statistics.median(wall),
         "floorMs": floor_ms,

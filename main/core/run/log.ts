@@ -5,6 +5,7 @@ import type { DuelResult, EvalResult } from '../../engine/base/types.js';
 import type { JournalEntry } from '../../engine/session/journal.js';
 import type { SessionEvent, SessionMeta } from '../../engine/session/events.js';
 import { timedMedianMs } from '../../engine/measure/verdict.js';
+import { pythonDeviceOf } from '../../engine/session/run-settings.js';
 import type { LogLineDTO } from '../../contract/api.js';
 
 /** A result in one line of the run's log. */
@@ -14,7 +15,7 @@ export function resultLine(index: number, budget: number, variantId: string, r: 
     : r.compileOnly
       ? 'built (compile-only: not checked or timed)'
       : medianMs !== null
-        ? `${medianMs.toPrecision(4)} ms${speedup ? `, ${speedup.toFixed(2)}x the baseline` : ''}${r.source.kind === 'replay' ? ' (REPLAY)' : ''}`
+        ? `${medianMs.toPrecision(4)} ms${speedup ? `, ${speedup.toFixed(2)}x the baseline` : ''}${r.source.kind === 'replay' ? ' (REPLAY)' : r.source.kind === 'cpu' ? ' (CPU)' : ''}${r.python ? ` [${r.python.label}, ${r.python.guarantee}]` : ''}`
         : 'done';
   return `[${index}/${budget}] ${variantId} ${what}`;
 }
@@ -32,7 +33,7 @@ export function journalLog(meta: SessionMeta, entries: Array<JournalEntry<Sessio
   const out: LogLineDTO[] = [];
   const st = meta.settings;
   const budget = typeof st.budget === 'number' ? st.budget : 0;
-  out.push({ at: meta.createdAt, level: 'info', message: `session ${meta.id}: ${meta.task.name}, ${String(st.strategy ?? '?')}, budget ${budget}, ${meta.gpu ? meta.gpu.name : 'no GPU (compile-only)'} (from the journal)` });
+  out.push({ at: meta.createdAt, level: 'info', message: `session ${meta.id}: ${meta.task.name}, ${String(st.strategy ?? '?')}, budget ${budget}, ${whereOf(meta)} (from the journal)` });
   const origin = new Map<string, string>();
   let baselineMs: number | null = null;
   let index = 0;
@@ -57,4 +58,12 @@ export function journalLog(meta: SessionMeta, entries: Array<JournalEntry<Sessio
     }
   }
   return out.slice(-max);
+}
+
+/** Where a session measured, in words: a GPU, the CPU (Python candidates: CPU times) or none (compile-only). */
+function whereOf(meta: SessionMeta): string {
+  const py = pythonDeviceOf(meta.settings);
+  if (py === 'cpu') return 'Python candidates on the CPU (CPU times, not a GPU\'s)';
+  if (py === 'cuda') return `Python candidates on ${meta.gpu?.name ?? 'the GPU'}`;
+  return meta.gpu ? meta.gpu.name : 'no GPU (compile-only)';
 }

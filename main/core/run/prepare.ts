@@ -20,6 +20,9 @@ import { actionSpaceFor, isLlmStrategyName, makeStrategy, type RunStrategyName }
 import { LlmProvider } from '../../engine/llm/provider.js';
 import type { LlmSettingsInput } from '../../engine/llm/settings.js';
 import { LlmStrategy, mixedStrategy } from '../../engine/search/llm.js';
+import { findPython } from '../../engine/platform/toolchain/python.js';
+import { workRoot } from '../../engine/base/paths.js';
+import { PythonMeasurer } from '../python-measurer.js';
 
 export type Backend =
   | {
@@ -36,6 +39,16 @@ export type Backend =
       /** This GPU only (a resumed session's): refused when it is not usable here. */
       uuid?: string;
       gpuName?: string;
+    }
+  | {
+      /** KernelBench-style Python candidates (`ModelNew`) of a PyTorch-reference task, judged by
+       * resources/python/kd_candidate.py (guarantee level python-in-process): on the GPU when the
+       * Python's torch has CUDA, else (or with device cpu) on the CPU, every time labelled CPU. */
+      kind: 'python'; device?: 'cuda' | 'cpu' | 'auto';
+      /** Pairs of fresh-process measurements per duel (default 3). */
+      duelRounds?: number;
+      /** The runner's timing options (--min-samples N ...), e.g. shorter ones in tests. */
+      timingArgs?: string[];
     };
 
 export interface RunOptions {
@@ -99,6 +112,9 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     if (task.hash !== session.meta.task.manifestHash) warnings.push(`task ${task.manifest.name} changed since session ${session.meta.id} started`);
   } else task = recorded && o.backend.kind === 'replay' ? replayTask(o.task, o.backend.recording, recorded) : resolveTask(o.task);
   const llmPolicy = isLlmStrategyName(o.strategy);
+  if (o.backend.kind === 'python' && o.strategy !== 'llm') {
+    throw new Error(`strategy ${o.strategy} cannot propose Python candidates: the built-in offline strategies search a CUDA entry point's tunables, compiler flags and source transforms, and a ModelNew file has none of them. Python candidates come from the language model: --strategy llm`);
+  }
   if (llmPolicy && o.backend.kind === 'replay') {
     throw new Error(`the ${o.strategy} policy writes new code, which a recorded space cannot answer: run it on a GPU, or compile-only without one`);
   }
@@ -116,7 +132,13 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   let arch: string | null = null;
   let lanes: Lane[] | undefined;
   let poolGpus: Array<{ index: number; uuid: string; name: string }> | undefined;
-  if (o.backend.kind === 'replay') {
+  if (o.backend.kind === 'python') {
+    const pm = await pythonMeasurer(task, o.backend);
+    measurer = pm;
+    task = pm.task;
+    label = pm.label;
+    gpuMeta = pm.device === 'cuda' ? { name: pm.gpuName, arch: 'torch' } : null;
+  } else if (o.backend.kind === 'replay') {
     const r = new ReplayMeasurer(task, recorded ?? o.backend.recording, { seed: o.backend.seed ?? o.seed, path: o.backend.recording });
     if (!r.taskHashMatches) warnings.push(`the recording ${r.recording} was made from different contents of task ${task.manifest.name}`);
     measurer = r;
@@ -155,6 +177,9 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
       backend: o.backend.kind === 'replay'
         ? { kind: 'replay', recording: (measurer as ReplayMeasurer).recording, seed: o.backend.seed ?? o.seed,
             ...(o.backend.simulateGpus ? { simulateGpus: { count: o.backend.simulateGpus.count, ...(o.backend.simulateGpus.latencyMs ? { latencyMs: o.backend.simulateGpus.latencyMs } : {}) } } : {}) }
+        : o.backend.kind === 'python'
+        ? { kind: 'python', device: (measurer as PythonMeasurer).device, python: (measurer as PythonMeasurer).python, torch: (measurer as PythonMeasurer).torch,
+            ...(o.backend.duelRounds ? { duelRounds: o.backend.duelRounds } : {}), ...(o.backend.timingArgs ? { timingArgs: o.backend.timingArgs } : {}) }
         : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).
@@ -164,7 +189,11 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   if (o.backend.kind === 'replay' && !o.resume) {
     session.append({ type: 'note', level: 'info', message: `REPLAY: answers come from the recorded space ${(measurer as ReplayMeasurer).recording}, not from a live GPU` });
   }
-  const space = await actionSpaceFor(task, measurer, { flags: o.flags, transforms: o.transforms });
+  if (o.backend.kind === 'python' && !o.resume) {
+    session.append({ type: 'note', level: (measurer as PythonMeasurer).device === 'cpu' ? 'warn' : 'info', message: `Python candidates: ${label}` });
+  }
+  // A Python run has no tunables, flags or transforms to search (its strategy is the LLM's).
+  const space = await actionSpaceFor(task, measurer, o.backend.kind === 'python' ? { flags: false, transforms: false } : { flags: o.flags, transforms: o.transforms });
   let strategy: Strategy;
   if (provider) {
     if (!provider.hasApiKey && !/^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])[:/]/.test(provider.settings.baseURL)) {
@@ -172,6 +201,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     }
     const llm = new LlmStrategy({
       task, session, provider, seed: o.seed, gpu: gpuMeta?.name ?? null, signal: hooks.signal,
+      ...(measurer instanceof PythonMeasurer ? { candidates: 'python' as const, device: measurer.device === 'cpu' ? `CPU (${measurer.cpuWhy}): the times below are CPU times, not a GPU's` : `GPU ${measurer.gpuName}` } : {}),
       onDelta: (e) => hooks.onLlm?.({ type: 'llm.delta', ...e }),
       onPrompt: (p) => hooks.onLlm?.({ type: 'llm.prompt', promptId: p.promptId, answerIds: p.answerIds, chars: p.messages.reduce((a, m) => a + m.content.length, 0) }),
     });
@@ -179,4 +209,18 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   } else strategy = makeStrategy(o.strategy as Exclude<RunStrategyName, 'llm' | 'mixed'>, space, o.seed);
   if (lanes && !o.resume) session.append({ type: 'note', level: 'info', message: `GPU pool of ${lanes.length}: ${lanes.map((l) => `${l.id} ${l.gpu.name}${l.gpu.uuid ? ` ${l.gpu.uuid}` : ''}`).join('; ')}` });
   return { task, measurer, session, space, strategy, label, arch, warnings, ...(lanes ? { lanes } : {}) };
+}
+
+/** The Python-candidate backend: finds Python with torch and the device it can time on (a clear error naming what is missing). */
+async function pythonMeasurer(task: Task, b: Extract<Backend, { kind: 'python' }>): Promise<PythonMeasurer> {
+  if (!task.pytorch) throw new Error(`task ${task.manifest.name} has a CUDA reference (${task.referencePath}): Python candidates (ModelNew) need a PyTorch-reference task (reference.pytorch in task.yaml; \`kernelduel import kernelbench\` writes them)`);
+  const py = await findPython();
+  if (!py.python || !py.can.cpuReference) throw new Error(`Python candidates run with PyTorch: ${py.problems.join(' ')}`);
+  const want = b.device ?? 'auto';
+  if (want === 'cuda' && !py.can.gpuReference) throw new Error(`--device cuda: ${py.problems.join(' ') || `${py.python}'s torch sees no CUDA device`}`);
+  const device = want === 'cpu' || !py.can.gpuReference ? 'cpu' : 'cuda';
+  return new PythonMeasurer(task, {
+    python: py.python, torch: py.torch, device, cudaAvailable: py.can.gpuReference, deviceName: device === 'cuda' ? (py.devices[0] ?? 'cuda') : undefined,
+    workRoot: workRoot(), duelRounds: b.duelRounds, timingArgs: b.timingArgs,
+  });
 }

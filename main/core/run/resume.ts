@@ -96,6 +96,13 @@ export function resumeRunOptions(meta: SessionMeta, given: GivenRunOptions): Res
       if (v !== undefined) conflicts.push(`${opt} ${v}: the session is a REPLAY of ${b.recording} (answered from the recording, never measured)`);
     }
     backend = { kind: 'replay', recording: b.recording, seed: b.seed ?? seed, ...(b.simulateGpus ? { simulateGpus: { count: b.simulateGpus.count, ...(b.simulateGpus.latencyMs ? { latencyMs: b.simulateGpus.latencyMs } : {}) } } : {}) };
+  } else if (b?.kind === 'python') {
+    // A Python-candidate session continues on its device (a CPU session stays on the CPU: its times are CPU times).
+    const what = `the session measures Python candidates on ${b.device === 'cpu' ? 'the CPU' : `GPU ${meta.gpu?.name ?? 'cuda'}`}`;
+    for (const [opt, v] of [['--replay', given.replay], ['--gpus', given.gpus], ['--gpu', given.gpu], ['--arch', given.arch], ['--max-ms', given.maxMs]] as const) {
+      if (v !== undefined) conflicts.push(`${opt} ${String(v)}: ${what}`);
+    }
+    backend = { kind: 'python', device: b.device, ...(b.duelRounds ? { duelRounds: b.duelRounds } : {}), ...(b.timingArgs ? { timingArgs: b.timingArgs } : {}) };
   } else {
     if (given.replay !== undefined) conflicts.push(`--replay ${given.replay}: the session ${meta.gpu ? `measures on GPU ${meta.gpu.name}` : 'is compile-only'}, not a REPLAY of a recording`);
     const compileOnly = b?.compileOnly ?? meta.gpu === null;

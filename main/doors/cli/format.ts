@@ -1,7 +1,7 @@
 // Human-readable summaries of results for the CLI.
 import type { EvalResult } from '../../engine/base/types.js';
 import type { SessionSummary } from '../../engine/session/list.js';
-import { replayRecordingOf } from '../../engine/session/run-settings.js';
+import { pythonDeviceOf, replayRecordingOf } from '../../engine/session/run-settings.js';
 import type { Task } from '../../engine/task/manifest.js';
 import { sizeLayout } from '../../engine/task/manifest.js';
 
@@ -42,8 +42,9 @@ export function describeSession(s: SessionSummary): string {
   const backend = settings.backend as { gpus?: unknown[]; simulateGpus?: { count?: number } } | undefined;
   const pool = Array.isArray(backend?.gpus) && backend.gpus.length ? `${backend.gpus.length}× ` : '';
   const sim = replay && backend?.simulateGpus?.count ? ` on ${backend.simulateGpus.count} simulated GPUs` : '';
-  const where = replay ? `REPLAY${sim}` : s.meta ? (s.meta.gpu ? `${pool}${s.meta.gpu.name}` : 'compile-only') : '?';
-  const best = s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}${replay ? ' [REPLAY]' : ''}` : '';
+  const py = pythonDeviceOf(settings);
+  const where = replay ? `REPLAY${sim}` : py === 'cpu' ? 'python CPU (CPU times)' : py === 'cuda' ? `python ${s.meta?.gpu?.name ?? 'GPU'}` : s.meta ? (s.meta.gpu ? `${pool}${s.meta.gpu.name}` : 'compile-only') : '?';
+  const best = s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}${replay ? ' [REPLAY]' : py === 'cpu' ? ' [CPU]' : ''}` : '';
   const hint = s.status === 'interrupted' ? ' (kernelduel optimize --resume ' + s.id + ')' : '';
   return `${s.id}  ${s.meta?.task.name ?? '?'}  ${strategy}  ${where}  ${s.results} results${budget}  ${s.status ?? ''}${hint}${best}${s.tornTail ? '  (torn last line: repaired when opened)' : ''}${s.error ? `  ERROR ${s.error}` : ''}`;
 }

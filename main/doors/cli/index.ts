@@ -32,7 +32,7 @@ import { describeResult, describeSession, fmtMs } from './format.js';
 import { OptimizeProgress } from './progress.js';
 import { registerSpaceCommands } from './spaces.js';
 import { registerKernelBenchImport } from './kernelbench.js';
-import { describePythonResult, evalPythonCandidate, PythonCandidateError } from '../../core/pytorch.js';
+import { describePythonResult, evalPythonCandidate, findPython, PythonCandidateError } from '../../core/pytorch.js';
 
 class UsageError extends Error {}
 
@@ -122,6 +122,11 @@ interface OptimizeFlags extends LlmFlags {
   simulateGpuFault?: string;
   arch?: string;
   maxMs?: number;
+  /** python: KernelBench-style ModelNew candidates of a PyTorch-reference task. */
+  candidates?: string;
+  /** Python candidates: cuda or cpu (default: CUDA when torch has it). */
+  device?: string;
+  duelRounds?: number;
   json?: boolean;
 }
 
@@ -173,6 +178,29 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     }
   }
   if (taskArg === undefined) throw new UsageError('optimize needs a task (a built-in name or a task folder), or --resume <session>');
+  if (o.candidates !== undefined && o.candidates !== 'python' && o.candidates !== 'cuda') throw new UsageError(`--candidates must be python or cuda (got ${o.candidates})`);
+  if (o.device !== undefined && o.device !== 'cuda' && o.device !== 'cpu') throw new UsageError(`--device must be cuda or cpu (got ${o.device})`);
+  if (o.duelRounds !== undefined && !(Number.isInteger(o.duelRounds) && o.duelRounds >= 1)) throw new UsageError('--duel-rounds must be a positive integer');
+  if (!o.replay && o.candidates !== 'cuda') {
+    const t = resolveTask(taskDirOf(taskArg, () => undefined));
+    // A PyTorch task whose kernel.cu is still the import's placeholder has no CUDA baseline: its candidates are Python.
+    const python = o.candidates === 'python' || (o.candidates === undefined && !!t.pytorch && !!t.baselinePlaceholder);
+    if (python) {
+      if (!t.pytorch) throw new UsageError(`--candidates python: task ${t.manifest.name} has a CUDA reference; Python candidates (ModelNew) need a PyTorch-reference task (\`kernelduel import kernelbench\` writes them)`);
+      for (const [opt, v] of [['--gpus', o.gpus], ['--gpu', o.gpu], ['--arch', o.arch], ['--max-ms', o.maxMs], ['--tunables-only', o.tunablesOnly]] as const) {
+        if (v !== undefined) throw new UsageError(`${opt} applies to CUDA candidates; Python candidates run where torch runs (--device cuda|cpu)`);
+      }
+      if (o.candidates === undefined && !o.json) process.stderr.write(`task ${t.manifest.name}: its kernel.cu is the import's placeholder, so the candidates are Python (ModelNew) files; --candidates cuda for CUDA entry points\n`);
+      const llm = llmSettingsFromFlags(o);
+      return {
+        task: t.dir, strategy: o.strategy as RunOptions['strategy'], budget: o.budget, seed: o.seed,
+        backend: { kind: 'python', ...(o.device ? { device: o.device as 'cuda' | 'cpu' } : {}), ...(o.duelRounds ? { duelRounds: o.duelRounds } : {}) },
+        flags: false, transforms: false,
+        ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
+      };
+    }
+  }
+  if (o.device !== undefined || o.duelRounds !== undefined) throw new UsageError('--device and --duel-rounds apply to Python candidates (--candidates python)');
   const pool = poolBackendOptions(o);
   // A replayed space without kernel source is its own task: its name is no folder (core/run/prepare.ts checks it).
   if (!o.replay || chooseTaskDirOrNull(taskArg)) taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
@@ -344,6 +372,9 @@ program
   .option('--simulate-gpu-fault <gpu:eval[:fail|hang]>', 'with --replay: a simulated GPU that fails (or hangs) at its n-th evaluation')
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--candidates <python|cuda>', 'PyTorch-reference tasks: KernelBench-style Python candidates (ModelNew, written by --strategy llm) or CUDA entry points (default: python when kernel.cu is the import\'s placeholder)')
+  .option('--device <cuda|cpu>', 'Python candidates: where to run them (default: CUDA when torch has it; on the CPU every time is labelled CPU)')
+  .option('--duel-rounds <n>', 'Python candidates: pairs of fresh-process measurements per duel (default 3)', (v) => Number(v))
   .option('--llm-base-url <url>', `OpenAI-compatible base URL (llm/mixed; default ${LLM_DEFAULTS.baseURL})`)
   .option('--llm-model <name>', `model name (default ${LLM_DEFAULTS.model})`)
   .option('--llm-key-env <VAR>', `environment variable holding the API key (default ${LLM_DEFAULTS.apiKeyEnv}); the key is never stored`)
@@ -373,7 +404,13 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
   const root = runOptions.sessionsRoot ?? sessionsRoot();
   const { strategy: strategyName, budget } = runOptions;
   const replay = runOptions.backend.kind === 'replay';
-  const tag = replay ? ' [REPLAY]' : '';
+  // Python candidates: where torch runs decides the label (CPU times are never a GPU's).
+  if (runOptions.backend.kind === 'python' && !runOptions.backend.device) {
+    const py = await findPython();
+    runOptions = { ...runOptions, backend: { ...runOptions.backend, device: py.can.gpuReference ? 'cuda' : 'cpu' } };
+  }
+  const cpu = runOptions.backend.kind === 'python' && runOptions.backend.device === 'cpu';
+  const tag = replay ? ' [REPLAY]' : cpu ? ' [CPU]' : '';
   // The model's answer as it is written (not with --json): each answer under its id.
   let streaming: string | null = null;
   const onLlm = (e: LlmStreamEvent): void => {
@@ -397,7 +434,7 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
   const onEvent = (e: LoopEvent): void => {
     if (o.json) {
       const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source, stages: e.result.stages } } : e;
-      process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
+      process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : cpu ? { ...x, cpu: true } : x) + '\n');
       return;
     }
     if (e.type === 'result' && streaming) {
@@ -415,8 +452,9 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
     }
     for (const w of m.warnings) log(`warning: ${w}`);
     if (!replay && m.compileOnly) log(`compile-only: no usable NVIDIA GPU${runOptions.resume ? ' (or the session is compile-only)' : ''}, so variants are built (for ${m.arch}) but not checked or timed`);
-    if (!o.json) log(`session ${m.sessionId} (${m.sessionDir}): ${runOptions.resume ? 'resumed, ' : ''}${meta.task.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false ? ', tunables only' : ''}, ${m.label}`);
+    if (!o.json) log(`session ${m.sessionId} (${m.sessionDir}): ${runOptions.resume ? 'resumed, ' : ''}${meta.task.name}, ${strategyName}, budget ${budget}, seed ${runOptions.seed}${runOptions.flags === false && runOptions.backend.kind !== 'python' ? ', tunables only' : ''}, ${m.label}`);
     if (replay && !o.json) log('REPLAY: every time below is answered from the recording, not measured now');
+    if (cpu && !o.json) log('CPU: Python candidates are checked and timed on the CPU; every time below is a CPU time, not a GPU\'s (guarantee level python-in-process)');
   };
   // The run lifecycle every front door uses (main/core/run/worker.ts), in this process.
   const run = startRun(runOptions, false);
@@ -451,7 +489,12 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
   const best = snap.best();
   snap.close();
   const taskName = snap.meta.task.name;
-  if (!o.json) {
+  if (!o.json && runOptions.backend.kind === 'python') {
+    const py = best ? snap.resultOf(best.variant.id)?.python : undefined;
+    if (best) log(`best${tag}: ${best.variant.id}${best.variant.origin === 'baseline' ? ' (the baseline: the reference run eagerly)' : ''} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the eager baseline${cpu ? ' on the CPU' : ''}` : ''}${py ? `; label ${py.label.toUpperCase()}, guarantee level ${py.guarantee}` : ''}`);
+    else log('no Python candidate was checked correct and timed');
+    log(`its source is kept in the session's journal: open session ${started.sessionId} in the workbench (kernelduel export writes CUDA variants only)`);
+  } else if (!o.json) {
     if (best) {
       log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
       log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);

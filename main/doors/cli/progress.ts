@@ -118,7 +118,7 @@ export class OptimizeProgress {
         this.bar.update(e.index, { best, left: eta });
         return;
       }
-      const what = r.failure ? failureLine(e.variantId, r, v) : r.compileOnly ? builtLine(e.variantId, r, v) : `${e.variantId} ${fmtMs(r.timing?.[0]?.medianMs ?? null)}${e.speedup ? ` ${e.speedup.toFixed(2)}×` : ''}`;
+      const what = r.failure ? failureLine(e.variantId, r, v) : r.compileOnly ? builtLine(e.variantId, r, v) : `${e.variantId} ${fmtMs(r.timing?.[0]?.medianMs ?? null)}${e.speedup ? ` ${e.speedup.toFixed(2)}×` : ''}${r.python ? ` ${r.python.label}` : ''}`;
       this.line(`[${e.index}/${e.budget}]${tag} ${what} | best ${best} | ETA ${eta}`);
     }
   }

@@ -139,6 +139,9 @@ export type MeasurementSource =
   | { kind: 'gpu'; gpu: string; uuid?: string }
   /** simulatedGpu: answered by one simulated GPU of a REPLAY pool (main/engine/measure/simulated-gpus.ts), never a real one. */
   | { kind: 'replay'; recording: string; simulatedGpu?: { index: number; uuid: string } }
+  /** Timed on the CPU (a Python candidate run with a torch that has no CUDA, e.g. Debian's
+   * python3-torch): CPU times, always labelled CPU, never a GPU's figure. `what`: the device and torch. */
+  | { kind: 'cpu'; what: string }
   | { kind: 'none' };
 
 /** One GPU of a run's pool as the workbench and the CLI show it (main/engine/search/pool.ts). */
@@ -178,6 +181,32 @@ export interface EvalResult {
    * judge's check (executor start, every size and seed) and its timing.
    */
   stages?: { queuedMs: number; captureMs: number; checkMs: number; timeMs: number };
+  /** Set for a Python (`ModelNew`) candidate judged by resources/python/kd_candidate.py (docs/PYTHON-CANDIDATES.md). */
+  python?: PythonResultInfo;
+}
+
+/** What stands behind a Python candidate's result, beside the usual build / check / timing. */
+export interface PythonResultInfo {
+  guarantee: GuaranteeLevel;
+  label: CandidateLabel;
+  /** Correct at KernelBench's tolerance (fp32 1e-4) / at 1e-2; null: not reached. */
+  correct: boolean | null;
+  correct1e2: boolean | null;
+  /** Share of device time in kernels compiled from its own source (null: not recorded, e.g. on the CPU). */
+  customShare: number | null;
+  /** `cpu`, or the GPU's name. */
+  device: string;
+  torch: string | null;
+  /** Kernels its source defines (__global__, @triton.jit). */
+  ownKernels: string[];
+  topKernels: Array<{ name: string; us: number; source: string }>;
+  /** load_inline / load builds that failed (name: first line of the error). */
+  failedBuilds: string[];
+  /** Precision flags it changed at import (`name: before -> after`). */
+  flagsChanged: string[];
+  /** The runner ran inside bubblewrap (false: `sandboxProblem` says why not). */
+  sandboxed: boolean;
+  sandboxProblem?: string;
 }
 
 /** A candidate kernel: source plus everything needed to rebuild it exactly. */

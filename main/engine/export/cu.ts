@@ -159,6 +159,9 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
     throw new Error(`variant ${variant.id} of session ${sid} has no kernel source (the session replayed a recorded space without source, e.g. one imported from Kernel Tuner): its configuration is ${JSON.stringify(variant.config)}`);
   }
   const result = session.resultOf(variant.id);
+  if (result?.python || (session.meta.settings.backend as { kind?: unknown } | undefined)?.kind === 'python') {
+    throw new Error(`variant ${variant.id} of session ${sid} is a Python candidate (ModelNew, guarantee level python-in-process): export writes CUDA variants (.cu) only; its source is kept in the session (the workbench shows it)`);
+  }
 
   // Baseline: the first 'baseline' variant with a clean timing, at the same size index when possible.
   let baseline: ProvenanceInput['baseline'];

@@ -23,15 +23,29 @@ const H_CODE = HEADING('code|implementation|cuda[ \\t]+code');
 
 /** Splits an answer into analysis, design and code. Fails when there is no complete code block. */
 export function parseAnswer(text: string, entry?: string): ParseResult {
+  const entryRe = entry ? new RegExp(`\\b${entry}\\s*\\(`) : null;
+  return parseWith(text, CODE_LANGS, 'cuda', entryRe ? (body) => entryRe.test(stripCode(body)) : null);
+}
+
+const PYTHON_LANGS = new Set(['python', 'py', 'python3', '']);
+const MODEL_NEW = /^\s*class\s+ModelNew\b/m;
+
+/** The same for a Python candidate's answer: the code is one ```python block that defines class ModelNew. */
+export function parsePythonAnswer(text: string): ParseResult {
+  const r = parseWith(text, PYTHON_LANGS, 'python', (body) => MODEL_NEW.test(body));
+  if (r.ok && !MODEL_NEW.test(r.parts.code)) return { ok: false, reason: 'the code defines no class ModelNew', parts: r.parts };
+  return r;
+}
+
+function parseWith(text: string, langs: Set<string>, langName: string, defines: ((body: string) => boolean) | null): ParseResult {
   const blocks: Array<{ lang: string; body: string; start: number; closed: boolean }> = [];
   for (const m of text.matchAll(FENCE)) {
     blocks.push({ lang: m[1].toLowerCase(), body: m[2], start: m.index ?? 0, closed: m[0].trimEnd().endsWith('```') && m[0].length > 3 + m[1].length });
   }
-  const codeBlocks = blocks.filter((b) => CODE_LANGS.has(b.lang));
-  if (!codeBlocks.length) return { ok: false, reason: 'the answer has no ```cuda code block' };
-  // The block that defines the entry point wins; else the last one.
-  const entryRe = entry ? new RegExp(`\\b${entry}\\s*\\(`) : null;
-  const withEntry = entryRe ? codeBlocks.filter((b) => entryRe.test(stripCode(b.body))) : [];
+  const codeBlocks = blocks.filter((b) => langs.has(b.lang));
+  if (!codeBlocks.length) return { ok: false, reason: `the answer has no \`\`\`${langName} code block` };
+  // The block that defines the entry point (ModelNew) wins; else the last one.
+  const withEntry = defines ? codeBlocks.filter((b) => defines(b.body)) : [];
   const chosen = withEntry.length ? withEntry[withEntry.length - 1] : codeBlocks[codeBlocks.length - 1];
   if (!chosen.closed) return { ok: false, reason: 'the code block is not closed (the answer was cut off?)' };
   const code = chosen.body.replace(/\s+$/, '') + '\n';

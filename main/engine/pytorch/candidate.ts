@@ -27,6 +27,8 @@ const TimingSchema = z.object({
   minMs: z.number(),
   rsd: z.number(),
   samples: z.number(),
+  /** Every sample the median was taken from (runners before it was added have none). */
+  samplesMs: z.array(z.number()).optional(),
   eventMedianMs: z.number().nullable(),
   wallMedianMs: z.number(),
   floorMs: z.number(),

@@ -18,7 +18,7 @@ import type { ChatMessage, Completion, CompleteOptions } from '../llm/provider.j
 import type { LlmSettings } from '../llm/settings.js';
 import { buildPrompt, type BuiltPrompt, type PromptExemplar } from '../llm/prompt.js';
 import { ExemplarSettingsSchema, PairBandit, banditReward, sampleExemplars, type ExemplarSettings } from '../llm/exemplars.js';
-import { parseAnswer } from '../llm/parse.js';
+import { parseAnswer, parsePythonAnswer } from '../llm/parse.js';
 import { screenSource } from '../source/screen.js';
 import { stripCode } from '../source/csource.js';
 import { llmInfoOf, type LlmVariantInfo } from '../llm/variant-info.js';
@@ -65,6 +65,11 @@ export interface LlmStrategyOptions {
   maxConsecutiveFailures?: number;
   /** GPU name for the prompt. */
   gpu?: string | null;
+  /** `python`: the task's candidates are KernelBench-style Python files (ModelNew), measured by
+   * the Python candidate runner; the prompt carries the PyTorch reference. Default `cuda`. */
+  candidates?: 'cuda' | 'python';
+  /** Where the candidates are measured, in words, for the prompt (Python: a GPU, or the CPU). */
+  device?: string | null;
   /** Duel each new timed variant against the fastest exemplar it was shown (default true). */
   duelExemplars?: boolean;
   /** CUDA-L1's re-measure rule; false turns it off. */
@@ -180,7 +185,8 @@ export class LlmStrategy implements Strategy {
         else if (bt && Number.isFinite(t.ciLowMs) && t.ciLowMs > bt.ciHighMs) verdict = 'slower';
         else verdict = Math.abs(speedup - 1) < 0.01 ? 'same' : 'unsure';
       }
-      out.push({ id: v.id, source: v.source, speedup, medianMs: t.medianMs, verdict, config: v.config, variant: v });
+      const label = r.python?.label;
+      out.push({ id: v.id, source: v.source, speedup, medianMs: t.medianMs, verdict, config: v.config, ...(label ? { label } : {}), variant: v });
     }
     return out;
   }
@@ -201,7 +207,10 @@ export class LlmStrategy implements Strategy {
     const d = sampleExemplars(hist, this.exemplarSettings, rng, this.bandit);
     const base = this.baseline();
     const best = this.o.session.best();
-    const prompt = buildPrompt({ task: this.o.task, exemplars: d.exemplars, baselineMs: base?.ms ?? null, bestSpeedup: best?.speedup ?? null, gpu: this.o.gpu ?? null });
+    const prompt = buildPrompt({
+      task: this.o.task, exemplars: d.exemplars, baselineMs: base?.ms ?? null, bestSpeedup: best?.speedup ?? null, gpu: this.o.gpu ?? null,
+      ...(this.o.candidates === 'python' ? { candidates: 'python' as const, device: this.o.device ?? null } : {}),
+    });
     return { ...d, prompt };
   }
 
@@ -245,13 +254,15 @@ export class LlmStrategy implements Strategy {
         return fail(`llm ${c.error.kind}: ${c.error.message}`);
       }
       this.consecutiveFailures = 0;
-      const parsed = parseAnswer(c.text, this.o.task.manifest.entry);
+      const python = this.o.candidates === 'python';
+      const parsed = python ? parsePythonAnswer(c.text) : parseAnswer(c.text, this.o.task.manifest.entry);
       if (!parsed.ok) return fail(`llm answer: ${parsed.reason}`);
       info.analysis = parsed.parts.analysis;
       info.design = parsed.parts.design;
       if (parsed.parts.missing.length) info.missing = parsed.parts.missing;
       const code = parsed.parts.code;
-      const screen = screenSource(code, this.o.task);
+      // CUDA is screened before it is built; a Python candidate runs only inside the runner's sandbox (docs/PYTHON-CANDIDATES.md).
+      const screen = python ? { ok: true as const } : screenSource(code, this.o.task);
       if (!screen.ok) return fail(`screening: ${screen.reason}`, code);
       const dup = known.get(sha(code));
       if (dup) return fail(`the answer's code is identical to variant ${dup}`, code);

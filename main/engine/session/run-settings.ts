@@ -20,6 +20,15 @@ export const StoredBackendSchema = z.discriminatedUnion('kind', [
     /** The GPUs of a pool run (`--gpus`), all of one model. */
     gpus: z.array(z.looseObject({ index: z.number().int().nonnegative(), uuid: z.string(), name: z.string() })).optional(),
   }),
+  z.looseObject({
+    /** Python candidates (ModelNew) judged by kd_candidate.py; device cpu: CPU times, labelled so. */
+    kind: z.literal('python'),
+    device: z.enum(['cuda', 'cpu']),
+    python: z.string().optional(),
+    torch: z.string().nullable().optional(),
+    duelRounds: z.number().int().positive().optional(),
+    timingArgs: z.array(z.string()).optional(),
+  }),
 ]);
 export type StoredBackend = z.infer<typeof StoredBackendSchema>;
 
@@ -47,4 +56,10 @@ export function runSettingsOf(meta: Pick<SessionMeta, 'id' | 'settings'>): Store
 export function replayRecordingOf(settings: Record<string, unknown>): string | null {
   const p = StoredBackendSchema.safeParse(settings.backend);
   return p.success && p.data.kind === 'replay' ? p.data.recording : null;
+}
+
+/** The device of a Python-candidate session ('cpu': its times are CPU times), or null for any other session. */
+export function pythonDeviceOf(settings: Record<string, unknown>): 'cuda' | 'cpu' | null {
+  const p = StoredBackendSchema.safeParse(settings.backend);
+  return p.success && p.data.kind === 'python' ? p.data.device : null;
 }

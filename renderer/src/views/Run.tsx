@@ -118,7 +118,7 @@ export function RunView() {
   const budgetOf = run?.budget ?? session?.summary.budget ?? 0;
   const evaluated = run?.evaluated ?? Math.max(0, (session?.summary.results ?? 0) - 1);
   const progress = budgetOf ? evaluated / budgetOf : 0;
-  const compileOnly = session ? !session.replay && !session.gpu : false;
+  const compileOnly = session ? !session.replay && !session.gpu && !session.python : false;
   const best = session?.summary.best;
   const bestText = compileOnly
     ? `not timed (compile-only: ${session!.variants.filter((v) => v.status === 'built').length} built, ${session!.variants.filter((v) => v.status === 'failed').length} failed)`

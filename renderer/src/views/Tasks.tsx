@@ -148,7 +148,8 @@ export function TasksView() {
   const save = async (): Promise<void> => {
     if (!api || !task) return;
     try {
-      for (const f of ['kernel', 'reference', 'manifest'] as const) await api.call('tasks.saveFile', { taskId: task.id, file: f, text: texts[f] });
+      // A PyTorch task's reference (model.py) is trusted and shown read-only: never saved from here.
+      for (const f of task.pytorch ? (['kernel', 'manifest'] as const) : (['kernel', 'reference', 'manifest'] as const)) await api.call('tasks.saveFile', { taskId: task.id, file: f, text: texts[f] });
       await openTask(task.id);
     } catch (e) {
       setError(e);
@@ -180,7 +181,7 @@ export function TasksView() {
     <div className="editor fill" data-testid="task-editor">
       <Editor
         key={`${task.id}-${tab}`}
-        language={tab === 'manifest' ? 'yaml' : 'cuda'}
+        language={tab === 'manifest' ? 'yaml' : tab === 'reference' && task.pytorch ? 'python' : 'cuda'}
         value={texts[tab]}
         theme="vs"
         onMount={(ed) => {
@@ -198,7 +199,7 @@ export function TasksView() {
           }
         }}
         onChange={(v) => setTexts((x) => ({ ...x, [tab]: v ?? '' }))}
-        options={{ minimap: { enabled: false }, fontSize: 13, scrollBeyondLastLine: false, automaticLayout: true, readOnly: tab === 'reference' && task.readOnly }}
+        options={{ minimap: { enabled: false }, fontSize: 13, scrollBeyondLastLine: false, automaticLayout: true, readOnly: tab === 'reference' && (task.readOnly || !!task.pytorch) }}
       />
     </div>
   );
@@ -229,6 +230,11 @@ export function TasksView() {
           <h2>{task.name}</h2>
           <span className="muted">{task.description}</span>
           <div className="muted mono small">{task.entrySignature}</div>
+          {task.pytorch && (
+            <div className="muted small" data-testid="pytorch-task">
+              PyTorch-reference task: {task.files.reference} is the trusted reference (read-only); candidates are CUDA entry points ({task.files.kernel}) or Python files defining ModelNew (<span className="mono">kernelduel optimize --candidates python --strategy llm</span>, guarantee level python-in-process)
+            </div>
+          )}
         </div>
         <div className="tabs">
           {(['kernel', 'reference', 'manifest'] as const).map((t) => (

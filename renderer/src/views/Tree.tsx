@@ -153,7 +153,8 @@ export function VariantTree(props: TreeProps) {
                 {m && <span className={`mark mark-${m}`} data-testid={`mark-${m}`}>{m}</span>}
                 {props.bestId === r.id && <span className="best-tag" data-testid="best-tag">best</span>}
                 <span className="speed">{r.status === 'timed' ? fmtX(r.speedup) : r.status === 'failed' ? '✗' : r.status === 'built' ? 'built' : '…'}</span>
-                <span className="ms">{r.status === 'timed' ? fmtMs(r.medianMs) : ''}</span>
+                <span className="ms">{r.status === 'timed' ? fmtMs(r.medianMs) : ''}{r.status === 'timed' && r.source === 'cpu' ? <b className="cpu-inline" title="timed on the CPU: not a GPU's time"> CPU</b> : null}</span>
+                {r.label && <span className={`py-label py-label-${r.label}`} data-testid="py-label" title="whose kernels did the work (Python candidate)">{r.label}</span>}
                 {n.collapsed && <span className="muted small">+{n.children}</span>}
                 {n.extraParents.length > 0 && <span className="extra-parents" title="also derived from">⤙ {n.extraParents.join(', ')}</span>}
                 <span className="cfg">{r.status === 'failed' ? <span className="fail">{r.failure?.kind}: {r.failure?.reason}</span> : fmtConfig(r.config)}</span>

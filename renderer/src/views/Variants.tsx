@@ -4,7 +4,7 @@
 // LLM wrote when it proposed it.
 import { useEffect, useMemo, useState } from 'react';
 import Editor, { DiffEditor } from '@monaco-editor/react';
-import type { KernelCodeDTO, VariantDetail } from '../../../main/contract/api.js';
+import type { KernelCodeDTO, PythonSessionDTO, VariantDetail } from '../../../main/contract/api.js';
 import { useApp, fmtConfig, fmtMs, fmtPct, fmtRate, fmtX } from '../store.js';
 import { flagsText } from '../table.js';
 import { lineage, pathTo } from '../tree.js';
@@ -13,7 +13,7 @@ import { VariantTree } from './Tree.js';
 import { VariantTable } from './Table.js';
 import { EmptyState } from './Empty.js';
 
-type Tab = 'overview' | 'source' | 'diff' | 'ptx' | 'sass' | 'llm';
+type Tab = 'overview' | 'source' | 'diff' | 'ptx' | 'sass' | 'llm' | 'reference';
 
 const RO = { readOnly: true, minimap: { enabled: false }, fontSize: 12, scrollBeyondLastLine: false, automaticLayout: true } as const;
 
@@ -48,10 +48,42 @@ function DeviceCode(props: { sessionId: string; id: string; which: 'ptx' | 'sass
   );
 }
 
+/** A Python candidate's facts: whose kernels did the work, correctness at both tolerances, where it ran, its guarantee level. */
+function PythonFacts({ d }: { d: VariantDetail }) {
+  const py = d.result?.python;
+  if (!py) return null;
+  return (
+    <dl className="facts" data-testid="python-facts">
+      <dt>candidate</dt>
+      <dd>Python (ModelNew) · label <b data-testid="python-label">{py.label}</b>{py.customShare !== null ? ` · ${fmtPct(py.customShare, 1)} of device time in its own kernels` : ' · custom share not recorded'}{py.ownKernels.length ? ` · defines ${py.ownKernels.join(', ')}` : ' · defines no kernel'}</dd>
+      <dt>status</dt><dd>{d.row.status}{d.row.failure ? <span className="fail"> — {d.row.failure.kind}: {d.row.failure.reason}</span> : null}</dd>
+      <dt>time</dt>
+      <dd>{fmtMs(d.row.medianMs)} [{fmtMs(d.row.ciLowMs)}, {fmtMs(d.row.ciHighMs)}] 95% CI · {fmtX(d.row.speedup)} vs the eager baseline{py.device === 'cpu' && d.row.medianMs !== null ? <b className="cpu-inline"> CPU</b> : null}</dd>
+      <dt>guarantee</dt><dd data-testid="python-guarantee">{py.guarantee}: not ranked beside isolated (CUDA harness) results</dd>
+      <dt>correct</dt><dd>{py.correct === null ? 'not reached' : `${py.correct ? 'yes' : 'NO'} at KernelBench's tolerance, ${py.correct1e2 ? 'yes' : 'NO'} at 1e-2`}</dd>
+      <dt>ran on</dt><dd data-testid="python-device">{py.device === 'cpu' ? <><b className="cpu-inline">CPU</b> (torch {py.torch ?? '?'}): CPU times, not a GPU's</> : `${py.device} (torch ${py.torch ?? '?'})`}{py.sandboxed ? ' · sandboxed' : ` · NOT sandboxed${py.sandboxProblem ? ` (${py.sandboxProblem})` : ''}`}</dd>
+      {py.failedBuilds.length > 0 && <><dt>failed builds</dt><dd className="fail">{py.failedBuilds.join('; ')}</dd></>}
+      {py.flagsChanged.length > 0 && <><dt>changed at import</dt><dd>{py.flagsChanged.join(', ')}</dd></>}
+      {py.topKernels.length > 0 && <><dt>kernels</dt><dd className="mono small">{py.topKernels.map((k) => `[${k.source}] ${k.name.slice(0, 60)} ${k.us.toFixed(1)} us`).join(' · ')}</dd></>}
+    </dl>
+  );
+}
+
+/** The banner of a Python-candidate session: the guarantee level of every result, and CPU times said so. */
+export function PythonBanner({ py }: { py: PythonSessionDTO }) {
+  return (
+    <div className="py-banner small" data-testid="python-banner">
+      Python candidates (ModelNew) · guarantee level <b>{py.guarantee.toUpperCase()}</b>: {py.guaranteeTitle}
+      {py.device === 'cpu' ? <> · <b className="cpu-inline">CPU</b>: every time is a CPU time, not a GPU's</> : null}
+    </div>
+  );
+}
+
 function Facts({ d }: { d: VariantDetail }) {
   const r = d.result;
   const p = d.perf;
   const o = p.occupancy;
+  if (r?.python) return <PythonFacts d={d} />;
   return (
     <div className="facts-grid">
       <dl className="facts" data-testid="variant-facts">
@@ -123,7 +155,10 @@ export function VariantPanel({ id }: { id: string }) {
   }, [against, variant]);
   if (!d || !session) return <p className="muted">Loading {id}…</p>;
   const sameSource = other ? other.variant.source === d.variant.source : false;
-  const tabs: Array<[Tab, string]> = [['overview', 'Overview'], ['source', 'Effective source'], ['diff', 'Diff'], ['ptx', 'PTX'], ['sass', 'SASS'], ...(d.llm ? [['llm', 'LLM answer'] as [Tab, string]] : [])];
+  const py = session.python ?? null;
+  const lang = py ? 'python' : 'cuda';
+  // A Python candidate has no PTX/SASS of its own build here; its session shows the PyTorch reference instead.
+  const tabs: Array<[Tab, string]> = [['overview', 'Overview'], ['source', py ? 'Source' : 'Effective source'], ['diff', 'Diff'], ...(py ? [['reference', `Reference (${py.referenceFile})`] as [Tab, string]] : [['ptx', 'PTX'], ['sass', 'SASS']] as Array<[Tab, string]>), ...(d.llm ? [['llm', 'LLM answer'] as [Tab, string]] : [])];
   return (
     <div className="variant-panel" data-testid="variant-panel">
       <div className="variant-head">
@@ -154,7 +189,12 @@ export function VariantPanel({ id }: { id: string }) {
         {tab === 'overview' && <Facts d={d} />}
         {tab === 'source' && (
           <div className="editor fill" data-testid="effective-source">
-            <Editor language="cuda" value={d.effectiveSource} options={RO} />
+            <Editor language={lang} value={d.effectiveSource} options={RO} />
+          </div>
+        )}
+        {tab === 'reference' && py && (
+          <div className="editor fill" data-testid="python-reference">
+            <Editor language="python" value={py.reference} options={RO} />
           </div>
         )}
         {tab === 'diff' && (!other ? (
@@ -175,7 +215,7 @@ export function VariantPanel({ id }: { id: string }) {
           </div>
         ) : (
           <div className="editor fill" data-testid="source-diff">
-            <DiffEditor keepCurrentOriginalModel keepCurrentModifiedModel language="cuda" original={other.effectiveSource} modified={d.effectiveSource} options={{ ...RO, renderSideBySide: true }} />
+            <DiffEditor keepCurrentOriginalModel keepCurrentModifiedModel language={lang} original={other.effectiveSource} modified={d.effectiveSource} options={{ ...RO, renderSideBySide: true }} />
           </div>
         ))}
         {(tab === 'ptx' || tab === 'sass') && <DeviceCode sessionId={session.summary.id} id={id} which={tab} />}
@@ -209,6 +249,7 @@ export function VariantsView() {
   return (
     <Split id="variants" dir="horizontal" panes={[{ id: 'variants-list', size: 42, min: 300 }, { id: 'variants-detail', size: 58, min: 360 }]}>
       <div className="pane-col">
+        {session.python && <PythonBanner py={session.python} />}
         <div className="tabs">
           <button data-testid="mode-tree" className={mode === 'tree' ? 'active' : ''} onClick={() => setMode('tree')}>Tree</button>
           <button data-testid="mode-table" className={mode === 'table' ? 'active' : ''} onClick={() => setMode('table')}>Table</button>
