@@ -76,7 +76,7 @@ function LiveStats() {
   const p = run ? pace(run.startedAt, run.evaluated, now) : null;
   return (
     <div className="live-stats" data-testid="live-stats">
-      <div><span className="muted small">best so far</span><b data-testid="live-best">{best ? `${fmtX(best.speedup)} · ${fmtMs(best.medianMs)} · ${best.variantId}` : session.gpu || session.replay ? 'none timed yet' : 'not timed (compile-only)'}</b></div>
+      <div><span className="muted small">best so far</span><b data-testid="live-best">{best ? `${fmtX(best.speedup)} · ${fmtMs(best.medianMs)} · ${best.variantId}` : session.gpu || session.replay || session.python ? 'none timed yet' : 'not timed (compile-only)'}</b></div>
       <div><span className="muted small">evaluated</span><b>{run ? `${run.evaluated} / ${run.budget}` : `${session.summary.results} results`}</b></div>
       {p && <div><span className="muted small">elapsed</span><b data-testid="live-elapsed">{fmtDuration(p.elapsedS)}</b></div>}
       {p && <div><span className="muted small">pace</span><b data-testid="live-pace">{p.perMin === null ? '–' : `${p.perMin >= 100 ? p.perMin.toFixed(0) : p.perMin.toFixed(1)} evaluations/min`}</b></div>}
@@ -185,7 +185,7 @@ export function PlotsView() {
     <div className="plots" data-testid="plots">
       {session.replay && <div className="replay-note">REPLAY: every point below comes from the recorded space {session.replay.recording}.</div>}
       <LiveStats />
-      {!timed && <div className="empty-state">No variant of this session was timed ({session.gpu ? 'all failed so far' : 'compile-only: no GPU'}): speed plots stay empty; parameter counts and failures still show.</div>}
+      {!timed && <div className="empty-state">No variant of this session was timed ({session.gpu || session.replay || session.python ? 'all failed so far' : 'compile-only: no GPU'}): speed plots stay empty; parameter counts and failures still show.</div>}
       <div className="plot-grid">
         <Panel title="Best-so-far speedup vs evaluations" testid="plot-history" note={baselines ? baselines.note : session.replay ? (finished ? 'replaying the baseline strategies on the same recorded space…' : 'the baseline strategies are replayed on the same space once the run has finished') : 'dots: each variant; click one to open it'}>
           <ResponsiveContainer width="100%" height={250}>
