@@ -30,7 +30,7 @@ import type { ContrastiveStrategy } from '../main/engine/search/contrastive.js';
 import { bestAt, curveOf, duelsBy, evaluationsTo, formatReach, reachOf, type Reach } from '../main/engine/search/peer-metric.js';
 import { mulberry32 } from '../main/engine/base/random.js';
 import { quantile } from '../main/engine/measure/stats.js';
-import { PEER, PEER_SOURCE, type PeerFigures } from './peer-kernel-tuner.js';
+import { goalLabel, PEER, PEER_SOURCE, to98GoalMet, type PeerFigures } from './peer-kernel-tuner.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -244,7 +244,7 @@ async function kernelTuner(): Promise<void> {
     const p = sp.peer as PeerFigures;
     if (!c) return { task: sp.task, note: 'contrastive not run' };
     const r = c.reach['98%'];
-    const to98Met = r.median <= p.goal.to98 && r.reached >= p.goal.minReached;
+    const to98Met = to98GoalMet(p.goal, r);
     return {
       task: sp.task, to98: r.median, reached: r.reached, seeds: r.seeds, goal: p.goal, to98Met,
       bestAt50: c.bestAt['50'].median, bayesOptBestAt50: p.bayesOpt.bestAt50, bestAt50Met: c.bestAt['50'].median >= p.bayesOpt.bestAt50,
@@ -274,7 +274,7 @@ async function kernelTuner(): Promise<void> {
     const others = strategies.filter((n) => n !== 'contrastive' && n !== 'exhaustive').map((n) => `${n} ${formatReach(sp.strategies[n].reach['98%'], budget)}`).join(', ');
     const g = goals.find((x) => x.task === sp.task) as { to98Met?: boolean; bestAt50Met?: boolean; bestAt100Met?: boolean } | undefined;
     lines.push(
-      `| ${p.label} | ${c ? formatReach(c.reach['98%'], budget) : '-'} | ≤ ${p.goal.to98}${p.goal.minReached ? ` with ≥ ${p.goal.minReached}/20` : ''}: ${g?.to98Met ? 'met' : 'NOT met'} | ${others} | ${p.best.map((b) => `${b.strategy} ${b.to98} (${b.reached}/20)`).join(', ')} | ${p.bayesOpt.to98}${p.bayesOpt.reached !== null ? ` (${p.bayesOpt.reached}/20)` : ''} | ${p.geneticAlgorithm.to98}${p.geneticAlgorithm.reached !== null ? ` (${p.geneticAlgorithm.reached}/20)` : ''} | ${p.randomExpected} | ${c ? `${c.bestAt['50'].median.toFixed(3)} / ${c.bestAt['100'].median.toFixed(3)}` : '-'} (${g?.bestAt50Met && g?.bestAt100Met ? 'both ≥ bayes_opt' : 'NOT both ≥ bayes_opt'}) | ${p.bayesOpt.bestAt50.toFixed(3)} / ${p.bayesOpt.bestAt100.toFixed(3)} |`,
+      `| ${p.label} | ${c ? formatReach(c.reach['98%'], budget) : '-'} | ${goalLabel(p.goal, seeds)}: ${g?.to98Met ? 'met' : 'NOT met'} | ${others} | ${p.best.map((b) => `${b.strategy} ${b.to98} (${b.reached}/20)`).join(', ')} | ${p.bayesOpt.to98}${p.bayesOpt.reached !== null ? ` (${p.bayesOpt.reached}/20)` : ''} | ${p.geneticAlgorithm.to98}${p.geneticAlgorithm.reached !== null ? ` (${p.geneticAlgorithm.reached}/20)` : ''} | ${p.randomExpected} | ${c ? `${c.bestAt['50'].median.toFixed(3)} / ${c.bestAt['100'].median.toFixed(3)}` : '-'} (${g?.bestAt50Met && g?.bestAt100Met ? 'both ≥ bayes_opt' : 'NOT both ≥ bayes_opt'}) | ${p.bayesOpt.bestAt50.toFixed(3)} / ${p.bayesOpt.bestAt100.toFixed(3)} |`,
     );
   }
   lines.push('', '## Every KernelDuel strategy', '', ...tableRows(out, budget));
