@@ -32,7 +32,8 @@
 // while the optimum lies in another (block_size_y 1, no shared memory). Recombining fast variants
 // of different basins gives the model candidates there. Chosen on the two convolution spaces
 // recorded with Kernel Tuner (20 seeds: to 98% 98.5 (14/20) -> 63.5 (15/20) on A4000, 165.5
-// (14/20) -> 98 (17/20) on A100); the dedispersion and the 8 H200 spaces were held out
+// (14/20) -> 98 (17/20) on A100; with 100 seeds 119 (72/100) and 148.5 (76/100): a smaller gain);
+// the dedispersion and the 8 H200 spaces were held out
 // (bench/results/README.md lists what else was tried: restarts, more elites, more entropy or ε).
 // The other options below (Thompson sampling, a full pool, neighbours, a genetic arm, a staged
 // local walk, an initial design around the baseline) are off: none helped on the convolution
