@@ -218,6 +218,7 @@ async function h200(): Promise<void> {
   const date = new Date().toISOString();
   const result = { kind: 'REPLAY of recorded spaces', metric: 'Kernel Tuner\'s (main/engine/search/peer-metric.ts)', measured, command, date, seeds, budget, seconds: (Date.now() - started) / 1000, summary, duelNote: DUEL_NOTE, spaces: out };
   const lines = [`# Strategies on recorded H200 spaces (REPLAY)`, '', ...header(budget, measured, date, command), ...tableRows(out, budget), ''];
+  if (only) lines.push(`Only ${out.map((o) => o.task).join(', ')} (--only): the lines below summarise these ${out.length} spaces, not the set the goals speak of.`, '');
   lines.push(`Contrastive / random evaluations to 98% (median over spaces): ${summary.contrastiveOverRandomEvalsTo98Median?.toFixed(2) ?? '-'} (goal ≤ 0.25; unreached counts as budget+1).`);
   lines.push(`Spaces where contrastive beats both annealing and the genetic algorithm (fewer evaluations to 98%, ties by best@50): ${beats} of ${out.length} (goal ≥ 7).`);
   lines.push(`Preference model held-out pairwise accuracy after ${budget} evaluations (median over spaces): ${summary.preferenceHeldOutAccuracyMedian?.toFixed(3) ?? '-'} (goal ≥ 0.90).`);
