@@ -17,6 +17,17 @@ export interface PeerFigures {
   goal: { to98: number; minReached: number };
 }
 
+/** Whether a to-98% result meets the goal: the median at most `to98`, and the share of seeds that reached it at least minReached / 20 (so 18/20 means 90 of 100 seeds). */
+export function to98GoalMet(goal: PeerFigures['goal'], r: { median: number; reached: number; seeds: number }): boolean {
+  return r.median <= goal.to98 && r.reached * 20 >= goal.minReached * r.seeds;
+}
+
+/** The goal as the results print it, with the seeds needed at this seed count where it is not 20. */
+export function goalLabel(goal: PeerFigures['goal'], seeds: number): string {
+  if (!goal.minReached) return `≤ ${goal.to98}`;
+  return `≤ ${goal.to98} with ≥ ${goal.minReached}/20${seeds !== 20 ? ` (${Math.ceil((goal.minReached * seeds) / 20)}/${seeds})` : ''}`;
+}
+
 export const PEER_SOURCE = '../shared/tuning-spaces/README.md: Kernel Tuner 1.4.0, simulation mode, default strategy settings, 20 seeds, budget 200 (2026-12-01)';
 
 export const PEER: PeerFigures[] = [

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { bestAt, curveOf, duelsBy, evaluationsTo, formatReach, reachOf } from '../main/engine/search/peer-metric.js';
 import type { SimResult, SimStep } from '../main/engine/search/simulate.js';
 import type { DuelResult } from '../main/engine/base/types.js';
+import { goalLabel, to98GoalMet } from '../bench/peer-kernel-tuner.js';
 
 const step = (index: number, key: string, medianMs: number | null, bestMs: number | null): SimStep => ({ index, id: `v${index}`, key, medianMs, bestMs, ...(medianMs === null ? { failure: 'runtime' } : {}) });
 const duel = {} as DuelResult;
@@ -50,5 +51,19 @@ describe("Kernel Tuner's metric", () => {
     expect(duelsBy(run, c, 2)).toBe(1);
     expect(duelsBy(run, c, 4)).toBe(2);
     expect(duelsBy(run, c, null)).toBe(3);
+  });
+});
+
+describe('issue 18 goal check (bench/peer-kernel-tuner.ts)', () => {
+  it('scales "18 of 20 seeds" to the seed count: 76 of 100 seeds is not 18 of 20', () => {
+    const goal = { to98: 152, minReached: 18 };
+    expect(to98GoalMet(goal, { median: 148.5, reached: 76, seeds: 100 })).toBe(false);
+    expect(to98GoalMet(goal, { median: 148.5, reached: 90, seeds: 100 })).toBe(true);
+    expect(to98GoalMet(goal, { median: 98, reached: 18, seeds: 20 })).toBe(true);
+    expect(to98GoalMet(goal, { median: 98, reached: 17, seeds: 20 })).toBe(false);
+    expect(to98GoalMet(goal, { median: 153, reached: 20, seeds: 20 })).toBe(false);
+    expect(goalLabel(goal, 20)).toBe('≤ 152 with ≥ 18/20');
+    expect(goalLabel(goal, 100)).toBe('≤ 152 with ≥ 18/20 (90/100)');
+    expect(goalLabel({ to98: 4, minReached: 0 }, 100)).toBe('≤ 4');
   });
 });

@@ -1,7 +1,7 @@
 // Lineage: every strategy records the variant(s) each proposal was derived from (issue 16), so the
-// workbench can draw a real tree: contrastive the elite it mutated or the best at proposal time,
-// annealing the walk's current state, genetic both parents; random and exhaustive derive from the
-// baseline. Checked on a recorded space through the same simulation the strategy benchmark uses.
+// workbench can draw a real tree: contrastive the elite it mutated, a crossover child's two parents
+// or the best at proposal time, annealing the walk's current state, genetic both parents; random
+// and exhaustive derive from the baseline. Checked on a recorded space through the same simulation the strategy benchmark uses.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { loadTask } from '../main/engine/task/manifest.js';
@@ -11,15 +11,16 @@ import { ActionSpace } from '../main/engine/search/actions.js';
 import { makeStrategy, type StrategyName } from '../main/engine/search/strategies.js';
 import { simulate } from '../main/engine/search/simulate.js';
 import type { Strategy } from '../main/engine/search/loop.js';
+import type { ContrastiveOptions } from '../main/engine/search/contrastive.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
 const transpose = loadTask(join(builtinTasksDir(), 'transpose'));
 const rec = syntheticSpace(transpose, { seed: 5 });
 
 /** Runs a strategy for `budget` proposals and returns each proposal's parents by its simulated id (v1, v2, ...). */
-async function parentsOf(name: StrategyName, budget: number): Promise<Map<string, string[]>> {
+async function parentsOf(name: StrategyName, budget: number, contrastive?: ContrastiveOptions): Promise<Map<string, string[]>> {
   const m = new ReplayMeasurer(transpose, rec, { seed: 3 });
-  const inner = makeStrategy(name, ActionSpace.fromRecording(transpose, m), 3);
+  const inner = makeStrategy(name, ActionSpace.fromRecording(transpose, m), 3, { contrastive });
   const out = new Map<string, string[]>();
   let n = 0;
   const wrapped: Strategy = Object.assign(Object.create(inner) as Strategy, {
@@ -45,6 +46,13 @@ describe('lineage recorded by the strategies', () => {
     const ids = [...p.keys()];
     for (const [id, ps] of p) for (const q of ps) expect(q === 'v0' || Number(q.slice(1)) < Number(id.slice(1))).toBe(true);
     expect(Math.max(...ids.map((id) => depthOf(id, p)))).toBeGreaterThan(1);
+  });
+  it('contrastive: by default the model also ranks crossover children of two fast measured variants, and a pick among them names both parents (none with crossover off)', async () => {
+    const bred = (p: Map<string, string[]>): number => [...p.values()].filter((ps) => ps.length === 2 && ps.every((x) => x !== 'v0')).length;
+    const p = await parentsOf('contrastive', 80);
+    expect(bred(p)).toBeGreaterThan(3);
+    for (const [id, ps] of p) for (const q of ps) expect(q === 'v0' || Number(q.slice(1)) < Number(id.slice(1))).toBe(true);
+    expect(bred(await parentsOf('contrastive', 80, { crossover: 0 }))).toBe(0);
   });
   it('annealing: each step derives from the walk\'s current variant', async () => {
     const p = await parentsOf('anneal', 40);

@@ -23,9 +23,21 @@
 // tunables a linear score cannot. Chosen on the 8 recorded H200 spaces (5 seeds: held-out pair
 // accuracy 0.91-0.97 instead of 0.77-0.91, evaluations to 98% no worse); the four community spaces
 // recorded with Kernel Tuner were held out of that choice (bench/results/strategies-kernel-tuner-spaces.md).
-// The other options below (Thompson sampling, a full pool, neighbours, crossover, a genetic arm,
-// a staged local walk, an initial design around the baseline) are off: none helped on the
-// convolution spaces over 10 seeds (bench/results/README.md lists what was tried).
+//
+// Crossover children in the candidates (the default since issue 18, `crossover: 16`): besides the
+// policy's 64 candidates, 16 children of the fastest measured variants (tournament of three among
+// the 16 fastest, uniform crossover, the genetic algorithm's mutation) are offered to the model,
+// which still picks every measured variant. The policy alone collapses onto one basin: on
+// convolution A4000 many seeds stalled at 0.81 of the optimum (block_size_y 2 + shared memory)
+// while the optimum lies in another (block_size_y 1, no shared memory). Recombining fast variants
+// of different basins gives the model candidates there. Chosen on the two convolution spaces
+// recorded with Kernel Tuner (20 seeds: to 98% 98.5 (14/20) -> 63.5 (15/20) on A4000, 165.5
+// (14/20) -> 98 (17/20) on A100; with 100 seeds 119 (72/100) and 148.5 (76/100): a smaller gain);
+// the dedispersion and the 8 H200 spaces were held out
+// (bench/results/README.md lists what else was tried: restarts, more elites, more entropy or ε).
+// The other options below (Thompson sampling, a full pool, neighbours, a genetic arm, a staged
+// local walk, an initial design around the baseline) are off: none helped on the convolution
+// spaces over 10 seeds.
 import type { DuelResult, EvalResult, VariantRecord } from '../base/types.js';
 import type { ModelStats, ObservedSpec, Strategy } from './loop.js';
 import type { Action, ActionSpace, Proposal } from './actions.js';
@@ -82,7 +94,7 @@ export interface ContrastiveOptions {
   portfolio?: boolean;
   /** A genetic arm: once the model ranks proposals, each pick comes from the model or from the genetic algorithm's operators (genetic.ts, told every result), chosen by Thompson sampling on how often each found a new best. */
   genetic?: boolean;
-  /** Children of the measured elites (uniform crossover of two, as the genetic algorithm) added to the candidates. */
+  /** Children of the measured elites (uniform crossover of two, as the genetic algorithm) added to the candidates; the model ranks them with the rest (default 16; 0: none). */
   crossover?: number;
   /** How many of the fastest measured variants breed. */
   breeders?: number;
@@ -140,7 +152,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 0, breeders: 16, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -158,7 +170,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   const samples = new Map<string, Sample>(); // by action key
   const opponentOf = new Map<string, string>(); // variant id -> opponent id planned at observe time
   // Each queued action with the variant it was derived from: the elite it mutated, else the best at proposal time.
-  const queue: Array<{ a: Action; stage1: boolean; parent?: string }> = [];
+  const queue: Array<{ a: Action; stage1: boolean; parents?: string[] }> = [];
   let pendingGroup: Sample[] = [];
   let lastTrainPairs = 0;
   let best: Measured | null = null;
@@ -175,6 +187,11 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   };
   /** The best measured variant's id (lineage of proposals not drawn around an elite); undefined before one is journaled. */
   const bestId = (): string | undefined => (best && !best.id.startsWith('#') ? best.id : undefined);
+  /** The journaled ids among these, once each (a proposal's parents in the history tree). */
+  const lineage = (...ids: Array<string | undefined>): string[] | undefined => {
+    const out = [...new Set(ids.filter((x): x is string => !!x && !x.startsWith('#')))];
+    return out.length ? out : undefined;
+  };
   const pin = (a: Action): Action => (tunablesOnly ? a.map((v, i) => (tunableDim[i] ? v : 0)) : a);
 
   const logProb = (a: Action, stage1 = false): number => {
@@ -332,7 +349,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     seen.add(a);
     walkKeys.add(space.key(a));
     sourceOf.set(space.key(a), 'walk');
-    queue.push({ a, stage1: tunablesOnly, parent: walk.id });
+    queue.push({ a, stage1: tunablesOnly, parents: [walk.id] });
     return true;
   };
 
@@ -346,24 +363,24 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         const a = initialAction() ?? randomAction();
         if (!a) break;
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly, parent: bestId() });
+        queue.push({ a, stage1: tunablesOnly, parents: lineage(bestId()) });
       }
       return;
     }
     const elites = [...measured].sort((x, y) => x.ms - y.ms).slice(0, 3);
     const cands: Action[] = [];
-    const anchorOf = new Map<string, string>(); // candidate key -> id of the elite it was drawn around
+    const anchorOf = new Map<string, string[]>(); // candidate key -> the elite it was drawn around, or a crossover child's two parents
     const keys = new Set<string>();
-    const add = (a: Action, elite?: { id: string } | null): void => {
+    const add = (a: Action, parents?: string[]): void => {
       const k = space.key(a);
       if (keys.has(k) || seen.has(a) || !space.isValid(a)) return;
       keys.add(k);
-      if (elite) anchorOf.set(k, elite.id);
+      if (parents?.length) anchorOf.set(k, parents);
       cands.push(a);
     };
     for (let t = 0; cands.length < o.candidates && t < o.candidates * 20; t++) {
       const elite = elites.length && rng() < o.eliteShare ? elites[Math.floor(rng() * elites.length)] : null;
-      add(fromPolicy(elite?.a ?? null), elite);
+      add(fromPolicy(elite?.a ?? null), lineage(elite?.id));
     }
     if (o.neighbours) {
       for (const e of elites) {
@@ -375,25 +392,25 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     }
     if (o.crossover) {
       const pop = [...measured].sort((x, y) => x.ms - y.ms).slice(0, o.breeders);
-      const pick = (): Action => {
+      const pick = (): Measured => {
         let b = pop[Math.floor(rng() * pop.length)];
         for (let k = 1; k < 3; k++) {
           const c = pop[Math.floor(rng() * pop.length)];
           if (c.ms < b.ms) b = c;
         }
-        return b.a;
+        return b;
       };
       const pm = Math.max(0.1, 1 / Math.max(1, space.dims.length));
       for (let t = 0, made = 0; made < o.crossover && t < o.crossover * 10 && pop.length >= 2; t++) {
-        const p1 = pick();
-        const p2 = pick();
-        const c = pin(p1.map((v, i) => (rng() < 0.5 ? v : p2[i])));
+        const m1 = pick();
+        const m2 = pick();
+        const c = pin(m1.a.map((v, i) => (rng() < 0.5 ? v : m2.a[i])));
         space.dims.forEach((d, i) => {
           if (!active(i, tunablesOnly) || rng() >= pm || d.values.length < 2) return;
           c[i] = rng() < 0.7 ? Math.min(d.values.length - 1, Math.max(0, c[i] + (rng() < 0.5 ? -1 : 1))) : Math.floor(rng() * d.values.length);
         });
         const before = cands.length;
-        add(c);
+        add(c, lineage(m1.id, m2.id));
         if (cands.length > before) made++;
       }
     }
@@ -402,7 +419,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const a = randomAction();
       if (a) {
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly, parent: bestId() });
+        queue.push({ a, stage1: tunablesOnly, parents: lineage(bestId()) });
       }
       return;
     }
@@ -415,7 +432,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
           const { a } = child;
           seen.add(a);
           sourceOf.set(space.key(a), 'genetic');
-          queue.push({ a, stage1: tunablesOnly, parent: child.parent ?? bestId() });
+          queue.push({ a, stage1: tunablesOnly, parents: lineage(child.parent ?? bestId()) });
           continue;
         }
       }
@@ -435,7 +452,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       }
       taken.add(j);
       seen.add(cands[j]);
-      queue.push({ a: cands[j], stage1: tunablesOnly, parent: anchorOf.get(space.key(cands[j])) ?? bestId() });
+      queue.push({ a: cands[j], stage1: tunablesOnly, parents: anchorOf.get(space.key(cands[j])) ?? lineage(bestId()) });
     }
   };
 
@@ -474,7 +491,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         samples.set(space.key(a), s);
         pendingGroup.push(s);
         // The origin says which stage proposed it (shown in the history tree).
-        out.push(proposal(space, a, `${model.trained ? 'policy' : 'random'}${q.stage1 ? ' (tunables)' : ''}`, q.parent ? [q.parent] : undefined));
+        out.push(proposal(space, a, `${model.trained ? 'policy' : 'random'}${q.stage1 ? ' (tunables)' : ''}`, q.parents?.length ? q.parents : undefined));
       }
       return out;
     },
