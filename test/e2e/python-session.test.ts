@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { ensureRendererBuilt } from './build-renderer.js';
+import { browserTestsOneAtATime, ensureRendererBuilt } from './build-renderer.js';
 import { startServe } from './serve.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
 import { kernelduelCli, PY_CANDIDATES, pyAnswer, writePythonTask } from '../fixtures/python-task.js';
@@ -30,8 +30,11 @@ let browser: Browser | undefined;
 let page: Page;
 let llm: FakeServer | undefined;
 
+let release: (() => void) | undefined;
+
 describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-candidate session (browser mode, CPU)', () => {
   beforeAll(async () => {
+    release = await browserTestsOneAtATime();
     ensureRendererBuilt();
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-e2e-py-'));
     taskDir = writePythonTask(home);
@@ -44,13 +47,14 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     page.on('pageerror', (e) => console.error('page error:', e.message));
-  }, 300_000);
+  }, 300_000 + 900_000);
 
   afterAll(async () => {
     await llm?.close();
     await browser?.close();
     server?.kill('SIGTERM');
     if (home) fs.rmSync(home, { recursive: true, force: true });
+    release?.();
   });
 
   it('opens the session: guarantee level and CPU in the banner, labels in the tree, Python facts', async () => {
@@ -67,7 +71,7 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
     expect(await page.locator('.compile-badge').count()).toBe(0);
     await expect.poll(() => page.getByTestId('tree-row').count(), { timeout: 30_000 }).toBe(3);
     const labels = await page.getByTestId('tree-row').evaluateAll((els) => els.map((e) => `${e.getAttribute('data-variant')} ${e.querySelector('[data-testid="py-label"]')?.textContent ?? '-'} ${e.querySelector('.cpu-inline') ? 'CPU' : ''}`.trim()));
-    expect(labels).toEqual(['v1 pytorch-only CPU', 'v2 pytorch-only CPU', 'v3 fallback']);
+    expect(labels, (await page.getByTestId('tree-row').allInnerTexts()).join(' | ')).toEqual(['v1 pytorch-only CPU', 'v2 pytorch-only CPU', 'v3 fallback']);
     // The fallback: a failed build, labelled so.
     await page.locator('[data-testid="tree-row"][data-variant="v3"]').click();
     await page.getByTestId('python-facts').waitFor();

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { ensureRendererBuilt, ROOT } from './build-renderer.js';
+import { browserTestsOneAtATime, ensureRendererBuilt, ROOT } from './build-renderer.js';
 import { startServe } from './serve.js';
 import { loadTask } from '../../main/engine/task/manifest.js';
 import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
@@ -140,8 +140,11 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
+let release: (() => void) | undefined;
+
 describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
   beforeAll(async () => {
+    release = await browserTestsOneAtATime();
     ensureRendererBuilt();
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-e2e-'));
     const task = loadTask(path.join(ROOT, 'resources', 'tasks', 'axpy'));
@@ -154,7 +157,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
     page.on('pageerror', (e) => console.error('page error:', e.message));
-  }, 180_000);
+  }, 180_000 + 900_000);
 
   afterAll(async () => {
     await llmServer?.close();
@@ -162,6 +165,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     server?.kill('SIGTERM');
     if (home) fs.rmSync(home, { recursive: true, force: true });
     if (!DOC_SHOTS) fs.rmSync(SHOTS, { recursive: true, force: true });
+    release?.();
   });
 
   it('without the token the server refuses the page', async () => {
