@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FullVariantRow, SessionDetail } from '../main/contract/api.js';
 import { lineage, maxDepth, pathTo, visibleTree } from '../renderer/src/tree.js';
-import { tableColumns, tableRows } from '../renderer/src/table.js';
+import { pickerRows, PICKER_ALL, tableColumns, tableRows } from '../renderer/src/table.js';
 import { applyToSession, bestRow } from '../renderer/src/reducers.js';
 
 const row = (id: string, parents: string[] = [], o: Partial<FullVariantRow> = {}): FullVariantRow => ({
@@ -93,5 +93,24 @@ describe('the best follows each result', () => {
     expect(next.bestId).toBe('v2');
     expect(next.summary.best).toEqual({ variantId: 'v2', medianMs: 0.5, speedup: 4 });
     expect(next.summary.results).toBe(2);
+  });
+});
+
+describe("Compare's pickers", () => {
+  it('list every variant of a small session; of a large one the pair, baseline, best and the fastest, in session order', () => {
+    const small = Array.from({ length: 20 }, (_, i) => row(`v${i + 1}`, [], { speedup: i === 3 ? null : 1 + i / 10 }));
+    expect(pickerRows(small, ['v4'])).toEqual({ rows: small, more: 0 });
+    const n = PICKER_ALL * 3;
+    // Speedups in a scrambled order (7919 is prime to n's factors), some rows untimed.
+    const big = Array.from({ length: n }, (_, i) => row(`v${i + 1}`, [], { speedup: i % 10 === 9 ? null : 1 + ((i * 7919) % n) / n, status: i % 10 === 9 ? 'failed' : 'timed' }));
+    const { rows, more } = pickerRows(big, ['v1', 'v10', null, 'v2999'], 300);
+    const ids = rows.map((r) => r.id);
+    for (const k of ['v1', 'v10', 'v2999']) expect(ids).toContain(k);
+    expect(rows).toHaveLength(303);
+    expect(more).toBe(n - 303);
+    // The 300 listed besides those are the fastest timed ones, and rows keep the session's order.
+    const cut = [...big].filter((r) => r.speedup !== null && !['v1', 'v10', 'v2999'].includes(r.id)).sort((a, b) => b.speedup! - a.speedup!)[299].speedup!;
+    expect(rows.filter((r) => !['v1', 'v10', 'v2999'].includes(r.id)).every((r) => r.speedup! >= cut)).toBe(true);
+    expect(ids).toEqual([...ids].sort((a, b) => Number(a.slice(1)) - Number(b.slice(1))));
   });
 });

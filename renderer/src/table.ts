@@ -68,3 +68,20 @@ export function tableRows(rows: VariantRow[], cols: Column[], sort: SortSpec | n
   });
   return keyed.map((k) => k.r);
 }
+
+/** Sessions up to this size list every variant in Compare's pickers. */
+export const PICKER_ALL = 1000;
+
+/**
+ * The variants Compare's pickers list: all of a session up to PICKER_ALL; beyond, the ones named in
+ * `keep` (the pair, the baseline, the best) and the `limit` fastest timed ones (20,000 <option>s
+ * made the view slow to draw); `more` is how many are left out (open one from the tree instead).
+ */
+export function pickerRows(rows: readonly VariantRow[], keep: ReadonlyArray<string | null>, limit = 300): { rows: VariantRow[]; more: number } {
+  if (rows.length <= PICKER_ALL) return { rows: [...rows], more: 0 };
+  const kept = new Set(keep.filter((k): k is string => !!k));
+  const fastest = rows.filter((r) => r.speedup !== null && !kept.has(r.id)).sort((a, b) => b.speedup! - a.speedup!).slice(0, limit);
+  const chosen = new Set([...kept, ...fastest.map((r) => r.id)]);
+  const out = rows.filter((r) => chosen.has(r.id));
+  return { rows: out, more: rows.length - out.length };
+}

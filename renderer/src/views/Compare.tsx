@@ -2,11 +2,11 @@
 // with its 95% interval; how it was measured) beside the preference model's prediction, both timing
 // distributions, a delta for every metric, configuration / flags / transforms with differences
 // marked, and the source diff only when the sources differ.
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { DiffEditor } from '@monaco-editor/react';
 import type { CompareResult, VariantDetail } from '../../../main/contract/api.js';
 import { useApp, fmtMs, fmtPct, fmtRate, fmtX } from '../store.js';
-import { flagsText } from '../table.js';
+import { flagsText, pickerRows } from '../table.js';
 import { Distributions } from './Distributions.js';
 import { EmptyState } from './Empty.js';
 import { NoSession } from './Variants.js';
@@ -100,11 +100,13 @@ export function CompareView() {
     if (!api || !sessionId || !pair.a || !pair.b) return setCmp(null);
     void api.call('variants.compare', { sessionId, a: pair.a, b: pair.b }).then(setCmp, setError);
   }, [api, sessionId, pair.a, pair.b, setError]);
+  const listed = useMemo(() => pickerRows(session?.variants ?? [], [pair.a, pair.b, session?.baselineId ?? null, session?.bestId ?? null]), [session?.variants, session?.baselineId, session?.bestId, pair.a, pair.b]);
   if (!session) return <NoSession />;
   const pick = (which: 'a' | 'b') => (
     <select data-testid={`compare-${which}`} value={pair[which] ?? ''} onChange={(e) => setCompare(which, e.target.value || null)}>
       <option value="">(choose)</option>
-      {session.variants.map((v) => <option key={v.id} value={v.id}>{v.id} · {v.status}{v.speedup ? ` · ${v.speedup.toFixed(2)}×` : ''}</option>)}
+      {listed.rows.map((v) => <option key={v.id} value={v.id}>{v.id} · {v.status}{v.speedup ? ` · ${v.speedup.toFixed(2)}×` : ''}</option>)}
+      {listed.more > 0 && <option disabled value="-">… {listed.more} more: the fastest are listed; open any other in the Variant tree, then Compare as A/B</option>}
     </select>
   );
   const missing = !pair.a ? 'a' : !pair.b ? 'b' : null;
