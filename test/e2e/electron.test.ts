@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { _electron as electron } from 'playwright-core';
-import { ensureRendererBuilt, ROOT } from './build-renderer.js';
+import { browserTestsOneAtATime, ensureRendererBuilt, ROOT } from './build-renderer.js';
 
 function electronBinary(): string | null {
   try {
@@ -21,6 +21,11 @@ const bin = electronBinary();
 if (!bin) console.warn('electron e2e: skipped: Electron\'s binary is not installed (npm run install-electron downloads it where its host can be reached)');
 
 describe.skipIf(!bin)('desktop app (Electron)', () => {
+  let release: (() => void) | undefined;
+  beforeAll(async () => {
+    release = await browserTestsOneAtATime();
+  }, 900_000);
+  afterAll(() => release?.());
   // Launched with --no-sandbox: Chromium's OS-level sandbox cannot start as root (CI) or without
   // user namespaces, so this test does not claim it. What it checks is the page: no Node in it, one
   // window, and the engine reached only through the preload's four functions.
