@@ -8,10 +8,11 @@
 //               (bench/spaces/<gpu>/), measured by the old and the new bundle side by side,
 //               alternating, --rounds times each: medians and the new/old ratio.
 //   throughput  evaluations per minute of `optimize --strategy contrastive` with the same seed and
-//               budget on softmax, layernorm and reduce_sum, old bundle then new.
+//               budget on softmax, layernorm and reduce_sum (--tasks), old bundle then new, with where
+//               each variant's time went (see breakdown()).
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12]
-//                         [--spaces bench/spaces/h200] [--out DIR]
+//                         [--tasks softmax,layernorm,reduce_sum] [--spaces bench/spaces/h200] [--out DIR]
 // Without --old only the new bundle (this one) is measured.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     'max-ms': { type: 'string', default: '1000' },
     out: { type: 'string', default: 'bench/results' },
     spaces: { type: 'string' },
+    tasks: { type: 'string', default: 'softmax,layernorm,reduce_sum' },
   },
 });
 const here = dirname(fileURLToPath(import.meta.url));
@@ -177,16 +179,54 @@ if (parts.has('suite')) {
   }
 }
 
+/**
+ * Where a variant's time went in an optimisation run, from its --json event lines. The interval
+ * between two consecutive results holds the duel after the first (to its duel line) and the
+ * evaluation of the second: its stages as the evaluator reports them (queued for the GPU, the
+ * capture process, the judge's check, its timing; bundles before the change report none), and the
+ * rest (waiting for the build, the policy, the journal). Medians and means in milliseconds.
+ */
+function breakdown(lines: Array<{ t: number; text: string }>): Record<string, { median: number; mean: number; n: number }> {
+  const results: Array<{ t: number; duelMs: number; stages?: Record<string, number> }> = [];
+  for (const l of lines) {
+    let ev: { type?: string; result?: { stages?: Record<string, number> } };
+    try {
+      ev = JSON.parse(l.text) as typeof ev;
+    } catch {
+      continue;
+    }
+    if (ev.type === 'result') results.push({ t: l.t, duelMs: 0, stages: ev.result?.stages });
+    else if (ev.type === 'duel' && results.length) results[results.length - 1].duelMs = l.t - results[results.length - 1].t;
+  }
+  const acc: Record<string, number[]> = { perVariant: [], duel: [], queued: [], capture: [], check: [], time: [], rest: [] };
+  for (let i = 1; i < results.length; i++) {
+    const total = results[i].t - results[i - 1].t;
+    const duel = results[i - 1].duelMs;
+    acc.perVariant.push(total);
+    acc.duel.push(duel);
+    const st = results[i].stages;
+    if (!st) continue;
+    acc.queued.push(st.queuedMs);
+    acc.capture.push(st.captureMs);
+    acc.check.push(st.checkMs);
+    acc.time.push(st.timeMs);
+    acc.rest.push(total - duel - st.queuedMs - st.captureMs - st.checkMs - st.timeMs);
+  }
+  const out: Record<string, { median: number; mean: number; n: number }> = {};
+  for (const [k, v] of Object.entries(acc)) if (v.length) out[k] = { median: median(v), mean: v.reduce((x, y) => x + y, 0) / v.length, n: v.length };
+  return out;
+}
+
 if (parts.has('throughput')) {
   const rows = [];
-  for (const task of ['softmax', 'layernorm', 'reduce_sum']) {
+  for (const task of values.tasks!.split(',')) {
     for (const cli of oldCli ? [oldCli, newCli] : [newCli]) {
       const r = await run(cli, ['optimize', task, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json'], 900_000);
       // Evaluations: lines with a variant's result; the rate between the first and the last of them.
       const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
-      rows.push({ task, bundle: cli.label, exit: r.code, evaluations: evals.length, wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, stderrTail: r.code === 0 ? undefined : r.stderr.slice(-800) });
+      rows.push({ task, bundle: cli.label, exit: r.code, evaluations: evals.length, wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, breakdown: breakdown(r.lines), stderrTail: r.code === 0 ? undefined : r.stderr.slice(-800) });
       log(`throughput ${task} ${cli.label}: ${evals.length} evaluations, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s)`);
       result.throughput = rows;
       save();

@@ -469,6 +469,7 @@ const LAUNCH_CLI = launcher(`exec "$KD_NODE" --enable-source-maps "$KD_ROOT/lib/
 
 const LAUNCH_TESTS = launcher(`# Where the bundled tests find their data (mirror of the repo's test/ folder).
 export KERNELDUEL_TEST_DATA="$KD_ROOT/test-data"
+export KERNELDUEL_BENCH_DATA="$KD_ROOT/bench-data"
 # A test that needs the CLI can spawn process.execPath with $KERNELDUEL_CLI as its script.
 export KERNELDUEL_CLI="$KD_ROOT/lib/kernelduel.mjs"
 # Usage: ./test-gpu [NODE_TEST_OPTION...] [TEST...]
@@ -565,7 +566,7 @@ small, or mounted noexec. Sessions and work files go to \${KERNELDUEL_HOME:-$HOM
 Environment set by the launchers
   KERNELDUEL_RESOURCES   <bundle>/resources (harness source and example tasks)
   KERNELDUEL_TEST_DATA   <bundle>/test-data (test-gpu, bench: a mirror of the repo's test/ data)
-  KERNELDUEL_BENCH_DATA  <bundle>/bench-data (bench: the repo's bench/ data, without sources and results)
+  KERNELDUEL_BENCH_DATA  <bundle>/bench-data (test-gpu, bench: the repo's bench/ data, without sources and results)
   KERNELDUEL_CLI         <bundle>/lib/kernelduel.mjs (test-gpu, bench)
   KERNELDUEL_BUNDLE      this bundle's version and commit, KERNELDUEL_INVOKED the launcher's command
                          line (test-gpu, bench): results files name them in their "command" field

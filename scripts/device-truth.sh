@@ -11,7 +11,8 @@
 #   scripts/device-truth.sh wait SECONDS    wait until done or SECONDS pass; pack results into $OUT
 #
 # Read at start: KD_OLD (default .kd-old/kernelduel), KD_TRUTH_PARTS (default legit,suite,throughput),
-# KD_TRUTH_ROUNDS (2), KD_TRUTH_BUDGET (10), KD_TESTS ("hostile", or "" for none).
+# KD_TRUTH_ROUNDS (2), KD_TRUTH_BUDGET (10), KD_TRUTH_TASKS (softmax,layernorm,reduce_sum: the throughput
+# part's tasks), KD_STABILITY (options of `bench timing-stability`, run after the rest when set), KD_TESTS (GPU test files among "hostile foundation"; default "hostile", "" for none).
 # Nothing here changes clocks or settings of the GPU.
 set -uo pipefail
 S=${KD_SESSION_DIR:-/tmp/kd-truth}
@@ -30,10 +31,23 @@ work() {
     KD_HOSTILE_RECHECK=${KD_HOSTILE_RECHECK:-light} KERNELDUEL_RESULTS_DIR="$S/res" "$KD/test-gpu" hostile > "$S/res/hostile-tests.log" 2>&1
     echo "$(stamp) hostile exit $?"
   fi
-  echo "$(stamp) measure-truth"
-  "$KD/bench" measure-truth ${OLD:+--old "$OLD"} --parts "${KD_TRUTH_PARTS:-legit,suite,throughput}" --rounds "${KD_TRUTH_ROUNDS:-2}" \
-    --budget "${KD_TRUTH_BUDGET:-10}" --spaces "$ROOT/bench/spaces/h200" --out "$S/res" > "$S/res/measure-truth.log" 2>&1
-  echo "$(stamp) measure-truth exit $?"
+  if [[ " ${KD_TESTS-hostile} " == *" foundation "* ]]; then
+    echo "$(stamp) foundation"
+    KERNELDUEL_RESULTS_DIR="$S/res" "$KD/test-gpu" foundation > "$S/res/foundation-tests.log" 2>&1
+    echo "$(stamp) foundation exit $?"
+  fi
+  if [ "${KD_TRUTH_PARTS-x}" != "" ]; then
+    echo "$(stamp) measure-truth"
+    "$KD/bench" measure-truth ${OLD:+--old "$OLD"} --parts "${KD_TRUTH_PARTS:-legit,suite,throughput}" --rounds "${KD_TRUTH_ROUNDS:-2}" \
+      --budget "${KD_TRUTH_BUDGET:-10}" --tasks "${KD_TRUTH_TASKS:-softmax,layernorm,reduce_sum}" --spaces "$ROOT/bench/spaces/h200" --out "$S/res" > "$S/res/measure-truth.log" 2>&1
+    echo "$(stamp) measure-truth exit $?"
+  fi
+  if [ -n "${KD_STABILITY:-}" ]; then
+    echo "$(stamp) timing-stability $KD_STABILITY"
+    # shellcheck disable=SC2086 # KD_STABILITY is a list of options
+    "$KD/bench" timing-stability $KD_STABILITY --out "$S/res" > "$S/res/timing-stability.log" 2>&1
+    echo "$(stamp) timing-stability exit $?"
+  fi
   echo done > "$S/done"
 }
 
@@ -53,7 +67,9 @@ wait)
   mkdir -p "$OUTDIR"
   cat "$S/session.log"
   tail -n 4 "$S/res/hostile-tests.log" 2>/dev/null
+  grep -E "^(not ok|# (pass|fail|skip))" "$S/res/foundation-tests.log" 2>/dev/null
   tail -n 25 "$S/res/measure-truth.log" 2>/dev/null
+  tail -n 12 "$S/res/timing-stability.log" 2>/dev/null
   tar czf "$OUTDIR/truth.tgz" -C "$S" . 2>/dev/null
   [ -e "$S/done" ] && echo ALL-DONE
   ;;

@@ -44,7 +44,16 @@ if (mode === 'probe') {
   say({ id: 'hello', kdresult: 1, status: 'ok', body: { name: 'Fake GPU' } });
   const checks = [{ buffer: 'y', size: 0, seed: 1, elements: 4, mismatches: 0, maxAbsErr: 0, maxRelErr: 0, relL2: 0 }];
   const isolation = { refs: 'judge', measurement: 'executor' };
+  // After the check of a timed eval the judge waits for the engine's "go" (or "stop") before it times.
+  let timing = null;
   readline.createInterface({ input: process.stdin }).on('line', (line) => {
+    if (timing) {
+      const t = timing;
+      timing = null;
+      fs.appendFileSync('judge-go', line + '\\n');
+      if (line !== 'go') return say({ id: t.id, kdresult: 1, status: 'runtime', stage: 'time', error: 'timing was called off by the engine', body: { isolation, checks } });
+      return t.run();
+    }
     const f = line.split('\\t');
     const [cmd, id, libA] = f;
     if (cmd === 'quit') process.exit(0);
@@ -54,8 +63,13 @@ if (mode === 'probe') {
     if (libA.includes('wrong')) return say({ id, kdresult: 1, status: 'correctness', stage: 'check', error: 'y[3]: expected 1 got 2 (size 0, seed 1)', body: { isolation, checks } });
     if (f[4] !== '1') return say({ id, kdresult: 1, status: 'ok', stage: 'check', body: { isolation, checks } });
     say({ id, event: 'time' });
-    if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
-    say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02] }] } });
+    timing = {
+      id,
+      run: () => {
+        if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
+        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02] }] } });
+      },
+    };
   });
 }
 `,
@@ -103,6 +117,9 @@ describe('the evaluator with a stand-in harness', () => {
     expect(r.check).toMatchObject({ ok: true, isolation: { refs: 'judge', measurement: 'executor', syscallFilter: 'active' } });
     expect(r.timing?.[0]).toMatchObject({ medianMs: 1, timer: 'events', verifiedCalls: 2, samplesMs: [1, 1.1, 0.9, 1, 1] });
     expect(r.source).toEqual({ kind: 'gpu', gpu: 'Fake GPU', uuid: 'GPU-fake' });
+    // The judge timed only after the engine said "go"; where the time went is reported.
+    expect(fs.readFileSync(path.join(ev.judgeDir, 'judge-go'), 'utf8')).toBe('go\n');
+    expect(r.stages).toMatchObject({ queuedMs: expect.any(Number), captureMs: expect.any(Number), checkMs: expect.any(Number), timeMs: expect.any(Number) });
     const checkOnly = await ev.evaluate(spec('good'), { time: false });
     expect(checkOnly.check?.ok).toBe(true);
     expect(checkOnly.timing).toBeUndefined();

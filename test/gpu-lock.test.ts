@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, unlinkSync, writeFi
 import { tmpdir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { gpuLockPath, parseLockOwner, withGpuLock } from '../main/engine/platform/gpu/lock.js';
+import { GpuQueue } from '../main/engine/measure/evaluate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'kd-lock-'));
 
@@ -74,5 +75,37 @@ describe('GPU lock: the wait message names its owner', () => {
       expect(parseLockOwner(readFileSync(path, 'utf8'))).toEqual({ pid: process.pid, host: hostname() });
     }, { dir });
     expect(readdirSync(dir).filter((f) => f.startsWith('gpu-GPU-whole'))).toEqual([]);
+  });
+});
+
+describe('GPU queue: shared jobs together, exclusive ones alone, first come first served', () => {
+  it('runs shared jobs side by side, never beside an exclusive one, and holds back shared jobs queued after a waiting exclusive one', async () => {
+    process.env.KERNELDUEL_HOME = mkdtempSync(join(tmpdir(), 'kd-queue-'));
+    const q = new GpuQueue(`test-${process.pid}`);
+    const log: string[] = [];
+    let running = { shared: 0, exclusive: 0 };
+    const job = (name: string, mode: 'shared' | 'exclusive', ms: number) => async () => {
+      running = { ...running, [mode]: running[mode] + 1 };
+      log.push(`${name}+ s${running.shared} x${running.exclusive}`);
+      await new Promise((r) => setTimeout(r, ms));
+      running = { ...running, [mode]: running[mode] - 1 };
+      log.push(`${name}-`);
+    };
+    const a = q.share(job('a', 'shared', 60));
+    const b = q.share(job('b', 'shared', 60));
+    const x = q.add(job('x', 'exclusive', 30));
+    const c = q.share(job('c', 'shared', 10)); // after x: waits for it
+    await Promise.all([a, b, x, c]);
+    // a and b overlap; x starts only after both ended and runs alone; c only after x.
+    expect(log.slice(0, 2).map((l) => l[0]).sort()).toEqual(['a', 'b']);
+    expect(log[1]).toMatch(/\+ s2 x0$/);
+    const xi = log.indexOf('x+ s0 x1');
+    expect(xi).toBeGreaterThan(log.indexOf('a-'));
+    expect(xi).toBeGreaterThan(log.indexOf('b-'));
+    expect(log.indexOf('c+ s1 x0')).toBeGreaterThan(log.indexOf('x-'));
+    expect(q.pending).toBe(0);
+    // The lock file is given back shortly after the last job.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(gpuLockPath(`test-${process.pid}`))).toBe(false);
   });
 });

@@ -126,7 +126,7 @@ describe.runIf(process.platform === 'linux' && bwrap)('bubblewrap sandbox', () =
     );
     const { resolveTask } = await import('../main/engine/task/resolve.js');
     const task = resolveTask('softmax');
-    const plan = { task, sizes: [3], seeds: [1], timed: [], timing: { warmupMs: 1, minSamples: 1, maxSamples: 1, targetRelNoise: 1, minMs: 1, maxMs: 1, flushBytes: 0 } };
+    const plan = { task, sizes: [3], seeds: [1], timed: [], timing: { warmupMs: 1, minSamples: 1, maxSamples: 1, targetRelNoise: 1, minMs: 1, maxMs: 1, flushBytes: 0, bufferSets: 1 } };
     const desc = path.join(work, 'work.kdw');
     const r = await runHarness<{ outside: number; lib: number }>({ harness: fake, mode: 'capture', plan, libs: [lib, desc], workDir: work, gpu: null, timeoutMs: 20_000 });
     expect(r.ok, r.failure?.reason).toBe(true);

@@ -2,13 +2,15 @@
 // device code (loaded as data with cuModuleLoadData; the variant's library is never dlopen'ed, so
 // none of its host code runs here). It is started by the judge, holds only this variant's
 // buffers, and answers the judge's commands over a pipe:
-//   alloc <size>                  fresh buffers for a size (then the previous set is freed);
-//                                 answers the CUDA IPC handle of every buffer, so the judge can
-//                                 check them from its own process
-//   sample <seed> <timed> <pv>    inputs (and inout buffers) from <seed>, outputs poisoned, guards
-//                                 set, workspaces and device variables restored, L2 flushed; then
-//                                 the work, and if <timed> between two events and two host-clock
-//                                 readings around a synchronise; answers "ok <event ms> <wall ms>"
+//   alloc <size> <sets>           <sets> fresh sets of buffers for a size (then the previous ones
+//                                 are freed); answers the CUDA IPC handle of every buffer of every
+//                                 set, so the judge can check them from its own process
+//   sample <seed> <timed> <pv> <set>
+//                                 on buffer set <set>: inputs (and inout buffers) from <seed>,
+//                                 outputs poisoned, guards set, workspaces and device variables
+//                                 restored, L2 flushed; then the work, and if <timed> between two
+//                                 events and two host-clock readings around a synchronise; answers
+//                                 "ok <event ms> <wall ms>"
 //   quit
 // A device error ends the process after it has answered (its CUDA context is unusable).
 #pragma once
@@ -31,14 +33,17 @@ struct Executor {
   std::map<int, ExecSize> per_size;
   // the current buffers
   int size = -1;
-  Bufs bufs;
+  // Timed calls rotate over several sets of buffers (new physical pages each), so that no one
+  // placement of the buffers in memory decides a variant's time (docs/ISOLATION.md, timing).
+  std::vector<Bufs> sets;
+  int cur = 0;
   std::vector<void*> scratch, scratch_pristine;
   std::vector<CUdeviceptr> gallocs;
   unsigned char* pinned_blob = nullptr;
   unsigned char* sink = nullptr;
   size_t sink_bytes = 0;
-  CUgraph graph = nullptr;
-  CUgraphExec graph_exec = nullptr;
+  std::vector<CUgraph> graphs;          // per buffer set (work that forks to several streams)
+  std::vector<CUgraphExec> graph_execs;
   std::vector<std::vector<unsigned char>> graph_params;  // kernel parameter bytes the graph points into
   std::vector<std::vector<void*>> graph_param_ptrs;
   cudaStream_t st = nullptr;
@@ -148,7 +153,7 @@ static const SizeWork& exec_work(const Executor& x) {
 }
 static CUdeviceptr exec_addr(const Executor& x, int kind, int id, unsigned long long off) {
   switch (kind) {
-    case MK_ARG: return (CUdeviceptr)x.bufs.dev[id] + off;
+    case MK_ARG: return (CUdeviceptr)x.sets[x.cur].dev[id] + off;
     case MK_SCRATCH: return (CUdeviceptr)x.scratch[id] + off;
     case MK_GALLOC: return x.gallocs[id] + off;
     case MK_GLOBAL: return x.globals[id] + off;
@@ -218,9 +223,11 @@ static void memset_op(const Executor& x, const Op& op) {
   }
 }
 
-// The work as one graph (for work that forks to several streams), built once per buffer set.
+// The work as one graph (for work that forks to several streams), built once per buffer set (x.cur).
 static void build_graph(Executor& x, const SizeWork& sw, const ExecSize& es) {
-  CU(d_cuGraphCreate(&x.graph, 0));
+  CUgraph graph = nullptr;
+  CUgraphExec graph_exec = nullptr;
+  CU(d_cuGraphCreate(&graph, 0));
   CUcontext ctx = nullptr;
   CU(d_cuCtxGetCurrent(&ctx));
   std::vector<CUgraphNode> nodes(sw.ops.size());
@@ -240,7 +247,7 @@ static void build_graph(Executor& x, const SizeWork& sw, const ExecSize& es) {
       kp.blockDimX = op.block[0]; kp.blockDimY = op.block[1]; kp.blockDimZ = op.block[2];
       kp.sharedMemBytes = op.shmem;
       kp.kernelParams = x.graph_param_ptrs[i].empty() ? nullptr : x.graph_param_ptrs[i].data();
-      CU(d_cuGraphAddKernelNode(&nodes[i], x.graph, dp, deps.size(), &kp));
+      CU(d_cuGraphAddKernelNode(&nodes[i], graph, dp, deps.size(), &kp));
       if (op.cluster[0]) {
         CUkernelNodeAttrValue v;
         memset(&v, 0, sizeof v);
@@ -262,7 +269,7 @@ static void build_graph(Executor& x, const SizeWork& sw, const ExecSize& es) {
       mp.elementSize = op.elemsize;
       mp.width = op.width;
       mp.height = op.height;
-      CU(d_cuGraphAddMemsetNode(&nodes[i], x.graph, dp, deps.size(), &mp, ctx));
+      CU(d_cuGraphAddMemsetNode(&nodes[i], graph, dp, deps.size(), &mp, ctx));
     } else if (op.type == OP_MEMCPY) {
       CUDA_MEMCPY2D c2 = copy_params(x, op);
       CUDA_MEMCPY3D c;
@@ -270,19 +277,21 @@ static void build_graph(Executor& x, const SizeWork& sw, const ExecSize& es) {
       c.srcMemoryType = c2.srcMemoryType; c.srcHost = c2.srcHost; c.srcDevice = c2.srcDevice; c.srcPitch = c2.srcPitch; c.srcHeight = op.height;
       c.dstMemoryType = c2.dstMemoryType; c.dstHost = c2.dstHost; c.dstDevice = c2.dstDevice; c.dstPitch = c2.dstPitch; c.dstHeight = op.height;
       c.WidthInBytes = op.width; c.Height = op.height; c.Depth = 1;
-      CU(d_cuGraphAddMemcpyNode(&nodes[i], x.graph, dp, deps.size(), &c, ctx));
+      CU(d_cuGraphAddMemcpyNode(&nodes[i], graph, dp, deps.size(), &c, ctx));
     } else {
-      CU(d_cuGraphAddEmptyNode(&nodes[i], x.graph, dp, deps.size()));
+      CU(d_cuGraphAddEmptyNode(&nodes[i], graph, dp, deps.size()));
     }
   }
-  CU(d_cuGraphInstantiateWithFlags(&x.graph_exec, x.graph, 0));
+  CU(d_cuGraphInstantiateWithFlags(&graph_exec, graph, 0));
+  x.graphs.push_back(graph);
+  x.graph_execs.push_back(graph_exec);
 }
 
 static void run_work(Executor& x) {
   const SizeWork& sw = exec_work(x);
   const ExecSize& es = x.per_size.at(x.size);
   if (!es.chain) {
-    CU(d_cuGraphLaunch(x.graph_exec, (CUstream)x.st));
+    CU(d_cuGraphLaunch(x.graph_execs.at(x.cur), (CUstream)x.st));
     return;
   }
   std::vector<unsigned char> p;
@@ -305,19 +314,23 @@ static void run_work(Executor& x) {
 }
 
 static void exec_release(Executor& x) {
-  if (x.graph_exec) { d_cuGraphExecDestroy(x.graph_exec); x.graph_exec = nullptr; }
-  if (x.graph) { d_cuGraphDestroy(x.graph); x.graph = nullptr; }
+  for (CUgraphExec g : x.graph_execs) d_cuGraphExecDestroy(g);
+  for (CUgraph g : x.graphs) d_cuGraphDestroy(g);
+  x.graph_execs.clear();
+  x.graphs.clear();
 }
 
-static std::string exec_alloc(Executor& x, int size) {
+static std::string exec_alloc(Executor& x, int size, int nsets) {
   const Size* s = size_by_index(x.plan, size);
   if (!s || !x.per_size.count(size)) fail("runtime", "no such size " + std::to_string(size));
-  // New buffers before the old ones go: every set has addresses the last one did not.
-  Bufs fresh;
-  alloc_bufs(fresh, *s);
-  free_bufs(x.bufs);
+  if (nsets < 1 || nsets > 64) fail("runtime", "bad number of buffer sets " + std::to_string(nsets));
+  // New buffers before the old ones go: every set has addresses the last ones did not.
+  std::vector<Bufs> fresh(nsets);
+  for (Bufs& b : fresh) alloc_bufs(b, *s);
+  for (Bufs& b : x.sets) free_bufs(b);
   exec_release(x);
-  x.bufs = fresh;
+  x.sets = fresh;
+  x.cur = 0;
   x.size = size;
   const SizeWork& sw = exec_work(x);
   x.gallocs.assign(sw.galloc_bytes.size(), 0);
@@ -328,22 +341,29 @@ static std::string exec_alloc(Executor& x, int size) {
     CK(cudaMallocHost((void**)&x.sink, sink));
     x.sink_bytes = sink;
   }
-  if (!x.per_size.at(size).chain) build_graph(x, sw, x.per_size.at(size));
+  if (!x.per_size.at(size).chain) {
+    for (x.cur = 0; x.cur < nsets; x.cur++) build_graph(x, sw, x.per_size.at(size));
+    x.cur = 0;
+  }
   std::string handles;
-  for (size_t i = 0; i < s->args.size(); i++) {
-    if (!x.bufs.dev[i]) { handles += " -"; continue; }
-    cudaIpcMemHandle_t h;
-    CK(cudaIpcGetMemHandle(&h, x.bufs.dev[i]));
-    handles += " " + hex_of(&h, sizeof h);
+  for (const Bufs& b : x.sets) {
+    for (size_t i = 0; i < s->args.size(); i++) {
+      if (!b.dev[i]) { handles += " -"; continue; }
+      cudaIpcMemHandle_t h;
+      CK(cudaIpcGetMemHandle(&h, b.dev[i]));
+      handles += " " + hex_of(&h, sizeof h);
+    }
   }
   CK(cudaDeviceSynchronize());
   return handles;
 }
 
-static std::string exec_sample(Executor& x, unsigned long long seed, bool timed, int poison_variant) {
+static std::string exec_sample(Executor& x, unsigned long long seed, bool timed, int poison_variant, int set) {
   if (x.size < 0) fail("runtime", "sample before alloc");
+  if (set < 0 || set >= (int)x.sets.size()) fail("runtime", "no buffer set " + std::to_string(set));
+  x.cur = set;
   const Size& s = *size_by_index(x.plan, x.size);
-  prepare(x.bufs, s, seed, poison_variant, x.st);
+  prepare(x.sets[set], s, seed, poison_variant, x.st);
   for (size_t k = 0; k < x.scratch.size(); k++) CK(cudaMemcpyAsync(x.scratch[k], x.scratch_pristine[k], x.w.scratch[k].bytes, cudaMemcpyDeviceToDevice, x.st));
   for (size_t k = 0; k < x.globals.size(); k++) CK(cudaMemcpyAsync((void*)x.globals[k], x.pinned_blob + x.w.globals[k].blob_off, x.w.globals[k].bytes, cudaMemcpyHostToDevice, x.st));
   // Every call, timed or not, starts after an L2 flush: nothing tells a timed call from another.
@@ -398,8 +418,8 @@ static int mode_exec(const Plan& plan) {
       if (a[0] == "load" && a.size() >= 2 && !loaded) {
         reply("ready " + exec_load(x, line.substr(5)));
         loaded = true;
-      } else if (a[0] == "alloc" && a.size() == 2 && loaded) reply("ok" + exec_alloc(x, atoi(a[1].c_str())));
-      else if (a[0] == "sample" && a.size() == 4 && loaded) reply("ok" + exec_sample(x, strtoull(a[1].c_str(), nullptr, 10), a[2] == "1", atoi(a[3].c_str())));
+      } else if (a[0] == "alloc" && a.size() == 3 && loaded) reply("ok" + exec_alloc(x, atoi(a[1].c_str()), atoi(a[2].c_str())));
+      else if (a[0] == "sample" && a.size() == 5 && loaded) reply("ok" + exec_sample(x, strtoull(a[1].c_str(), nullptr, 10), a[2] == "1", atoi(a[3].c_str()), atoi(a[4].c_str())));
       else if (a[0] == "quit") return 0;
       else reply("fail runtime bad command " + line.substr(0, 60));
     } catch (HarnessFailure& f) {

@@ -16,6 +16,8 @@
 //
 // Commands on stdin, one per line, fields separated by tabs; one JSON result line each on stdout:
 //   eval <id> <lib> <description> <time 0|1> <check ms> <time ms>
+//                 (when timed: after the check, an event line {"event":"time"}; the judge then
+//                 waits for a line "go" before it times, or "stop")
 //   duel <id> <libA> <descA> <libB> <descB> <time ms>
 //   quit
 #pragma once
@@ -36,12 +38,14 @@ struct JExec {
   bool up = false;  // CUDA is up in it (it said so)
   int to = -1, from = -1;
   std::string buf;
-  std::vector<void*> mapped;  // per argument: the executor's buffer, opened through IPC (null for scalars)
+  std::vector<std::vector<void*>> msets;  // per buffer set, per argument: the executor's buffer, opened through IPC (null for scalars)
+  std::vector<void*> mapped;              // the set of the last sample
   int size = -1;
   std::string who;  // "" or "A: " / "B: " in messages
 };
 static void jexec_unmap(JExec& e) {
-  for (void* p : e.mapped) if (p) cudaIpcCloseMemHandle(p);
+  for (auto& set : e.msets) for (void* p : set) if (p) cudaIpcCloseMemHandle(p);
+  e.msets.clear();
   e.mapped.clear();
 }
 static void jexec_kill(JExec& e) {
@@ -155,26 +159,29 @@ static void jexec_start(JExec& e, JExec* spares, const std::string& desc, double
   }
   jexec_call(e, "load " + desc, deadline, "loading the variant's device code");
 }
-// Fresh buffers in the executor for a size, mapped here.
-static void jexec_alloc(JExec& e, const Size& s, double deadline) {
-  std::string h = jexec_call(e, "alloc " + std::to_string(s.index), deadline, "allocating buffers");
+// Fresh buffers in the executor for a size (nsets sets of them), mapped here.
+static void jexec_alloc(JExec& e, const Size& s, double deadline, int nsets = 1) {
+  std::string h = jexec_call(e, "alloc " + std::to_string(s.index) + " " + std::to_string(nsets), deadline, "allocating buffers");
   std::vector<std::string> hs = split(h, ' ');
-  if (hs.size() != s.args.size()) fail("runtime", e.who + "the executor answered " + std::to_string(hs.size()) + " handles for " + std::to_string(s.args.size()) + " arguments");
+  if (hs.size() != s.args.size() * nsets) fail("runtime", e.who + "the executor answered " + std::to_string(hs.size()) + " handles for " + std::to_string(s.args.size()) + " arguments in " + std::to_string(nsets) + " sets");
   jexec_unmap(e);
-  e.mapped.assign(s.args.size(), nullptr);
-  for (size_t i = 0; i < hs.size(); i++) {
-    if (hs[i] == "-") continue;
+  e.msets.assign(nsets, std::vector<void*>(s.args.size(), nullptr));
+  for (size_t k = 0; k < hs.size(); k++) {
+    if (hs[k] == "-") continue;
     std::vector<unsigned char> raw;
-    if (!unhex(hs[i], raw) || raw.size() != sizeof(cudaIpcMemHandle_t)) fail("runtime", e.who + "bad IPC handle from the executor");
+    if (!unhex(hs[k], raw) || raw.size() != sizeof(cudaIpcMemHandle_t)) fail("runtime", e.who + "bad IPC handle from the executor");
     cudaIpcMemHandle_t mh;
     memcpy(&mh, raw.data(), sizeof mh);
-    CK(cudaIpcOpenMemHandle(&e.mapped[i], mh, cudaIpcMemLazyEnablePeerAccess));
+    CK(cudaIpcOpenMemHandle(&e.msets[k / s.args.size()][k % s.args.size()], mh, cudaIpcMemLazyEnablePeerAccess));
   }
+  e.mapped = e.msets[0];
   e.size = s.index;
 }
-// One run of the work: untimed (checks, warm-up) or timed; returns {event ms, wall ms}.
-static std::pair<double, double> jexec_sample(JExec& e, unsigned long long seed, bool timed, int pv, double deadline, const std::string& what) {
-  std::string r = jexec_call(e, "sample " + std::to_string(seed) + (timed ? " 1 " : " 0 ") + std::to_string(pv), deadline, what);
+// One run of the work on buffer set `set`: untimed (checks, warm-up) or timed; returns {event ms, wall ms}.
+static std::pair<double, double> jexec_sample(JExec& e, unsigned long long seed, bool timed, int pv, double deadline, const std::string& what, int set = 0) {
+  if (set < 0 || set >= (int)e.msets.size()) fail("runtime", e.who + "no buffer set " + std::to_string(set));
+  e.mapped = e.msets[set];
+  std::string r = jexec_call(e, "sample " + std::to_string(seed) + (timed ? " 1 " : " 0 ") + std::to_string(pv) + " " + std::to_string(set), deadline, what);
   double ev = 0, wall = 0;
   if (sscanf(r.c_str(), "%lf %lf", &ev, &wall) != 2) fail("runtime", e.who + "bad answer from the executor: " + r.substr(0, 80));
   return {ev, wall};
@@ -340,6 +347,17 @@ static void spares_up(Judge& J, double deadline) {
   }
 }
 
+// How many sets of buffers timed calls of a size rotate over (plan: sets), fewer when they would
+// take more than a quarter of the free GPU memory together (`executors` executors hold them).
+static int timing_sets(const Judge& J, const Size& s, int executors) {
+  size_t bytes = 0;
+  for (const Arg& a : s.args) if (a.buffer) bytes += a.elements * dtype_bytes(a.dtype) + GUARD_BYTES;
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) return 1;
+  size_t fit = bytes ? free_b / 4 / (bytes * (size_t)executors) : (size_t)J.plan.sets;
+  return (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(J.plan.sets, 1), fit));
+}
+
 static std::string isolation_json() {
   return "\"isolation\":{\"refs\":\"judge: reference outputs only in a process that runs no variant code\",\"measurement\":\"executor: the variant's device code only, rebuilt from its captured work\"}";
 }
@@ -380,20 +398,27 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     }
     v.stage = "time";
     emit_event(id, "time");
+    // Timing starts when the engine says "go": once the GPU is this judge's alone (other variants'
+    // captures and checks may run beside a check, never beside timing); "stop" ends it here.
+    {
+      std::string go;
+      if (!read_line(stdin, go) || go != "go") fail("runtime", "timing was called off by the engine" + (go.empty() ? std::string() : " (" + go.substr(0, 40) + ")"));
+    }
     deadline = now_ms() + time_ms;
     spares_up(J, deadline);
     std::string timings = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
       if (!is_timed(J.plan, s.index)) continue;
-      jexec_alloc(ex, s, deadline);
+      int nsets = timing_sets(J, s, 1), next_set = 0;
+      jexec_alloc(ex, s, deadline, nsets);
       int pv = 0;
       double w0 = now_ms();
       int warm = 0;
       do {
-        jexec_sample(ex, fresh_seed(), false, pv++, deadline, "warm-up");
+        jexec_sample(ex, fresh_seed(), false, pv++, deadline, "warm-up", warm % nsets);
         warm++;
-      } while ((now_ms() - w0 < J.plan.warmup_ms || warm < 3) && warm < 100000);
+      } while ((now_ms() - w0 < J.plan.warmup_ms || warm < std::max(3, 2 * nsets)) && warm < 100000);
       std::vector<double> ev, wall;
       double start = now_ms(), verify_ms = 0, med = 0;
       bool converged = false;
@@ -403,7 +428,8 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       // is made unpredictable by a random number of calls after the stopping rule is met.
       auto timed_sample = [&](bool force_check) {
         unsigned long long seed = fresh_seed();
-        auto t = jexec_sample(ex, seed, true, pv++, deadline, "timing");
+        auto t = jexec_sample(ex, seed, true, pv++, deadline, "timing", next_set);
+        next_set = (next_set + 1) % nsets;
         ev.push_back(t.first);
         wall.push_back(t.second);
         if (force_check || random_u64() % 8 == 0) {
@@ -430,7 +456,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       for (int extra = (int)(random_u64() % 5); extra > 0; extra--) timed_sample(false);
       timed_sample(true);
       if (timings.size() > 1) timings += ",";
-      timings += "{\"size\":" + std::to_string(s.index) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
+      timings += "{\"size\":" + std::to_string(s.index) + ",\"bufferSets\":" + std::to_string(nsets) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
                  ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
     }
     timings += "]";
@@ -463,16 +489,17 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
       if (!is_timed(J.plan, s.index)) continue;
-      jexec_alloc(a, s, deadline);
-      jexec_alloc(b, s, deadline);
+      int nsets = timing_sets(J, s, 2), next_set = 0;
+      jexec_alloc(a, s, deadline, nsets);
+      jexec_alloc(b, s, deadline, nsets);
       int pv = 0;
       for (JExec* e : {&a, &b}) {
         double w0 = now_ms();
         int warm = 0;
         do {
-          jexec_sample(*e, fresh_seed(), false, pv++, deadline, "warm-up");
+          jexec_sample(*e, fresh_seed(), false, pv++, deadline, "warm-up", warm % nsets);
           warm++;
-        } while ((now_ms() - w0 < J.plan.warmup_ms || warm < 3) && warm < 100000);
+        } while ((now_ms() - w0 < J.plan.warmup_ms || warm < std::max(3, 2 * nsets)) && warm < 100000);
       }
       std::vector<double> ae, aw, be, bw, lr;
       std::vector<int> order;
@@ -485,8 +512,10 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
         bool a_first = random_u64() & 1;  // random order within each pair, as CUDA-L1 does
         JExec& x = a_first ? a : b;
         JExec& y = a_first ? b : a;
-        auto tx = jexec_sample(x, seed, true, pv, deadline, "timing");
-        auto ty = jexec_sample(y, seed, true, pv++, deadline, "timing");
+        // Both sides of a pair on the same set (index) of their buffers; the sets rotate.
+        auto tx = jexec_sample(x, seed, true, pv, deadline, "timing", next_set);
+        auto ty = jexec_sample(y, seed, true, pv++, deadline, "timing", next_set);
+        next_set = (next_set + 1) % nsets;
         auto ta = a_first ? tx : ty, tb = a_first ? ty : tx;
         ae.push_back(ta.first); aw.push_back(ta.second); be.push_back(tb.first); bw.push_back(tb.second);
         order.push_back(a_first);
@@ -510,6 +539,11 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
         if ((int)ae.size() >= J.plan.min_samples && ae.size() % 5 == 0) {
           double n = median_noise(lr, &med) * med;  // CI half-width of the median log-ratio
           if (n < J.plan.target_rel && el >= J.plan.min_ms) { converged = true; break; }
+          // Sequential stop: the verdict is decided once a wider interval (x1.5, for the repeated
+          // looks) lies wholly beyond the band main/engine/measure/stats.ts verdictOf calls the
+          // same, after at least twice the minimum pairs and a whole round of the buffer sets.
+          double m = med - 10.0, band = log1p(J.plan.same_tol);
+          if ((int)ae.size() >= 2 * J.plan.min_samples && (int)ae.size() >= 2 * nsets && (m - 1.5 * n > band || m + 1.5 * n < -band)) { converged = true; break; }
         }
         if (el > J.plan.max_ms * 2 && ae.size() >= 3) break;
       }

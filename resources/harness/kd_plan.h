@@ -31,6 +31,10 @@ struct Plan {
   std::vector<int> timed;
   // Timed samples verified against the reference, chosen at random after they ran, besides the last.
   int verify_samples = 3;
+  // Buffer sets timed calls rotate over (fewer when memory is short), and the relative difference
+  // within which a duel says "same" (main/engine/measure/stats.ts verdictOf).
+  int sets = 4;
+  double same_tol = 0.01;
 };
 
 static Dtype parse_dtype(const char* s) {
@@ -87,6 +91,11 @@ static Plan read_plan(const char* path) {
       p.timed.push_back(atoi(rest));
     } else if (!strcmp(key, "verify")) {
       p.verify_samples = atoi(rest);
+    } else if (!strcmp(key, "sets")) {
+      p.sets = atoi(rest);
+      if (p.sets < 1 || p.sets > 64) bad(line);
+    } else if (!strcmp(key, "sametol")) {
+      p.same_tol = atof(rest);
     }
   }
   fclose(f);

@@ -123,7 +123,9 @@ test('an exported variant re-measures as exported: export → eval gives the sam
   exportVariant(s, 'v1', file);
   s.close();
   const plan = planEval(softmax, { path: file, source: fs.readFileSync(file, 'utf8') }, { config: {} });
-  assert.deepEqual(Object.fromEntries(Object.entries(plan.spec.config).map(([k, x]) => [k, Number(x)])), config, 'the exported file builds with its own configuration');
+  // The exported file's own #defines carry the configuration (no -D from the task's defaults overrides them).
+  assert.deepEqual(Object.fromEntries(plan.config.effective.map((e) => [e.name, Number(e.value)])), config, 'the exported file builds with its own configuration');
+  assert.ok(plan.config.effective.every((e) => e.from === 'the file'), `configuration from ${JSON.stringify(plan.config.effective)}`);
   const again = await ev.evaluate(plan.spec);
   assert.equal(again.failure, undefined, again.failure?.reason);
   const a = first.timing![0].medianMs;

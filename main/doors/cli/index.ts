@@ -311,7 +311,7 @@ program
     const progress = o.json ? null : new OptimizeProgress({ budget, tty: !!process.stderr.isTTY, tag, write: log });
     const onEvent = (e: LoopEvent): void => {
       if (o.json) {
-        const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source } } : e;
+        const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source, stages: e.result.stages } } : e;
         process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : x) + '\n');
         return;
       }

@@ -145,6 +145,12 @@ export interface EvalResult {
   source: MeasurementSource;
   /** Build-only evaluation (no GPU present). */
   compileOnly?: boolean;
+  /**
+   * Where the evaluation's wall time went, in milliseconds (live GPU evaluations): waiting for the
+   * GPU queue, the sandboxed capture process (start, CUDA context, the variant's host code), the
+   * judge's check (executor start, every size and seed) and its timing.
+   */
+  stages?: { queuedMs: number; captureMs: number; checkMs: number; timeMs: number };
 }
 
 /** A candidate kernel: source plus everything needed to rebuild it exactly. */

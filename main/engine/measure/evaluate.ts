@@ -7,7 +7,6 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import PQueue from 'p-queue';
 import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../base/types.js';
 import type { Toolchain } from '../platform/toolchain/nvcc.js';
 import type { GpuInfo } from '../base/types.js';
@@ -30,25 +29,142 @@ export function screenVariant(task: Task, source: string): Failure | null {
   return { kind: 'rejected', reason: `screening: ${s.reason}`, log: s.violations.map((v) => `line ${v.line}: [${v.rule}] ${v.reason}`).join('\n') };
 }
 
+/** A place in a GPU's queue: given back with release(). */
+export interface GpuSlot {
+  readonly mode: 'shared' | 'exclusive';
+  release(): void;
+}
+
 /**
- * The one queue through which every measurement on a GPU passes: one job at a time in this
- * process, and (through a lock file per GPU) one at a time across KernelDuel processes.
+ * The one queue through which every GPU job passes. Timing (and anything else whose result depends
+ * on having the GPU alone) is exclusive; work whose result does not depend on what else runs (a
+ * capture process, a judge's check) is shared: shared jobs run together, never beside an exclusive
+ * one, and a waiting exclusive job holds back shared ones that came after it (first come, first
+ * served). Across KernelDuel processes a lock file per GPU is held while this process has any job on
+ * it (given back a moment after the last one ends, so back-to-back jobs do not hand it around).
  */
 export class GpuQueue {
-  private readonly q = new PQueue({ concurrency: 1 });
+  private shared = 0;
+  private exclusive = false;
+  private readonly waiters: Array<{ mode: 'shared' | 'exclusive'; go: () => void }> = [];
+  private holders = 0;
+  private fileRelease: (() => void) | null = null;
+  private fileAcquiring: Promise<void> | null = null;
+  private releaseTimer: NodeJS.Timeout | null = null;
   constructor(readonly key: string) {}
   /** Jobs waiting or running. */
   get pending(): number {
-    return this.q.size + this.q.pending;
+    return this.waiters.length + this.shared + (this.exclusive ? 1 : 0);
   }
-  /** Jobs running now (0 or 1). */
+  /** Jobs running now. */
   get running(): number {
-    return this.q.pending;
+    return this.shared + (this.exclusive ? 1 : 0);
   }
-  add<T>(fn: () => Promise<T>): Promise<T> {
-    return this.q.add(() =>
-      withGpuLock(this.key, fn, { onWait: (owner) => process.stderr.write(`kernelduel: GPU ${this.key} is measuring for another KernelDuel process (${owner}); waiting\n`) }),
-    ) as Promise<T>;
+
+  private pump(): void {
+    while (this.waiters.length) {
+      const w = this.waiters[0];
+      if (w.mode === 'exclusive') {
+        if (this.shared === 0 && !this.exclusive) {
+          this.waiters.shift();
+          this.exclusive = true;
+          w.go();
+        }
+        return;
+      }
+      if (this.exclusive) return;
+      this.waiters.shift();
+      this.shared++;
+      w.go();
+    }
+  }
+
+  private async holdFile(): Promise<void> {
+    this.holders++;
+    if (this.releaseTimer) {
+      clearTimeout(this.releaseTimer);
+      this.releaseTimer = null;
+    }
+    if (this.fileRelease) return;
+    this.fileAcquiring ??= new Promise<void>((resolve, reject) => {
+      const held = new Promise<void>((r) => {
+        withGpuLock(this.key, () => {
+          this.fileRelease = r;
+          this.fileAcquiring = null;
+          resolve();
+          return held;
+        }, { onWait: (owner) => process.stderr.write(`kernelduel: GPU ${this.key} is measuring for another KernelDuel process (${owner}); waiting\n`) }).catch((e: unknown) => {
+          this.fileAcquiring = null;
+          reject(e as Error);
+        });
+      });
+    });
+    await this.fileAcquiring;
+  }
+
+  private dropFile(): void {
+    this.holders--;
+    if (this.holders > 0 || !this.fileRelease) return;
+    this.releaseTimer = setTimeout(() => {
+      this.releaseTimer = null;
+      if (this.holders === 0 && this.fileRelease) {
+        const r = this.fileRelease;
+        this.fileRelease = null;
+        r();
+      }
+    }, 30);
+    this.releaseTimer.unref();
+  }
+
+  /** Waits for a place of this kind; the caller must release it. */
+  async acquire(mode: 'shared' | 'exclusive'): Promise<GpuSlot> {
+    await new Promise<void>((go) => {
+      this.waiters.push({ mode, go });
+      this.pump();
+    });
+    try {
+      await this.holdFile();
+    } catch (e) {
+      this.holders--;
+      this.leave(mode);
+      throw e;
+    }
+    let released = false;
+    return {
+      mode,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.dropFile();
+        this.leave(mode);
+      },
+    };
+  }
+
+  private leave(mode: 'shared' | 'exclusive'): void {
+    if (mode === 'shared') this.shared--;
+    else this.exclusive = false;
+    this.pump();
+  }
+
+  /** Runs fn with the GPU to itself (no other job of this process, nor of another KernelDuel process). */
+  async add<T>(fn: () => Promise<T>): Promise<T> {
+    const slot = await this.acquire('exclusive');
+    try {
+      return await fn();
+    } finally {
+      slot.release();
+    }
+  }
+
+  /** Runs fn beside other shared jobs, never beside an exclusive one. */
+  async share<T>(fn: () => Promise<T>): Promise<T> {
+    const slot = await this.acquire('shared');
+    try {
+      return await fn();
+    } finally {
+      slot.release();
+    }
   }
 }
 const gpuQueues = new Map<string, GpuQueue>();
@@ -59,6 +175,16 @@ export function gpuQueue(key: string): GpuQueue {
     gpuQueues.set(key, q);
   }
   return q;
+}
+
+export interface EvalOptions {
+  signal?: AbortSignal;
+  /** false: check only. */
+  time?: boolean;
+  onStage?: (stage: 'build' | 'check' | 'time') => void;
+  screen?: boolean;
+  /** Keep the GPU to this evaluation from its capture on (no other capture or check beside it). */
+  exclusive?: boolean;
 }
 
 export interface EvaluatorOptions {
@@ -163,6 +289,8 @@ export class Evaluator {
   readonly judgeDir: string;
   /** Work descriptions by the sha256 of the library they were captured from (this evaluator's plan). */
   private readonly captures = new Map<string, { desc: string; body?: CaptureBody }>();
+  /** Captures running now, by the same key. */
+  private readonly capturing = new Map<string, Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }>>();
 
   constructor(opts: EvaluatorOptions) {
     if (!opts.toolchain.nvcc || !opts.toolchain.version) {
@@ -312,6 +440,23 @@ export class Evaluator {
     // evaluation before it (the description is checked by the executor each time it is used).
     const cached = this.captures.get(before);
     if (cached && existsSync(cached.desc)) return { ...cached, durationMs: 0, digest: before };
+    // One capture at a time per library: an evaluation waits for the capture prepare() started.
+    const inflight = this.capturing.get(before);
+    if (inflight) {
+      const t0 = Date.now();
+      const r = await inflight;
+      return { ...r, durationMs: Date.now() - t0 };
+    }
+    const run = this.captureNow(lib, before, signal);
+    this.capturing.set(before, run);
+    try {
+      return await run;
+    } finally {
+      this.capturing.delete(before);
+    }
+  }
+
+  private async captureNow(lib: string, before: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }> {
     const h = await this.harness();
     const dir = join(lib, '..', 'runs');
     mkdirSync(dir, { recursive: true });
@@ -332,19 +477,30 @@ export class Evaluator {
     return { refs: judged?.refs ?? 'judge', measurement: judged?.measurement, syscallFilter: cap?.syscallFilter ?? 'unknown', writes: cap?.writes, sandbox: this.iso.sandbox === false ? 'off' : 'auto' };
   }
 
-  /** Build, check and time one variant. Failures come back in the result, never as exceptions. */
-  async evaluate(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, o: { signal?: AbortSignal; time?: boolean; onStage?: (stage: 'build' | 'check' | 'time') => void; screen?: boolean } = {}): Promise<EvalResult> {
+  /**
+   * Build, check and time one variant. Failures come back in the result, never as exceptions. An
+   * evaluation that shared the GPU (see below) and failed at run time is done once more with the
+   * GPU to itself: another variant's capture running beside its check (holding GPU memory, say)
+   * must not be able to make it fail.
+   */
+  async evaluate(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, o: EvalOptions = {}): Promise<EvalResult> {
+    const { result, shared } = await this.evaluateOnce(spec, o);
+    if (result.failure?.kind === 'runtime' && shared && !o.signal?.aborted) return (await this.evaluateOnce(spec, { ...o, exclusive: true })).result;
+    return result;
+  }
+
+  private async evaluateOnce(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, o: EvalOptions): Promise<{ result: EvalResult; shared: boolean }> {
     if (o.screen ?? this.opts.screen) {
       const failure = screenVariant(this.task, spec.source);
-      if (failure) return { build: { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure }, failure, source: this.source };
+      if (failure) return { shared: false, result: { build: { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure }, failure, source: this.source } };
     }
     o.onStage?.('build');
     const build = await this.build(spec, o.signal);
-    if (!build.ok || !build.libPath) return { build, failure: build.failure, source: this.source };
+    if (!build.ok || !build.libPath) return { shared: false, result: { build, failure: build.failure, source: this.source } };
     if (!this.gpu) {
       // Compile-only still builds the reference: a broken one must not pass for lack of a GPU.
       const ref = await this.buildReference(o.signal);
-      return ref.failure ? { build, failure: ref.failure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true };
+      return { shared: false, result: ref.failure ? { build, failure: ref.failure, source: this.source, compileOnly: true } : { build, source: this.source, compileOnly: true } };
     }
     let judge: Judge;
     let probe: ProbeInfo;
@@ -352,41 +508,97 @@ export class Evaluator {
       probe = await this.probe(o.signal);
       judge = await this.reference(o.signal);
     } catch (e) {
-      return { build, source: this.source, failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+      return { shared: false, result: { build, source: this.source, failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } } };
     }
     const lib = build.libPath;
     const checkTimeoutMs = this.opts.checkTimeoutMs ?? 120_000;
     const timeTimeoutMs = this.opts.timeTimeoutMs ?? this.task.timed.length * (this.timing.maxMs + 60_000) + 30_000;
     const time = o.time !== false;
-    // Clocks are read just before and just after the measurement, never while it times.
     const clocks = async (): Promise<ClockReading | undefined> => (await readClocks(this.gpu!.index).catch(() => null)) ?? undefined;
-    return (await this.queue().add(async () => {
+    // The capture and the check run beside other variants' captures and checks (none of them is
+    // timed); timing waits until the GPU is this evaluation's alone. Only where the capture
+    // process's writes are confined to its own folder (Landlock), so no variant's host code can
+    // touch another variant's library while that one is being checked; else everything is exclusive.
+    const overlap = !o.exclusive && this.overlapAllowed(probe);
+    const q = this.queue();
+    const tQueued = Date.now();
+    let slot = await q.acquire(overlap ? 'shared' : 'exclusive');
+    const result = await (async (): Promise<EvalResult> => {
       o.onStage?.('check');
+      const tStart = Date.now();
       const cap = await this.capture(lib, o.signal);
       if (cap.failure) {
         const check = { ok: false, checks: [], isolation: this.isolationOf(undefined, cap.body), failure: cap.failure, durationMs: cap.durationMs };
         return { build, check, failure: cap.failure, source: this.source };
       }
-      const clocksStart = time ? await clocks() : undefined;
+      let clocksStart: ClockReading | undefined;
       const t0 = Date.now();
+      let tTime = 0;
+      let tGo = 0;
+      const stages = (): EvalResult['stages'] => {
+        const end = Date.now();
+        return { queuedMs: tStart - tQueued + (tGo && tTime ? tGo - tTime : 0), captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tGo ? end - tGo : 0 };
+      };
       let ans: JudgeAnswer<Partial<CheckBody & TimeBody>>;
       try {
-        ans = await judge.call<Partial<CheckBody & TimeBody>>(['eval', lib, cap.desc!, time ? '1' : '0', String(checkTimeoutMs), String(timeTimeoutMs)], checkTimeoutMs + timeTimeoutMs + 60_000, (ev) => {
-          if (ev === 'time') o.onStage?.('time');
+        ans = await judge.call<Partial<CheckBody & TimeBody>>(['eval', lib, cap.desc!, time ? '1' : '0', String(checkTimeoutMs), String(timeTimeoutMs)], checkTimeoutMs + timeTimeoutMs + 120_000, (ev) => {
+          if (ev !== 'time') return;
+          tTime = Date.now();
+          o.onStage?.('time');
+          // The check passed: the judge waits for "go" until the GPU is this evaluation's alone.
+          void (async () => {
+            try {
+              if (slot.mode === 'shared') {
+                slot.release();
+                slot = await q.acquire('exclusive');
+              }
+              // Clocks are read just before and just after the measurement, never while it times.
+              clocksStart = await clocks();
+              tGo = Date.now();
+              judge.send(o.signal?.aborted ? 'stop' : 'go');
+            } catch {
+              judge.send('stop');
+            }
+          })();
         });
       } catch (e) {
         const failure: Failure = { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message };
         return { build, check: { ok: false, checks: [], failure, durationMs: Date.now() - t0 }, failure, source: this.source };
       }
-      const clocksEnd = time ? await clocks() : undefined;
+      const clocksEnd = time && tGo ? await clocks() : undefined;
       const failure: Failure | undefined = ans.status === 'ok' ? undefined : { kind: failureKind(ans.status), reason: ans.error ?? ans.status };
       const checkPassed = ans.status === 'ok' || ans.stage === 'time';
-      const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), failure: checkPassed ? undefined : failure, durationMs: Date.now() - t0 };
-      if (failure) return { build, check: checkResult, failure, source: this.source };
-      if (!time) return { build, check: checkResult, source: this.source };
-      if (!ans.body.timings) return { build, check: checkResult, failure: { kind: 'runtime', reason: 'the judge gave no timings' }, source: this.source };
-      return { build, check: checkResult, timing: this.timingOf(ans.body as TimeBody, probe, clocksStart, clocksEnd), source: this.source };
-    })) as EvalResult;
+      const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), failure: checkPassed ? undefined : failure, durationMs: (tTime || Date.now()) - t0 };
+      if (failure) return { build, check: checkResult, failure, source: this.source, stages: stages() };
+      if (!time) return { build, check: checkResult, source: this.source, stages: stages() };
+      if (!ans.body.timings) return { build, check: checkResult, failure: { kind: 'runtime', reason: 'the judge gave no timings' }, source: this.source, stages: stages() };
+      return { build, check: checkResult, timing: this.timingOf(ans.body as TimeBody, probe, clocksStart, clocksEnd), source: this.source, stages: stages() };
+    })().finally(() => slot.release());
+    return { result, shared: overlap };
+  }
+
+  /** Whether captures and checks may share the GPU (see evaluate): only when capture writes are confined (Landlock). */
+  private overlapAllowed(probe: ProbeInfo): boolean {
+    if (process.env.KERNELDUEL_OVERLAP === '0') return false;
+    return this.iso.sandbox !== false && this.iso.syscallFilter !== false && !!probe.writes?.startsWith('only to');
+  }
+
+  /**
+   * Builds a variant and captures its work ahead of its evaluation (sharing the GPU, like a check),
+   * so that evaluate() finds the capture done. Does nothing without a GPU, where captures may not
+   * overlap (see evaluate) or when the build fails; never throws.
+   */
+  async prepare(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal): Promise<void> {
+    try {
+      if (!this.gpu || signal?.aborted) return;
+      const b = await this.build(spec, signal);
+      if (!b.ok || !b.libPath) return;
+      const probe = await this.probe(signal);
+      if (!this.overlapAllowed(probe)) return;
+      await this.queue().share(() => this.capture(b.libPath!, signal));
+    } catch {
+      /* evaluate() says why */
+    }
   }
 
   private timingOf(t: TimeBody, probe: ProbeInfo, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] {

@@ -11,6 +11,7 @@ import { resourcesDir } from '../base/paths.js';
 import { runProcess, tail } from '../platform/proc/run.js';
 import type { BuildEnv } from '../build/compile.js';
 import { sizeLayout, type Task } from '../task/manifest.js';
+import { SAME_TOL } from './stats.js';
 import { bwrapArgs, defaultDataLimit, defaultNprocLimit, killMarkedProcesses, RUN_MARKER_ENV, sandboxStatus, SandboxError } from '../platform/sandbox/index.js';
 
 export interface TimingSettings {
@@ -23,8 +24,14 @@ export interface TimingSettings {
   maxMs: number;
   /** 0: four times the GPU's L2 (at least 64 MiB). */
   flushBytes: number;
+  /**
+   * Sets of buffers the timed calls rotate over (each set in new physical memory), so that no one
+   * placement of the buffers decides a variant's time; fewer when they would not fit in a quarter
+   * of the free GPU memory.
+   */
+  bufferSets: number;
 }
-export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.005, minMs: 100, maxMs: 3000, flushBytes: 0 };
+export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.005, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 4 };
 
 export interface PlanInput {
   task: Task;
@@ -45,6 +52,7 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   lines.push(`timing ${t.warmupMs} ${t.minSamples} ${t.maxSamples} ${t.targetRelNoise} ${t.minMs} ${t.maxMs} ${t.flushBytes}`);
   for (const i of p.timed) lines.push(`timed ${i}`);
   if (p.verifySamples !== undefined) lines.push(`verify ${p.verifySamples}`);
+  lines.push(`sets ${t.bufferSets}`, `sametol ${SAME_TOL}`);
   for (const si of p.sizes) {
     const lay = sizeLayout(p.task, si);
     lines.push(`size ${si}`);

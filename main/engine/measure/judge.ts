@@ -169,6 +169,11 @@ export class Judge {
     }
   }
 
+  /** A line to the judge while a command is in flight (the "go" or "stop" an eval's timing waits for). */
+  send(line: string): void {
+    this.proc?.stdin?.write(line + '\n');
+  }
+
   /** Stops the judge (and its executors: they are in its process group). */
   kill(): void {
     const p = this.proc;

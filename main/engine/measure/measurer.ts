@@ -24,4 +24,6 @@ export interface Measurer {
   duel(a: MeasuredSpec, b: MeasuredSpec, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }>;
   /** Start a build ahead of the measurement (real builds only; a replay has nothing to build). */
   build?(spec: MeasuredSpec, signal?: AbortSignal): Promise<unknown>;
+  /** Build and capture a variant ahead of its measurement, where that may share the GPU (never throws). */
+  prepare?(spec: MeasuredSpec, signal?: AbortSignal): Promise<void>;
 }

@@ -55,8 +55,11 @@ export function chooseTimer(eventMs: readonly number[], wallMs: readonly number[
   return { timer: 'events' };
 }
 
+/** The relative difference within which a duel says `same` (the judge stops a duel early once its interval lies beyond it). */
+export const SAME_TOL = 0.01;
+
 /** Verdict for a ratio CI of A's speedup over B: `same` within ±tolerance, faster/slower when the CI excludes 1. */
-export function verdictOf(low: number, high: number, sameTol = 0.01): Verdict {
+export function verdictOf(low: number, high: number, sameTol = SAME_TOL): Verdict {
   if (low >= 1 - sameTol && high <= 1 + sameTol) return 'same';
   if (low > 1) return 'faster';
   if (high < 1) return 'slower';

@@ -235,6 +235,9 @@ async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
       }
       // Start the build now: it runs (in parallel, up to the core count) while the GPU is busy.
       const build = evaluator.build ? evaluator.build(v, o.signal).catch(() => undefined) : Promise.resolve();
+      // Then its capture, beside the check of the variant before it (the evaluator says where it may).
+      const rec = v;
+      if (evaluator.prepare) void build.then(() => evaluator.prepare!(rec, o.signal));
       inflight.push({ v, build });
     }
   };

@@ -1,0 +1,118 @@
+// Timing stability (issue 17, tiny kernels): does the same variant get the same time from fresh
+// processes, and does a duel of a variant against itself say "same"? For each suite task's best
+// recorded configuration (bench/spaces/<gpu>/): --processes fresh evaluators (each a new judge and
+// new executors, so new CUDA contexts and new buffer placements) measure it once each, and
+// --self-duels duels of it against itself run in one evaluator. With --sets 1,4 the whole is done
+// once per number of buffer sets the timed calls rotate over, to show what the rotation buys.
+// Every figure comes from the GPU this runs on; nothing is simulated or replayed.
+//   ./bench timing-stability [--tasks softmax,reduce_sum,...] [--processes 5] [--self-duels 20]
+//                            [--sets 4] [--spaces bench/spaces/h200] [--out bench/results]
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
+import { median } from '../main/engine/measure/stats.js';
+import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import type { Config, Verdict } from '../main/engine/base/types.js';
+
+const SUITE = ['softmax', 'reduce_sum', 'matmul', 'layernorm', 'axpy', 'transpose', 'stencil2d', 'histogram'];
+const { values } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: SUITE.join(',') },
+    processes: { type: 'string', default: '5' },
+    'self-duels': { type: 'string', default: '20' },
+    sets: { type: 'string', default: '4' },
+    spaces: { type: 'string' },
+    out: { type: 'string', default: 'bench/results' },
+  },
+});
+const here = dirname(fileURLToPath(import.meta.url));
+const benchDir = process.env.KERNELDUEL_BENCH_DATA ?? here;
+const started = Date.now();
+const log = (s: string): void => void process.stderr.write(`${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s  ${s}\n`);
+
+const det = await detectGpus();
+const gpu = det.gpus.find((g) => g.arch);
+if (!gpu) throw new Error(`timing-stability needs a GPU: ${det.problems.join(' ')}`);
+const slug = gpuSlug(gpu.name);
+const spacesDir = [values.spaces, join(benchDir, 'spaces', slug), join(benchDir, 'spaces', 'h200')].find((d): d is string => !!d && existsSync(d));
+if (!spacesDir) throw new Error(`no recorded spaces for ${slug} under ${join(benchDir, 'spaces')}`);
+const toolchain = await findToolchain();
+const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
+const processes = Number(values.processes);
+const selfDuels = Number(values['self-duels']);
+
+const result: Record<string, unknown> = {
+  benchmark: 'timing-stability',
+  measured: 'real GPU measurements (not simulated, not replayed)',
+  date: new Date().toISOString(),
+  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels} --sets ${values.sets}`),
+  gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
+  bundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
+  goals: 'same variant in fresh processes: spread of medians (max-min)/median <= 0.5%; self duels say "same" in >= 99 of 100',
+};
+const rows: Array<Record<string, unknown>> = [];
+const outDir = resolve(values.out!);
+mkdirSync(outDir, { recursive: true });
+const save = (): void => {
+  writeFileSync(join(outDir, `${slug}-timing-stability.json`), JSON.stringify({ ...result, rows, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + '\n');
+  const md = [
+    `# Timing stability on ${gpu.name} (${String(result.date).slice(0, 10)})`,
+    '',
+    `Command: \`${String(result.command)}\`. Real GPU measurements. Goals: ${String(result.goals)}.`,
+    '',
+    '| task | buffer sets | median ms | spread of ' + processes + ' processes | self duels same / n | other verdicts |',
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const v = r.verdicts as Record<string, number>;
+      const other = Object.entries(v).filter(([k]) => k !== 'same').map(([k, n]) => `${k} ${n}`).join(', ');
+      return `| ${r.task} | ${r.sets} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
+    }),
+    '',
+  ].join('\n');
+  writeFileSync(join(outDir, `${slug}-timing-stability.md`), md);
+};
+
+for (const sets of values.sets!.split(',').map(Number)) {
+  for (const name of values.tasks!.split(',')) {
+    const task = resolveTask(name);
+    const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
+    const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
+    const spec = { source: task.baselineSource, config: best.config, flags: { opt: 3 as const }, origin: 'user' };
+    const timing = { bufferSets: sets };
+    const medians: number[] = [];
+    const failures: string[] = [];
+    for (let p = 0; p < processes; p++) {
+      const ev = new Evaluator({ task, toolchain, gpu, workRoot, timing });
+      const r = await ev.evaluate(spec);
+      ev.close();
+      const t = r.timing?.[0];
+      if (t && !r.failure) medians.push(t.medianMs);
+      else failures.push(`${r.failure?.kind}: ${r.failure?.reason}`);
+    }
+    const m = medians.length ? median(medians) : null;
+    const spreadPct = medians.length === processes && m ? ((Math.max(...medians) - Math.min(...medians)) / m) * 100 : null;
+    const verdicts: Partial<Record<Verdict | 'failed', number>> = {};
+    const ratios: number[] = [];
+    const ev = new Evaluator({ task, toolchain, gpu, workRoot, timing });
+    for (let d = 0; d < selfDuels; d++) {
+      const r = await ev.duel(spec, spec);
+      const x = r.duels?.[0];
+      const key = x ? x.verdict : 'failed';
+      verdicts[key] = (verdicts[key] ?? 0) + 1;
+      if (x) ratios.push(x.ratio);
+      else failures.push(`duel: ${r.failure?.kind}: ${r.failure?.reason}`);
+    }
+    ev.close();
+    rows.push({ task: name, config: best.config, sets, medianMs: m, medians, spreadPct, duels: selfDuels, verdicts, ratios, failures });
+    log(`${name} sets ${sets}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
+    save();
+  }
+}
+save();
+log(`wrote ${join(outDir, `${slug}-timing-stability.json`)}`);
