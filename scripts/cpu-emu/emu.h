@@ -1,5 +1,7 @@
 // A small CUDA-on-CPU emulator for checking the suite kernels' logic without a GPU (issue 17).
-// Every CUDA thread of a block is a fiber (ucontext); blocks run one after another. __syncthreads
+// Every CUDA thread of a block is a fiber (ucontext); blocks run one after another, and between two
+// barriers the threads run one at a time in a shuffled order (so that a missing barrier shows up
+// as a wrong result rather than being hidden by a fixed order). __syncthreads
 // is a block barrier, __shfl_xor_sync a warp barrier plus an exchange; a barrier reached at
 // different source lines by threads of one block (or warp), or reached by some threads while
 // others have exited, is reported as an error (on a GPU it is undefined behaviour). __shared__
@@ -16,6 +18,7 @@
 #include <functional>
 #include <vector>
 #include <algorithm>
+#include <random>
 #include <ucontext.h>
 
 #define __global__
@@ -89,11 +92,15 @@ inline void run_block(dim3 b) {
     f.ctx.uc_link = nullptr;
     makecontext(&f.ctx, entry, 0);
   }
+  static std::mt19937 order_rng(2026);
+  std::vector<unsigned> order(n);
+  for (unsigned i = 0; i < n; ++i) order[i] = i;
   for (;;) {
-    for (auto& f : fs)
-      if (f.st == RUN) {
-        cur = &f;
-        swapcontext(&sched, &f.ctx);
+    std::shuffle(order.begin(), order.end(), order_rng);
+    for (unsigned i : order)
+      if (fs[i].st == RUN) {
+        cur = &fs[i];
+        swapcontext(&sched, &fs[i].ctx);
       }
     bool released = false;
     // Warp barriers: all live lanes of a warp at the same shuffle.
