@@ -28,7 +28,7 @@
 #define __restrict__ __restrict
 #define __shared__ static
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))
 #define cudaStream_t int
 #define cudaSuccess 0
 using std::min;

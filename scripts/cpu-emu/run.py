@@ -8,7 +8,7 @@ task's awkward sizes, at aligned and misaligned addresses, against a double-prec
 It checks the kernels' index arithmetic, tails, fallbacks and barrier structure -- not speed, not
 memory ordering between blocks, not inline PTX (cp.async: the fallback copy is what runs here).
 
-  python3 scripts/cpu-emu/run.py [--tasks softmax,matmul] [--count 12] [--seed 1] [--jobs 2]
+  python3 scripts/cpu-emu/run.py [--tasks softmax,matmul] [--count 12] [--seed 1] [--jobs 2] [--only TILED=2]
 """
 import argparse, json, os, re, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +24,7 @@ def main():
     ap.add_argument('--count', type=int, default=12)
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
+    ap.add_argument('--only', default='', help='sample only configurations with these values (K=V,K=V)')
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix='kd-cpu-emu-')
     jobs = []
@@ -34,7 +35,7 @@ def main():
             sys.exit(f'{t}: no kernel launch found to rewrite')
         kpath = os.path.join(work, f'{t}.cu')
         open(kpath, 'w').write(pp)
-        cfgs = json.loads(subprocess.check_output(['npx', 'tsx', os.path.join(HERE, 'configs.ts'), t, str(a.count), str(a.seed)], cwd=ROOT))
+        cfgs = json.loads(subprocess.check_output(['npx', 'tsx', os.path.join(HERE, 'configs.ts'), t, str(a.count), str(a.seed), a.only], cwd=ROOT))
         for i, c in enumerate(cfgs):
             jobs.append((t, kpath, i, c))
 
