@@ -12,7 +12,7 @@
 //               each variant's time went (see breakdown()).
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12]
-//                         [--tasks softmax,layernorm,reduce_sum] [--spaces bench/spaces/h200] [--out DIR]
+//                         [--tasks softmax,layernorm,reduce_sum] [--task-root DIR] [--spaces bench/spaces/h200] [--out DIR]
 // Without --old only the new bundle (this one) is measured.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -34,6 +34,9 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/results' },
     spaces: { type: 'string' },
     tasks: { type: 'string', default: 'softmax,layernorm,reduce_sum' },
+    // Task folders to run the throughput part on (both bundles the same ones), e.g. the old bundle's
+    // resources/tasks, so a change of the suite's spaces does not confound the comparison.
+    'task-root': { type: 'string' },
   },
 });
 const here = dirname(fileURLToPath(import.meta.url));
@@ -221,12 +224,13 @@ if (parts.has('throughput')) {
   const rows = [];
   for (const task of values.tasks!.split(',')) {
     for (const cli of oldCli ? [oldCli, newCli] : [newCli]) {
-      const r = await run(cli, ['optimize', task, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json'], 900_000);
+      const taskArg = values['task-root'] ? join(resolve(values['task-root']), task) : task;
+      const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json'], 900_000);
       // Evaluations: lines with a variant's result; the rate between the first and the last of them.
       const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
-      rows.push({ task, bundle: cli.label, exit: r.code, evaluations: evals.length, wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, breakdown: breakdown(r.lines), stderrTail: r.code === 0 ? undefined : r.stderr.slice(-800) });
+      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, breakdown: breakdown(r.lines), stderrTail: r.code === 0 ? undefined : r.stderr.slice(-800) });
       log(`throughput ${task} ${cli.label}: ${evals.length} evaluations, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s)`);
       result.throughput = rows;
       save();

@@ -24,6 +24,7 @@
 #include "kd_workdesc.h"
 #include "kd_compare.h"
 #include "kd_fatbin.h"
+#include "kd_nvml.h"
 #include <spawn.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -191,6 +192,10 @@ static std::pair<double, double> jexec_sample(JExec& e, unsigned long long seed,
 struct Judge {
   Plan plan;
   JExec spares[2];  // executors started ahead of need (CUDA up, no variant yet): enough for a duel
+  // Executors that ran a variant and passed, kept with its device code loaded (most recent last):
+  // the duel after an evaluation, and duels against the same best variant, reuse them instead of
+  // starting new processes. Each still holds only its own variant's code and buffers.
+  std::vector<std::pair<std::string, JExec>> idle;
   ref_entry_fn ref = nullptr;
   std::map<int, Bufs> jbufs;  // per size: the reference's buffers
   std::map<std::pair<int, unsigned long long>, std::vector<void*>> refs;  // cached reference outputs
@@ -358,6 +363,37 @@ static int timing_sets(const Judge& J, const Size& s, int executors) {
   return (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(J.plan.sets, 1), fit));
 }
 
+// An executor for the variant of `desc`: one kept idle with it loaded, else a spare (or a new one).
+static void judge_exec(Judge& J, JExec& e, const std::string& desc, double deadline) {
+  for (size_t i = J.idle.size(); i-- > 0;) {
+    if (J.idle[i].first != desc || J.idle[i].second.pid <= 0) continue;
+    int st = 0;
+    if (waitpid(J.idle[i].second.pid, &st, WNOHANG) != 0) {  // it ended while idle: not used
+      J.idle[i].second.pid = -1;
+      jexec_kill(J.idle[i].second);
+      J.idle.erase(J.idle.begin() + (long)i);
+      continue;
+    }
+    std::string who = e.who;
+    e = J.idle[i].second;
+    e.who = who;
+    J.idle.erase(J.idle.begin() + (long)i);
+    return;
+  }
+  jexec_start(e, J.spares, desc, deadline);
+}
+// Keeps an executor that passed for later use (at most two; the oldest goes).
+static void judge_keep(Judge& J, const std::string& desc, JExec& e) {
+  if (e.pid <= 0) return;
+  jexec_unmap(e);
+  J.idle.emplace_back(desc, e);
+  e = JExec();
+  while (J.idle.size() > 2) {
+    jexec_kill(J.idle.front().second);
+    J.idle.erase(J.idle.begin());
+  }
+}
+
 static std::string isolation_json() {
   return "\"isolation\":{\"refs\":\"judge: reference outputs only in a process that runs no variant code\",\"measurement\":\"executor: the variant's device code only, rebuilt from its captured work\"}";
 }
@@ -372,7 +408,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
   try {
     check_code_sources(J, lib, desc);
     double deadline = now_ms() + check_ms;
-    jexec_start(ex, J.spares, desc, deadline);
+    judge_exec(J, ex, desc, deadline);
     int call_no = 0;
     for (const Size& s : J.plan.sizes) {
       // One set of buffers per size (new addresses for every size): every call of it gets fresh
@@ -406,6 +442,8 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     }
     deadline = now_ms() + time_ms;
     spares_up(J, deadline);
+    // Clocks just before and just after the measurement, never while it times.
+    ClockReading clocks_start = read_clocks();
     std::string timings = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
@@ -460,7 +498,9 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
                  ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
     }
     timings += "]";
+    ClockReading clocks_end = read_clocks();
     v.body += ",\"l2FlushBytes\":" + std::to_string(flush) + ",\"timings\":" + timings;
+    if (clocks_start.ok && clocks_end.ok) v.body += ",\"clocks\":{\"start\":" + clocks_json(clocks_start) + ",\"end\":" + clocks_json(clocks_end) + "}";
   } catch (HarnessFailure& f) {
     v.status = f.status;
     v.error = f.error;
@@ -469,6 +509,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       v.body = isolation_json() + ",\"checks\":" + checks;
     }
   }
+  if (v.status == "ok" && timed) judge_keep(J, desc, ex);
   jexec_kill(ex);
   return v;
 }
@@ -482,8 +523,8 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     check_code_sources(J, libA, descA);
     check_code_sources(J, libB, descB);
     double deadline = now_ms() + time_ms;
-    jexec_start(a, J.spares, descA, deadline);
-    jexec_start(b, J.spares, descB, deadline);
+    judge_exec(J, a, descA, deadline);
+    judge_exec(J, b, descB, deadline);
     spares_up(J, deadline);
     std::string duels = "[";
     size_t flush = flush_size(J.plan);
@@ -560,6 +601,10 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
   } catch (HarnessFailure& f) {
     v.status = f.status;
     v.error = f.error;
+  }
+  if (v.status == "ok") {
+    judge_keep(J, descA, a);
+    judge_keep(J, descB, b);
   }
   jexec_kill(a);
   jexec_kill(b);

@@ -33,7 +33,7 @@ struct Plan {
   int verify_samples = 3;
   // Buffer sets timed calls rotate over (fewer when memory is short), and the relative difference
   // within which a duel says "same" (main/engine/measure/stats.ts verdictOf).
-  int sets = 4;
+  int sets = 1;
   double same_tol = 0.01;
 };
 

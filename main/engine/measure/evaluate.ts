@@ -235,7 +235,7 @@ interface CaptureBody {
   modules?: string[];
 }
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
-type TimeBody = { l2FlushBytes: number; timings: Array<{ size: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
+type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
 type DuelBody = { duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
 
 /**
@@ -289,6 +289,8 @@ export class Evaluator {
   readonly judgeDir: string;
   /** Work descriptions by the sha256 of the library they were captured from (this evaluator's plan). */
   private readonly captures = new Map<string, { desc: string; body?: CaptureBody }>();
+  /** Whether the judge reports clocks itself (NVML): then nvidia-smi is not run around timing. */
+  private judgeHasClocks = false;
   /** Captures running now, by the same key. */
   private readonly capturing = new Map<string, Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }>>();
 
@@ -552,8 +554,9 @@ export class Evaluator {
                 slot.release();
                 slot = await q.acquire('exclusive');
               }
-              // Clocks are read just before and just after the measurement, never while it times.
-              clocksStart = await clocks();
+              // The judge reads clocks itself just before and after it times (NVML); without NVML
+              // nvidia-smi is asked here, before "go" and after the answer.
+              if (!this.judgeHasClocks) clocksStart = await clocks();
               tGo = Date.now();
               judge.send(o.signal?.aborted ? 'stop' : 'go');
             } catch {
@@ -565,7 +568,11 @@ export class Evaluator {
         const failure: Failure = { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message };
         return { build, check: { ok: false, checks: [], failure, durationMs: Date.now() - t0 }, failure, source: this.source };
       }
-      const clocksEnd = time && tGo ? await clocks() : undefined;
+      if (ans.body.clocks) {
+        this.judgeHasClocks = true;
+        clocksStart = ans.body.clocks.start;
+      }
+      const clocksEnd = ans.body.clocks?.end ?? (time && tGo ? await clocks() : undefined);
       const failure: Failure | undefined = ans.status === 'ok' ? undefined : { kind: failureKind(ans.status), reason: ans.error ?? ans.status };
       const checkPassed = ans.status === 'ok' || ans.stage === 'time';
       const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), failure: checkPassed ? undefined : failure, durationMs: (tTime || Date.now()) - t0 };

@@ -31,7 +31,7 @@ export interface TimingSettings {
    */
   bufferSets: number;
 }
-export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.005, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 4 };
+export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.005, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 1 };
 
 export interface PlanInput {
   task: Task;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# One leased GPU machine, several benchmark lanes at once: lane N runs its commands one after the
+# other with CUDA_VISIBLE_DEVICES=N (so two single-GPU benchmarks on a two-GPU machine never time
+# on the same GPU; KernelDuel's GPU lock would serialise them anyway), then the commands of
+# KD_AFTER run with every GPU visible. Detached (setsid), so the work outlasts one command of the
+# lease; every command's output goes to $S/res/<lane>-<n>.log and the commands write their results
+# into $RES (= $S/res). Run from the repository root with the bundle built (dist-gpu/kernelduel).
+#
+#   KD_LANE0='cmd;;cmd' KD_LANE1='cmd' KD_AFTER='cmd' scripts/device-batch.sh start
+#   scripts/device-batch.sh wait SECONDS     wait until done or SECONDS pass; pack $S/res into $OUT
+#
+# In the commands, $KD is the bundle folder, $RES the results folder, $ROOT the repository.
+# Each command is limited to KD_CMD_LIMIT_S seconds (default 600). Nothing here changes clocks or
+# settings of the GPU.
+set -uo pipefail
+S=${KD_SESSION_DIR:-/tmp/kd-batch}
+ROOT=$(pwd -P)
+export KD="$ROOT/dist-gpu/kernelduel"
+export RES="$S/res"
+export KERNELDUEL_RUNTIME_DIR=${KERNELDUEL_RUNTIME_DIR:-/tmp/kd}
+OUTDIR=${OUT:-$ROOT/device-out}
+stamp() { date -u +%FT%TZ; }
+
+lane() { # lane NAME GPU COMMANDS
+  local name=$1 gpu=$2 cmds=$3 n=0
+  while [ -n "$cmds" ]; do
+    local cmd=${cmds%%;;*}
+    if [ "$cmd" = "$cmds" ]; then cmds=""; else cmds=${cmds#*;;}; fi
+    n=$((n + 1))
+    echo "$(stamp) $name.$n start: $cmd"
+    if [ -n "$gpu" ]; then
+      (cd "$ROOT" && CUDA_VISIBLE_DEVICES=$gpu timeout -k 15 "${KD_CMD_LIMIT_S:-600}" bash -c "$cmd") > "$RES/$name-$n.log" 2>&1
+    else
+      (cd "$ROOT" && timeout -k 15 "${KD_CMD_LIMIT_S:-600}" bash -c "$cmd") > "$RES/$name-$n.log" 2>&1
+    fi
+    echo "$(stamp) $name.$n exit $?"
+  done
+}
+
+work() {
+  "$KD/kernelduel" --version > "$RES/version.txt" 2>&1 # unpacks the Node runtime once
+  local pids=()
+  [ -n "${KD_LANE0:-}" ] && { lane gpu0 0 "$KD_LANE0" & pids+=($!); }
+  [ -n "${KD_LANE1:-}" ] && { lane gpu1 1 "$KD_LANE1" & pids+=($!); }
+  for p in "${pids[@]}"; do wait "$p"; done
+  [ -n "${KD_AFTER:-}" ] && lane all "" "$KD_AFTER"
+  echo done > "$S/done"
+}
+
+case ${1:-} in
+start)
+  if [ -e "$S/started" ]; then echo "already started $(cat "$S/started")"; exit 0; fi
+  [ -x "$KD/kernelduel" ] || { echo "no bundle at $KD: run node scripts/bundle-gpu.mjs first (and carry dist-gpu)" >&2; exit 2; }
+  mkdir -p "$RES"
+  stamp > "$S/started"
+  nvidia-smi --query-gpu=index,name,uuid,clocks.sm,clocks.mem,clocks.max.sm,driver_version --format=csv > "$RES/nvidia-smi.txt" 2>&1
+  setsid bash -c "$(declare -f stamp lane work); S='$S' ROOT='$ROOT'; work" >> "$S/session.log" 2>&1 < /dev/null &
+  echo started
+  ;;
+wait)
+  end=$(($(date +%s) + ${2:-60}))
+  while [ "$(date +%s)" -lt "$end" ] && [ ! -e "$S/done" ]; do sleep 5; done
+  mkdir -p "$OUTDIR"
+  cat "$S/session.log"
+  for f in "$RES"/*.log; do [ -e "$f" ] && { echo "--- $(basename "$f")"; tail -n 6 "$f"; }; done
+  tar czf "$OUTDIR/batch.tgz" -C "$S" . 2>/dev/null
+  [ -e "$S/done" ] && echo ALL-DONE
+  ;;
+*)
+  echo "usage: $0 start | wait SECONDS" >&2
+  exit 2
+  ;;
+esac
