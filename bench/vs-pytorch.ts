@@ -198,6 +198,7 @@ const copyTask = loadTask(join(benchDir, 'tasks', 'copy'));
     doc.copy = { error: `${r.failure?.kind}: ${r.failure?.reason}` };
     log(`copy not measured: ${r.failure?.kind}: ${r.failure?.reason}`);
   }
+  ev.close(); // frees the judge's GPU memory before the next task
   write();
 }
 const copyTBs = doc.copy && 'bandwidthTBs' in doc.copy ? doc.copy.bandwidthTBs : null;
@@ -237,6 +238,7 @@ for (const task of timedTasks) {
         if (!t) failures++;
         else if (!best || t.medianMs < best.t.medianMs) best = { t, config: c };
       }
+      ev.close();
       if (!best) throw new Error(`every given configuration of ${name} failed`);
       row.kernelduel = {
         ...best.t, baselineMs: base?.medianMs ?? null, speedupOverBaseline: base ? base.medianMs / best.t.medianMs : null,
@@ -276,6 +278,7 @@ for (const task of timedTasks) {
         evaluations, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: ac.signal.aborted, session: run.session.meta.id,
       };
       run.session.close();
+      ev.close();
     }
   } catch (e) {
     row.kernelduel = { error: (e as Error).message.split('\n')[0].slice(0, 400) };
