@@ -2,7 +2,9 @@
 """PyTorch's time for each suite task (issue 17), measured the way KernelDuel's harness measures a
 variant (resources/harness/kd_exec.h, kd_judge.h): before every call, timed or not, L2 is flushed by
 a memset of a buffer 4x the L2 size (at least 64 MiB) and the device synchronised; the call is
-timed with CUDA events; warm-up for 50 ms and at least 3 calls; then samples until the 95%
+timed with CUDA events, behind a gate (a ~1 ms torch.cuda._sleep queued before the start event, so the
+GPU waits until Python has queued the whole call: the events time the GPU, not Python's launch
+latency, as the harness's gate kernel does); warm-up for 50 ms and at least 3 calls; then samples until the 95%
 confidence interval of the median is within +-0.5% (at least 10 samples and 100 ms, at most 3 s of
 samples); the median is reported. fp32 throughout, TF32 off for matrix products.
 
@@ -23,6 +25,8 @@ torch.backends.cudnn.allow_tf32 = False
 torch.set_float32_matmul_precision("highest")
 
 WARMUP_MS, MIN_SAMPLES, MAX_SAMPLES, TARGET_REL, MIN_MS, MAX_MS = 50.0, 10, 5000, 0.005, 100.0, 3000.0
+GATE_CYCLES = 2_000_000  # ~1 ms at the H200's 1.98 GHz
+HAS_GATE = hasattr(torch.cuda, "_sleep")
 
 
 def median_noise(v):
@@ -75,6 +79,8 @@ def time_op(fn, flush, ev0, ev1):
             fn()
             torch.cuda.synchronize()
             return 0.0
+        if HAS_GATE:
+            torch.cuda._sleep(GATE_CYCLES)
         ev0.record()
         fn()
         ev1.record()
@@ -104,7 +110,9 @@ def main():
     flush = torch.empty(flush_bytes, dtype=torch.uint8, device=dev)
     ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     out = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": props.name, "l2FlushBytes": flush_bytes,
-           "tf32": {"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32}, "results": []}
+           "tf32": {"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32},
+           "gate": f"torch.cuda._sleep({GATE_CYCLES}) before the start event" if HAS_GATE else "none (this torch has no torch.cuda._sleep): Python's launch latency may be in the times",
+           "results": []}
     for t in spec["tasks"]:
         try:
             op, fn = make(t["task"], t["size"], dev)

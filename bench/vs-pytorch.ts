@@ -116,8 +116,8 @@ const doc = {
   gpu: { name: gpu.name, uuid: gpu.uuid, computeCapability: gpu.computeCapability, driver: gpu.driverVersion },
   nvcc: toolchain.version,
   mode,
-  method: 'PyTorch and KernelDuel timed with the same method in one run on one GPU: L2 flushed (memset of 4x the L2, at least 64 MiB) and the device synchronised before every call, CUDA events around the call, warm-up >= 50 ms, samples until the 95% CI of the median is within ±0.5% (at least 10 samples / 100 ms, at most 3 s), median reported. fp32; TF32 off for PyTorch\'s matmul (torch.backends.cuda.matmul.allow_tf32 = False).',
-  pytorch: null as null | { torch: string; cuda: string; gpu: string; error?: string },
+  method: 'PyTorch and KernelDuel timed with the same method in one run on one GPU: L2 flushed (memset of 4x the L2, at least 64 MiB) and the device synchronised before every call, CUDA events around the call behind a gate (KernelDuel: a kernel held until the host has queued the call; PyTorch: a ~1 ms torch.cuda._sleep before the start event), so neither time holds the host\'s launch latency, warm-up >= 50 ms, samples until the 95% CI of the median is within ±0.5% (at least 10 samples / 100 ms, at most 3 s), median reported. fp32; TF32 off for PyTorch\'s matmul (torch.backends.cuda.matmul.allow_tf32 = False).',
+  pytorch: null as null | { torch: string; cuda: string; gpu: string; gate?: string; error?: string },
   copy: null as null | (Timing & { bandwidthTBs: number }) | { error: string },
   tasks: [] as TaskRow[],
 };
@@ -161,8 +161,8 @@ const sizeOf = (t: Task): Record<string, number> => t.manifest.sizes[t.timed[0]]
   const r = spawnSync(values.python!, [join(benchDir, 'torch-timing.py'), spec], { encoding: 'utf8', timeout: 300_000, maxBuffer: 16 << 20, env });
   const last = (r.stdout ?? '').trim().split('\n').pop() ?? '';
   try {
-    const j = JSON.parse(last) as { torch: string; cuda: string; gpu: string; results: Array<{ task: string; op?: string; medianMs?: number; relNoise?: number; samples?: number; error?: string }> };
-    doc.pytorch = { torch: j.torch, cuda: j.cuda, gpu: j.gpu };
+    const j = JSON.parse(last) as { torch: string; cuda: string; gpu: string; gate?: string; results: Array<{ task: string; op?: string; medianMs?: number; relNoise?: number; samples?: number; error?: string }> };
+    doc.pytorch = { torch: j.torch, cuda: j.cuda, gpu: j.gpu, gate: j.gate };
     for (const t of timedTasks) {
       const x = j.results.find((y) => y.task === t.manifest.name);
       const lay = sizeLayout(t, t.timed[0]);
