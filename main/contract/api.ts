@@ -59,7 +59,11 @@ export const ParamSchemas = {
   'sessions.get': z.strictObject({ id: SessionId }),
   /** Best-so-far curves of the baseline strategies replayed on the recording a REPLAY session used. */
   'sessions.baselines': z.strictObject({ id: SessionId }),
+  /** A session's log rebuilt from its journal (what the run said as it went), for a session opened after its run. */
+  'sessions.log': z.strictObject({ id: SessionId }),
   'variants.get': z.strictObject({ sessionId: SessionId, variantId: VariantId }),
+  /** The variant's PTX and SASS: built here (compile-only, the build cache) and disassembled with the CUDA toolkit's cuobjdump. */
+  'variants.code': z.strictObject({ sessionId: SessionId, variantId: VariantId }),
   'variants.compare': z.strictObject({ sessionId: SessionId, a: VariantId, b: VariantId }),
   'export.variant': z.strictObject({ sessionId: SessionId, variantId: z.union([z.literal('best'), VariantId]) }),
   'export.report': z.strictObject({ sessionId: SessionId, format: z.enum(['md', 'html', 'json']) }),
@@ -294,12 +298,65 @@ export interface LlmPartsDTO {
   error?: string;
 }
 
+/** What the GPU could hold and what the variant achieved, from its build's resources, the GPU's limits and the task's metrics. */
+export interface VariantPerfDTO {
+  /** Threads per block of its kernel launch; null when unknown (threadsFrom says why). */
+  threadsPerBlock: number | null;
+  threadsFrom: string;
+  /** Theoretical occupancy of its (first) kernel on one SM; null with occupancyNote saying why. */
+  occupancy: {
+    value: number;
+    blocksPerSm: number;
+    warpsPerSm: number;
+    maxWarpsPerSm: number;
+    limiter: 'blocks' | 'warps' | 'registers' | 'shared memory';
+    /** Blocks per SM each resource allows. */
+    limits: Record<'blocks' | 'warps' | 'registers' | 'shared memory', number>;
+    cc: string;
+    kernel: string;
+  } | null;
+  occupancyNote: string | null;
+  /** Achieved rates at the timed size (bytes and flops from the task's metrics over the median time). */
+  achievedGbps: number | null;
+  achievedGflops: number | null;
+  /** Arithmetic intensity, FLOP per byte. */
+  intensity: number | null;
+  /** The attainable rate at this intensity (min of the roofs) and the share of it achieved, 0..1. */
+  roofGflops: number | null;
+  pctOfRoof: number | null;
+  /** Which roof binds at this intensity. */
+  bound: 'memory' | 'compute' | null;
+  /** Where the roofs come from, or why there are none. */
+  roofNote: string;
+}
+
 export interface VariantDetail {
   variant: VariantRecord;
   result: EvalResult | null;
   row: VariantRow;
   /** Present for variants the LLM policy proposed. */
   llm: LlmPartsDTO | null;
+  /** The source as nvcc compiled it: the tunables' -D values in place of the template's defaults (transforms are already in the source). */
+  effectiveSource: string;
+  perf: VariantPerfDTO;
+}
+
+/** A variant's device code: PTX and SASS where the toolkit could produce them, and why not where it could not. */
+export interface KernelCodeDTO {
+  arch: string;
+  ptx: string | null;
+  sass: string | null;
+  /** How each was produced, or why it was not (e.g. no cuobjdump in the CUDA toolkit). */
+  notes: string[];
+  /** The build was taken from the build cache. */
+  cached: boolean;
+}
+
+/** One line of a session's log. */
+export interface LogLineDTO {
+  at: string;
+  level: 'info' | 'warn' | 'error';
+  message: string;
 }
 
 export interface LlmSettingsDTO {
@@ -338,7 +395,8 @@ export interface CompareResult {
   a: VariantDetail;
   b: VariantDetail;
   /** Speedup of a over b (b's time / a's time), with a 95% interval. */
-  ratio: { value: number; low: number; high: number; verdict: Verdict; method: 'duel' | 'independent' } | null;
+  /** method: an interleaved duel on the GPU, a duel resampled from a recorded space (REPLAY), or separate measurements. */
+  ratio: { value: number; low: number; high: number; verdict: Verdict; method: 'duel' | 'replay-duel' | 'independent' } | null;
   duel: DuelResult | null;
   prediction: PairPrediction | null;
   notes: string[];
@@ -380,8 +438,10 @@ export interface Results {
   'sessions.list': SessionSummaryDTO[];
   'sessions.get': SessionDetail;
   'sessions.baselines': BaselineCurvesDTO;
+  'sessions.log': LogLineDTO[];
   'variants.get': VariantDetail;
   'variants.compare': CompareResult;
+  'variants.code': KernelCodeDTO;
   'export.variant': ExportFile;
   'export.report': ExportFile;
   'llm.getSettings': LlmSettingsDTO;

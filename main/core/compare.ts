@@ -30,8 +30,10 @@ export function compareVariants(sessionId: string, da: VariantDetail, db: Varian
       if (p) prediction = { pAFaster: 1 - p.pAFaster, model: `${p.model}, before the duel` };
     }
   }
+  const replayed = da.result?.source.kind === 'replay' || db.result?.source.kind === 'replay';
   if (duel) {
-    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: 'duel' };
+    // A replay's duel draws pairs from the two variants' recorded samples: not an interleaved measurement.
+    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: replayed ? 'replay-duel' : 'duel' };
   } else if (da.row.medianMs !== null && db.row.medianMs !== null) {
     const low = (db.row.ciLowMs ?? db.row.medianMs) / (da.row.ciHighMs ?? da.row.medianMs);
     const high = (db.row.ciHighMs ?? db.row.medianMs) / (da.row.ciLowMs ?? da.row.medianMs);
@@ -40,7 +42,7 @@ export function compareVariants(sessionId: string, da: VariantDetail, db: Varian
   } else {
     notes.push('At least one of the two was not timed (compile-only, failed or pending): no speed ratio.');
   }
-  if (da.result?.source.kind === 'replay' || db.result?.source.kind === 'replay') notes.push('REPLAY: these timings come from a recorded space, not a live measurement.');
+  if (replayed) notes.push('REPLAY: these timings come from a recorded space, not a live measurement.');
   if (!prediction && duel) notes.push('The preference model made no prediction for this duel (it was not trained yet, or the strategy has none).');
   return { sessionId, a: da, b: db, ratio, duel, prediction, notes };
 }

@@ -18,6 +18,7 @@ import { pickGpu } from './gpus.js';
 import { TaskRegistry } from './tasks.js';
 import { SessionViews, recordingOf, factsOf } from './sessions.js';
 import { compareVariants } from './compare.js';
+import { variantCode } from './code.js';
 import { BaselineCurves } from './baselines.js';
 import { LlmSettingsStore, type SecretStore } from './llm.js';
 import { renderReport } from './report.js';
@@ -113,6 +114,16 @@ export class ApiService {
           strategy: typeof s.meta.settings.strategy === 'string' ? s.meta.settings.strategy : '',
         }));
         return this.baselines.curves(info);
+      },
+      'sessions.log': (p) => this.sessions.log(p.id),
+      'variants.code': async (p) => {
+        // Read the variant from a snapshot, then build outside it (a build can take a while).
+        const req = this.sessions.withSession(p.sessionId, (s) => {
+          const variant = s.variant(p.variantId);
+          if (!variant) throw new CoreError('not_found', `session ${s.id} has no variant ${p.variantId}`);
+          return { variant, task: s.meta.task, arch: s.meta.gpu?.arch || s.resultOf(p.variantId)?.build.arch || 'sm_90' };
+        });
+        return variantCode(req, this.env);
       },
       'variants.get': (p) => this.sessions.withSession(p.sessionId, (s) => this.sessions.variantDetail(s, p.variantId)),
       'variants.compare': (p) =>

@@ -4,7 +4,7 @@
 // are pure (main/core/views.ts).
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RunState, SessionDetail, SessionSummaryDTO, VariantDetail } from '../contract/api.js';
+import type { LogLineDTO, RunState, SessionDetail, SessionSummaryDTO, VariantDetail } from '../contract/api.js';
 import { resourcesDir } from '../engine/base/paths.js';
 import { loadTask, sizeLayout, type Task } from '../engine/task/manifest.js';
 import { measuredLimits } from '../engine/platform/gpu/limits.js';
@@ -12,6 +12,9 @@ import { listSessions, type SessionSummary } from '../engine/session/list.js';
 import { openSessionReadOnly, type Session } from '../engine/session/store.js';
 import { replayRecordingOf } from '../engine/session/run-settings.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
+import { effectiveSource } from '../engine/source/effective.js';
+import { variantPerf } from './perf.js';
+import { journalLog } from './run/log.js';
 import { CoreError, errMsg } from './errors.js';
 import { baselineOf, duels, sessionPlots, variantRow, variantRows, type RooflineInput, type SessionEventLike, type SessionFacts } from './views.js';
 
@@ -26,17 +29,25 @@ export function recordingOf(s: Session): string | null {
   return r && r.source.kind === 'replay' ? r.source.recording : replayRecordingOf(s.meta.settings);
 }
 
-/** The roofs and per-size work of a session's task on its GPU, or null when the task has no metrics. */
-function roofline(taskDir: string, gpuName: string | null): RooflineInput | null {
-  let task: Task;
+function taskAt(dir: string): Task | null {
   try {
-    task = loadTask(taskDir);
+    return loadTask(dir);
   } catch {
     return null;
   }
+}
+
+/** The GPU's measured copy bandwidth and SGEMM rate from bench/results/*-foundation.json (matched by GPU name). */
+function limitsFor(gpuName: string | null) {
+  return measuredLimits(path.join(path.dirname(resourcesDir()), 'bench', 'results'), gpuName);
+}
+
+/** The roofs and per-size work of a session's task on its GPU, or null when the task has no metrics. */
+function roofline(taskDir: string, gpuName: string | null): RooflineInput | null {
+  const task = taskAt(taskDir);
+  if (!task) return null;
   if (task.manifest.metrics?.bytes === undefined || task.manifest.metrics?.flops === undefined) return null;
-  // The GPU's measured copy bandwidth and SGEMM rate from bench/results/*-foundation.json (matched by GPU name).
-  const limits = measuredLimits(path.join(path.dirname(resourcesDir()), 'bench', 'results'), gpuName);
+  const limits = limitsFor(gpuName);
   return {
     workOf: (i) => {
       try {
@@ -55,6 +66,8 @@ function roofline(taskDir: string, gpuName: string | null): RooflineInput | null
 
 export class SessionViews {
   private readonly detailCache = new Map<string, { key: string; detail: Omit<SessionDetail, 'run'> }>();
+  private readonly snapshots = new Map<string, { key: string; s: Session }>();
+  private readonly rowCache = new WeakMap<Session, ReturnType<typeof variantRows>>();
 
   constructor(
     private readonly root: string,
@@ -64,17 +77,45 @@ export class SessionViews {
 
   /** Reads a session from a snapshot of its journal; not_found when there is none. */
   withSession<T>(id: string, fn: (s: Session) => T): T {
+    // A read-only snapshot is plain memory (close() writes nothing): the last two are kept while
+    // their journal is unchanged, so clicking through a 20,000-variant session does not re-read
+    // and re-index its journal for every variant (issue 16).
+    const key = this.journalKey(id);
+    const hit = this.snapshots.get(id);
+    if (hit && key && hit.key === key) return fn(hit.s);
     let s: Session;
     try {
       s = openSessionReadOnly(this.root, id);
     } catch (e) {
       throw new CoreError('not_found', errMsg(e));
     }
+    if (key) {
+      this.snapshots.delete(id);
+      this.snapshots.set(id, { key, s });
+      while (this.snapshots.size > 2) this.snapshots.delete(this.snapshots.keys().next().value!);
+    }
     try {
       return fn(s);
     } finally {
       s.close();
     }
+  }
+
+  /** The journal's size and mtime: a snapshot taken at this key is still the whole journal. */
+  private journalKey(id: string): string {
+    try {
+      const st = fs.statSync(path.join(this.root, id, 'journal.jsonl'));
+      return `${st.size}:${st.mtimeMs}`;
+    } catch {
+      return '';
+    }
+  }
+
+  /** Every variant's row of a snapshot, computed once per snapshot. */
+  private rowsOf(s: Session): ReturnType<typeof variantRows> {
+    let rows = this.rowCache.get(s);
+    if (!rows) this.rowCache.set(s, (rows = variantRows(factsOf(s))));
+    return rows;
   }
 
   list(): SessionSummaryDTO[] {
@@ -109,7 +150,7 @@ export class SessionViews {
     if (cached && key && cached.key === key) return { ...cached.detail, run };
     const detail = this.withSession(id, (s) => {
       const f = factsOf(s);
-      const rows = variantRows(f);
+      const rows = this.rowsOf(s);
       const recording = recordingOf(s);
       const sum = listSessions(this.root).find((x) => x.id === id) ?? { id, dir: s.dir, meta: s.meta, variants: rows.length, results: 0 };
       return {
@@ -135,11 +176,21 @@ export class SessionViews {
     if (!v) throw new CoreError('not_found', `session ${s.id} has no variant ${id}`);
     const r = s.resultOf(id);
     const f = factsOf(s);
-    const row = variantRows(f).find((x) => x.id === id) ?? variantRow(v, r, baselineOf(f).ms, null);
+    const row = this.rowsOf(s).find((x) => x.id === id) ?? variantRow(v, r, baselineOf(f).ms, null);
     const info = llmInfoOf(v);
     const llm = info
       ? { model: info.model, promptId: info.promptId, answerId: info.answerId, analysis: info.analysis, design: info.design, code: v.source, exemplars: info.exemplars, ...(info.missing ? { missing: info.missing } : {}), ...(info.error ? { error: info.error.message } : {}) }
       : null;
-    return { variant: v, result: r ?? null, row, llm };
+    const limits = limitsFor(s.meta.gpu?.name ?? null);
+    const perf = variantPerf({
+      task: taskAt(s.meta.task.dir), variant: v, result: r, arch: s.meta.gpu?.arch ?? null,
+      peakGbps: limits.peakGbps, peakGflops: limits.peakGflops, limitsSource: limits.limitsSource, limitsNote: limits.note ?? null,
+    });
+    return { variant: v, result: r ?? null, row, llm, effectiveSource: effectiveSource(v.source, v.config), perf };
+  }
+
+  /** A session's log as its run wrote it, rebuilt from the journal (the last `max` lines). */
+  log(id: string, max = 2000): LogLineDTO[] {
+    return this.withSession(id, (s) => journalLog(s.meta, s.entries(), max));
   }
 }

@@ -1,4 +1,10 @@
-import { useApp, type View } from './store.js';
+// The workbench's frame: the views in a sidebar (Alt+1…8), the session picker, the global error
+// banner (cleared when a task or session is opened or a build succeeds), the command palette
+// (Ctrl/Cmd+Shift+P) and the open view, which fills the window.
+import { useEffect } from 'react';
+import { useApp } from './store.js';
+import { VIEW_LABELS } from './commands.js';
+import { CommandPalette } from './palette.js';
 import { GpusView } from './views/Gpus.js';
 import { TasksView } from './views/Tasks.js';
 import { RunView } from './views/Run.js';
@@ -7,17 +13,6 @@ import { CompareView } from './views/Compare.js';
 import { PlotsView } from './views/Plots.js';
 import { ExportView } from './views/Export.js';
 import { LlmView } from './views/Llm.js';
-
-const VIEWS: Array<[View, string]> = [
-  ['gpus', 'GPUs'],
-  ['tasks', 'Tasks'],
-  ['run', 'Run'],
-  ['variants', 'Variant tree'],
-  ['compare', 'Compare'],
-  ['plots', 'Plots'],
-  ['llm', 'LLM policy'],
-  ['export', 'Export'],
-];
 
 function SessionPicker() {
   const sessions = useApp((s) => s.sessions);
@@ -30,7 +25,7 @@ function SessionPicker() {
         <option value="">(none)</option>
         {sessions.map((s) => (
           <option key={s.id} value={s.id}>
-            {s.id} · {s.task} · {s.strategy} · {s.results}/{s.variants}{s.replay ? ' · REPLAY' : ''}{s.status ? ` · ${s.status}` : ''}
+            {s.task} · {s.strategy} · {s.results}/{s.variants}{s.replay ? ' · REPLAY' : ''}{s.status ? ` · ${s.status}` : ''} · {s.id}
           </option>
         ))}
       </select>
@@ -45,15 +40,31 @@ export function App() {
   const setError = useApp((s) => s.setError);
   const session = useApp((s) => s.session);
   const env = useApp((s) => s.env);
+  const setPalette = useApp((s) => s.setPalette);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent): void => {
+      if ((e.ctrlKey || e.metaKey) && e.shiftKey && (e.key === 'P' || e.key === 'p')) {
+        e.preventDefault();
+        setPalette(!useApp.getState().paletteOpen);
+      } else if (e.altKey && !e.ctrlKey && !e.metaKey && /^Digit[1-8]$/.test(e.code)) {
+        e.preventDefault();
+        setView(VIEW_LABELS[Number(e.code.slice(5)) - 1][0]);
+      }
+    };
+    // Capture: before Monaco, which would otherwise keep Ctrl+Shift+P to itself.
+    window.addEventListener('keydown', onKey, true);
+    return () => window.removeEventListener('keydown', onKey, true);
+  }, [setPalette, setView]);
   return (
     <div className="app">
       <nav className="sidebar">
         <div className="brand">KernelDuel</div>
-        {VIEWS.map(([v, label]) => (
-          <button key={v} data-testid={`nav-${v}`} className={v === view ? 'nav active' : 'nav'} onClick={() => setView(v)}>
+        {VIEW_LABELS.map(([v, label], i) => (
+          <button key={v} data-testid={`nav-${v}`} className={v === view ? 'nav active' : 'nav'} onClick={() => setView(v)} title={`${label} (Alt+${i + 1})`}>
             {label}
           </button>
         ))}
+        <button className="nav palette-button" data-testid="open-palette" onClick={() => setPalette(true)} title="Command palette (Ctrl+Shift+P)">⌘ Commands</button>
         <div className="mode">{env ? (env.mode === 'electron' ? 'desktop' : 'browser mode') : 'connecting…'}</div>
       </nav>
       <main className="content">
@@ -65,13 +76,15 @@ export function App() {
             </span>
           )}
           {session && !session.replay && !session.gpu && <span className="compile-badge">COMPILE-ONLY · not timed</span>}
+          <span className="spacer" />
+          <span className="muted small">Ctrl+Shift+P: commands</span>
         </header>
         {error && (
           <div className="error" role="alert" data-testid="error">
             {error} <button onClick={() => setError(null)}>dismiss</button>
           </div>
         )}
-        <section className="view" data-testid={`view-${view}`}>
+        <section className={`view view-${view}`} data-testid={`view-${view}`}>
           {view === 'gpus' && <GpusView />}
           {view === 'tasks' && <TasksView />}
           {view === 'run' && <RunView />}
@@ -82,6 +95,7 @@ export function App() {
           {view === 'export' && <ExportView />}
         </section>
       </main>
+      <CommandPalette />
     </div>
   );
 }

@@ -1,6 +1,6 @@
 // Pure state transitions of the renderer's store (no zustand, no DOM): how incoming engine events
 // change the session's rows, the runs, the log and the LLM's live answer. Unit-tested directly.
-import type { ApiEvent, RunState, SessionDetail, VariantRow } from '../../main/contract/api.js';
+import type { ApiEvent, RunState, SessionDetail, SessionSummaryDTO, VariantRow } from '../../main/contract/api.js';
 
 export interface LogLine {
   at: string;
@@ -46,10 +46,31 @@ export function applyToSession(session: SessionDetail | null, sessionId: string 
   if (e.type === 'run.state') return { ...session, run: e.state };
   const rows = mergeRow(session.variants, e.row);
   if (e.type === 'run.variant') return { ...session, variants: rows };
-  // A result: the row, the run's progress and the summary's counts move together.
+  // A result: the row, the run's progress, the best and the summary's counts move together.
   const results = rows.filter((r) => r.status !== 'pending').length;
   const run = session.run ? { ...session.run, evaluated: e.index, bestSpeedup: e.bestSpeedup, bestMs: e.bestMs } : session.run;
-  return { ...session, variants: rows, run, summary: { ...session.summary, variants: rows.length, results } };
+  const best = bestRow(rows);
+  const summary: SessionSummaryDTO = {
+    ...session.summary, variants: rows.length, results, status: session.run ? 'running' : session.summary.status,
+    best: best && best.medianMs !== null ? { variantId: best.id, medianMs: best.medianMs, speedup: best.speedup } : session.summary.best,
+  };
+  return { ...session, variants: rows, run, bestId: best?.id ?? session.bestId, summary };
+}
+
+/** The session's best as the engine defines it: the lowest median among timed variants (null when none is timed). */
+export function bestRow(rows: VariantRow[]): VariantRow | null {
+  let best: VariantRow | null = null;
+  for (const r of rows) if (r.status === 'timed' && r.medianMs !== null && (!best || r.medianMs < best.medianMs!)) best = r;
+  return best;
+}
+
+/** The session list's entry for a session the open view has fresher counts of (the picker follows a live run). */
+export function patchSummary(list: SessionSummaryDTO[], s: SessionDetail): SessionSummaryDTO[] {
+  const i = list.findIndex((x) => x.id === s.summary.id);
+  if (i < 0) return list;
+  const out = list.slice();
+  out[i] = { ...out[i], variants: s.summary.variants, results: s.summary.results, best: s.summary.best, status: s.run && !isFinalPhase(s.run.phase) ? 'running' : out[i].status };
+  return out;
 }
 
 /** The LLM's answer as it streams: a new answer (or a retry) starts over; text is capped. */

@@ -1,7 +1,7 @@
 // The renderer's state (zustand): what the engine told us, what the user selected, and the live log.
 import { create } from 'zustand';
 import type { ApiEvent, EnvDTO, RunState, SessionDetail, SessionSummaryDTO, TaskDetail, TaskSummary, Transport, VariantDetail, VariantRow } from '../../main/contract/api.js';
-import { appendLog, applyLlmDelta, applyRunState, applyToSession, isFinalPhase, type LlmLive, type LogLine } from './reducers.js';
+import { appendLog, applyLlmDelta, applyRunState, applyToSession, isFinalPhase, patchSummary, type LlmLive, type LogLine } from './reducers.js';
 
 export type { LogLine, LlmLive } from './reducers.js';
 
@@ -24,9 +24,20 @@ export interface AppState {
   logs: LogLine[];
   /** The LLM's answer being written (llm / mixed runs). */
   llmLive: LlmLive | null;
+  /** A session's log as its journal tells it (fetched when the session is opened: survives a reload). */
+  journalLog: { sessionId: string; lines: LogLine[]; at: string } | null;
+  /** The command palette is open. */
+  paletteOpen: boolean;
+  /** What the run form should show next (set by actions elsewhere, e.g. "open a recorded space"). */
+  runPreset: { task?: string; backend?: string; strategy?: string } | null;
+  /** An action asked for by the palette and carried out by the view that owns it (seq: each request once). */
+  action: { name: 'build' | 'evaluate'; seq: number } | null;
   error: string | null;
   setView(v: View): void;
   setError(e: unknown): void;
+  setPalette(open: boolean): void;
+  /** Space in the tree: marks a variant A, then B (again: unmarks it). */
+  mark(id: string): void;
   init(api: Transport): Promise<void>;
   refreshSessions(): Promise<void>;
   openSession(id: string | null): Promise<void>;
@@ -55,9 +66,21 @@ export const useApp = create<AppState>((set, get) => ({
   variantCache: {},
   logs: [],
   llmLive: null,
+  journalLog: null,
+  paletteOpen: false,
+  runPreset: null,
+  action: null,
   error: null,
   setView: (view) => set({ view }),
   setError: (e) => set({ error: e === null ? null : e instanceof Error ? e.message : String(e) }),
+  setPalette: (paletteOpen) => set({ paletteOpen }),
+  mark: (id) =>
+    set((s) => {
+      const { a, b } = s.compare;
+      if (a === id) return { compare: { a: null, b } };
+      if (b === id) return { compare: { a, b: null } };
+      return { compare: !a ? { a: id, b } : { a, b: id } };
+    }),
   async init(api) {
     set({ api });
     api.subscribe((e) => get().onEvent(e));
@@ -71,8 +94,18 @@ export const useApp = create<AppState>((set, get) => ({
     if (api) set({ sessions: await api.call('sessions.list', {}) });
   },
   async openSession(id) {
-    set({ sessionId: id, session: null, selected: null, compare: { a: null, b: null }, variantCache: {} });
-    if (id) await get().refreshSession();
+    set({ sessionId: id, session: null, selected: null, compare: { a: null, b: null }, variantCache: {}, journalLog: null, error: null });
+    if (!id) return;
+    const api = get().api;
+    const at = new Date().toISOString();
+    // The log as the journal tells it: what the run said, also after a reload of the page.
+    if (api) {
+      void api.call('sessions.log', { id }).then(
+        (lines) => get().sessionId === id && set({ journalLog: { sessionId: id, at, lines: lines.map((l) => ({ ...l, sessionId: id })) } }),
+        () => undefined,
+      );
+    }
+    await get().refreshSession();
   },
   async refreshSession() {
     const { api, sessionId } = get();
@@ -114,7 +147,7 @@ export const useApp = create<AppState>((set, get) => ({
     // Merge at once (the tree grows live); the plots follow with a throttled full refresh.
     set((s) => {
       const session = applyToSession(s.session, s.sessionId, e);
-      return session ? { session } : {};
+      return session ? { session, sessions: patchSummary(s.sessions, session) } : {};
     });
     if (!refreshTimer) {
       refreshTimer = setTimeout(() => {
@@ -137,6 +170,16 @@ export function speedupColor(speedup: number | null, status: VariantRow['status'
 export function fmtMs(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-';
   return ms >= 1 ? `${ms.toFixed(3)} ms` : `${(ms * 1000).toFixed(2)} µs`;
+}
+
+/** A rate in GB/s or GFLOP/s with its unit scaled: 1205.7 GFLOP/s -> "1.21 TFLOP/s". */
+export function fmtRate(x: number | null | undefined, unit: 'B/s' | 'FLOP/s'): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '-';
+  return x >= 1000 ? `${(x / 1000).toPrecision(3)} T${unit}` : x >= 1 ? `${x.toPrecision(3)} G${unit}` : `${(x * 1000).toPrecision(3)} M${unit}`;
+}
+
+export function fmtPct(x: number | null | undefined, digits = 0): string {
+  return x === null || x === undefined || !Number.isFinite(x) ? '-' : `${(x * 100).toFixed(digits)}%`;
 }
 
 export function fmtX(x: number | null | undefined): string {

@@ -6,13 +6,14 @@
 // only) is offered beside it and must not be the one picked.
 // Every main view is screenshotted: into a temporary folder, or into docs/screenshots/ with
 // `npm run screenshots` (KERNELDUEL_SCREENSHOTS=1), so `npm test` leaves the checkout as it was.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureRendererBuilt, ROOT } from './build-renderer.js';
+import { startServe } from './serve.js';
 import { loadTask } from '../../main/engine/task/manifest.js';
 import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
@@ -47,24 +48,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const spaceDir = path.join(home, 'spaces', 'synthetic-test-fixture');
     fs.mkdirSync(spaceDir, { recursive: true });
     fs.writeFileSync(path.join(spaceDir, 'axpy.json'), JSON.stringify(syntheticSpace(task, { seed: 3, samples: 30, failRate: 0.08 })));
-    server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main', 'doors', 'cli', 'index.ts'), 'serve', '--port', '0', '--json'], {
-      cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      let err = '';
-      const t = setTimeout(() => reject(new Error(`kernelduel serve did not start: ${err}`)), 30_000);
-      server.stderr!.on('data', (d) => (err += d));
-      server.stdout!.on('data', (d) => {
-        out += d;
-        const line = out.split('\n').find((l) => l.startsWith('{'));
-        if (line) {
-          clearTimeout(t);
-          resolve((JSON.parse(line) as { url: string }).url);
-        }
-      });
-      server.on('exit', (c) => reject(new Error(`kernelduel serve exited with ${c}: ${err}`)));
-    });
+    ({ server, url } = await startServe(home));
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=/);
     fs.mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
@@ -111,6 +95,45 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await shot('tasks-editor');
   });
 
+  it('the manifest form follows the open task: switching tasks writes nothing; an edit changes one line', async () => {
+    const softmax = fs.readFileSync(path.join(ROOT, 'resources', 'tasks', 'softmax', 'task.yaml'), 'utf8');
+    await page.getByTestId('task-softmax').click();
+    await page.getByTestId('tab-manifest').click();
+    await expect.poll(() => page.getByTestId('manifest-form').getAttribute('data-task')).toContain('softmax');
+    expect(await page.getByTestId('tunable-TPR').inputValue()).toBe('1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024');
+    // Focus softmax's fields, then switch: reduce_sum's form must show reduce_sum's own values, and
+    // clicking in and out of its fields must not write softmax's into its manifest (issue 16).
+    await page.getByTestId('tunable-BLOCK').click();
+    await page.getByTestId('task-reduce_sum').click();
+    await expect.poll(() => page.getByTestId('manifest-form').getAttribute('data-task')).toContain('reduce_sum');
+    expect(await page.getByTestId('tunable-TPR').count()).toBe(0);
+    expect(await page.getByTestId('tunable-BLOCK').inputValue()).toBe('128, 256, 512, 1024');
+    await page.getByTestId('tunable-BLOCK').click();
+    await page.getByTestId('manifest-restrictions').click();
+    await page.getByTestId('manifest-name').click();
+    expect(await page.getByTestId('manifest-changes').innerText()).toBe('no unsaved changes');
+    expect(await page.getByTestId('manifest-restrictions').inputValue()).not.toContain('TPR');
+    // An edit rewrites only its own value, in its own style (flow list, comment kept).
+    await page.getByTestId('task-softmax').click();
+    await expect.poll(() => page.getByTestId('manifest-form').getAttribute('data-task')).toContain('softmax');
+    await page.getByTestId('tunable-VEC').fill('1, 2');
+    await page.getByTestId('manifest-name').click();
+    const line = softmax.split('\n').findIndex((l) => l.trimStart().startsWith('VEC:')) + 1;
+    await expect.poll(() => page.getByTestId('manifest-changes').innerText()).toMatch(new RegExp(`^unsaved: line ${line}: VEC: \\[1, 2\\] +# floats per vector load$`));
+    // Without a GPU, Evaluate is off and says why.
+    expect(await page.getByTestId('evaluate').isDisabled()).toBe(true);
+    expect(await page.getByTestId('evaluate-why').innerText()).toContain('no NVIDIA GPU');
+  });
+
+  it('the error banner goes when another task is opened', async () => {
+    await page.getByTestId('open-folder-path').fill('/nonexistent/kd-task');
+    await page.getByTestId('open-folder').click();
+    await page.getByTestId('error').waitFor();
+    expect(await page.getByTestId('error').innerText()).toContain('/nonexistent/kd-task');
+    await page.getByTestId('task-axpy').click();
+    await expect.poll(() => page.getByTestId('error').count()).toBe(0);
+  });
+
   it('starts a REPLAY run of the contrastive optimiser and the tree grows', async () => {
     await page.getByTestId('nav-run').click();
     await page.getByTestId('run-task').selectOption('axpy');
@@ -130,26 +153,118 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await shot('run-tree');
   });
 
-  it('selects a variant in the tree and diffs it against its parent', async () => {
-    await page.getByTestId('nav-variants').click();
+  it('the run view is rebuilt after a reload: its log from the journal, its form from the session', async () => {
+    const id = await page.getByTestId('session-picker').inputValue();
+    const bestBefore = await page.getByTestId('progress-best').innerText();
+    expect(bestBefore).toMatch(/^\d+\.\d+× .* \(v\d+\)$/);
+    // The best tag sits on the variant the summary names.
+    expect(bestBefore).toContain(`(${await page.getByTestId('best-tag').locator('xpath=..').getAttribute('data-variant')})`);
+    await page.reload();
+    await page.getByTestId('nav-run').click();
+    await expect.poll(() => page.getByTestId('session-picker').inputValue()).toBe(id);
+    await expect.poll(() => page.getByTestId('run-log').innerText(), { timeout: 15_000 }).toMatch(/axpy, contrastive, budget 60, .*\(from the journal\)/);
+    expect(await page.getByTestId('run-log').innerText()).not.toContain('no log lines');
+    expect(await page.getByTestId('run-task').inputValue()).toBe('axpy');
+    expect(await page.getByTestId('run-backend').inputValue()).toContain(path.join('bench', 'spaces', 'h200', 'axpy.json'));
+    expect(await page.getByTestId('progress-text').innerText()).toMatch(/^finished · 60\/60/);
+    expect(await page.getByTestId('progress-best').innerText()).toBe(bestBefore);
+  });
+
+  it('the lineage is a tree (depth > 1); arrows move, Space marks A and B, Enter opens', async () => {
+    const m = /depth (\d+)/.exec(await page.getByTestId('tree-count').innerText());
+    expect(Number(m![1])).toBeGreaterThan(1);
+    expect(await page.locator('[data-testid="tree-row"][data-depth="2"]').count()).toBeGreaterThan(0);
+    const first = page.getByTestId('tree-row').first();
+    await first.click();
+    const selected = () => page.locator('[data-testid="tree-row"][aria-selected="true"]').getAttribute('data-variant');
+    expect(await selected()).toBe('v1');
+    // ← folds the baseline's subtree (everything else hangs under it), → unfolds it.
+    const shown = await page.getByTestId('tree-row').count();
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => page.getByTestId('tree-row').count()).toBe(1);
+    expect(await first.getAttribute('aria-expanded')).toBe('false');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => page.getByTestId('tree-row').count()).toBe(shown);
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(selected).toBe(await page.getByTestId('tree-row').nth(1).getAttribute('data-variant'));
+    await page.keyboard.press('Space');
+    const a = await selected();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Space');
+    const b = await selected();
+    expect(b).not.toBe(a);
+    expect(await page.getByTestId('mark-A').locator('xpath=..').getAttribute('data-variant')).toBe(a);
+    expect(await page.getByTestId('mark-B').locator('xpath=..').getAttribute('data-variant')).toBe(b);
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(selected).toBe(a);
+    await page.keyboard.press('Enter');
+    await page.getByTestId('view-variants').waitFor();
+    await expect.poll(() => page.getByTestId('variant-panel').locator('h3').innerText()).toContain(a!);
+  });
+
+  it('selects a variant in the tree: its lineage from the baseline, facts and a diff against its parent', async () => {
     await page.getByTestId('tree-status').selectOption('timed');
-    await page.getByTestId('tree-row').nth(3).click();
+    const deep = page.locator('[data-testid="tree-row"][data-depth="2"]').first();
+    const id = await deep.getAttribute('data-variant');
+    await deep.click();
     await page.getByTestId('variant-panel').waitFor();
-    await page.getByTestId('diff-tab').click();
-    await page.locator('.monaco-diff-editor').first().waitFor();
+    await expect.poll(() => page.getByTestId('lineage-path').innerText()).toMatch(new RegExp(`^v1 → v\\d+ → ${id}`));
+    expect(await page.getByTestId('variant-facts').innerText()).toContain('REPLAY');
+    await page.getByTestId('vtab-diff').click();
+    // Tuning-only variants share the source text: the diff says so and shows the -D values instead.
+    await page.getByTestId('same-source').or(page.locator('.monaco-diff-editor')).first().waitFor();
+    if (await page.getByTestId('same-source').count()) expect(await page.getByTestId('same-source').locator('tr.differs').count()).toBeGreaterThan(0);
+    await page.getByTestId('tree-status').selectOption('all');
     await shot('variant-tree');
   });
 
-  it('compares two variants: distributions, ratio with CI and verdict', async () => {
+  it('"Compare as A" asks for B and offers choices; the pair compares with a delta per metric', async () => {
+    const id = await page.getByTestId('variant-panel').locator('h3').innerText();
+    // No B chosen (cleared): Compare as A must not leave a blank page.
+    await page.getByTestId('nav-compare').click();
+    await page.getByTestId('compare-b').selectOption('');
+    await page.getByTestId('nav-variants').click();
+    await page.getByTestId('compare-as-a').click();
+    await page.getByTestId('view-compare').waitFor();
+    expect(await page.getByTestId('compare-a').inputValue()).toBe(id.split(' ')[0]);
+    const hint = page.getByTestId('compare-pick-hint');
+    await hint.waitFor();
+    expect(await hint.innerText()).toContain('Pick B');
+    expect(await hint.getByTestId('empty-action').first().innerText()).toMatch(/^B = the baseline \(v1\)$/);
+    await hint.getByTestId('empty-action').first().click();
+    const verdict = page.getByTestId('compare-verdict');
+    await expect.poll(() => verdict.innerText()).toMatch(/A is (faster|slower|same|unsure): \d+\.\d+× \[\d+\.\d+, \d+\.\d+\] 95% CI/);
+    // The delta column: A − B of the medians, with its sign and the relative change.
+    const cells = await page.getByTestId('compare-table').locator('tbody tr').first().locator('td').allInnerTexts();
+    const us = (t: string): number => (t.endsWith(' µs') ? Number(t.slice(0, -3)) : Number(t.replace(' ms', '')) * 1000);
+    const [ta, tb] = [us(cells[1]), us(cells[2])];
+    const d = await page.getByTestId('delta-time').innerText();
+    const dm = /^([+−±])(\d+\.\d+) (µs|ms) \(([+−±])(\d+\.\d+)%\)$/.exec(d);
+    expect(dm, d).not.toBeNull();
+    expect(dm![1]).toBe(ta > tb ? '+' : ta < tb ? '−' : '±');
+    expect(Number(dm![2]) * (dm![3] === 'ms' ? 1000 : 1)).toBeCloseTo(Math.abs(ta - tb), 0);
+    expect(Number(dm![5])).toBeCloseTo((Math.abs(ta - tb) / tb) * 100, 0);
+  });
+
+  it('compares the best with its last duel opponent: distributions, ratio with CI, verdict and prediction', async () => {
+    // Re-opening the session clears the pair: Compare then defaults to the best and its opponent.
+    const id = await page.getByTestId('session-picker').inputValue();
+    await page.getByTestId('session-picker').selectOption('');
+    await page.getByTestId('session-picker').selectOption(id);
     await page.getByTestId('nav-compare').click();
     const verdict = page.getByTestId('compare-verdict');
     await verdict.waitFor();
     await expect.poll(() => verdict.innerText()).toMatch(/A is (faster|slower|same|unsure): \d+\.\d+× \[\d+\.\d+, \d+\.\d+\] 95% CI/);
     expect(await page.getByTestId('compare-table').innerText()).toContain('registers');
     // The default pair is the best variant and the opponent it dueled: the preference model's
-    // prediction for that pair, recorded before the duel, is shown.
-    expect(await page.getByText(/^Preference model: P\(A faster\) = \d+% \(preference model v\d+ \(trained on \d+ pairs\), before the duel\)$/).count()).toBe(1);
-    await page.locator('.recharts-bar-rectangle').first().waitFor();
+    // prediction for that pair, recorded before the duel, is shown beside the measured verdict; a
+    // REPLAY duel is labelled as resampled from the recording, not as a GPU duel.
+    await expect.poll(() => page.getByTestId('compare-prediction').innerText()).toMatch(/Preference model: P\(A faster\) = \d+% \(preference model v\d+ \(trained on \d+ pairs\), before the duel\)/);
+    expect(await page.getByTestId('compare-method').innerText()).toBe('(REPLAY: duel resampled from the recorded space)');
+    expect(await page.getByTestId('distributions').locator('[data-testid="box-A"], [data-testid="box-B"]').count()).toBe(2);
+    expect(await page.getByTestId('dist-x-title').textContent()).toMatch(/^time per call \((µs|ms)(, log scale)?\)$/);
     await shot('compare');
   });
 
@@ -159,7 +274,36 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await page.locator('.recharts-line-curve').first().waitFor();
     // The baseline strategies replayed on the same recorded H200 space, beside the run's own curve.
     for (const name of ['random', 'anneal', 'genetic']) await page.getByText(`${name} (REPLAY, median of 5)`).first().waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('plot-importance').locator('.recharts-bar-rectangle').count()).toBeGreaterThan(0);
+    expect(await page.getByTestId('pc-line').count()).toBeGreaterThan(10);
     await shot('plots');
+    // A point names its variant on hover, and a click opens that variant.
+    const point = page.getByTestId('plot-history').getByTestId('plot-point').nth(5);
+    const vid = await point.getAttribute('data-variant');
+    await point.hover();
+    await expect.poll(() => page.getByTestId('chart-tip').first().innerText()).toContain(vid!);
+    await point.click();
+    await page.getByTestId('view-variants').waitFor();
+    await expect.poll(() => page.getByTestId('variant-panel').locator('h3').innerText()).toContain(vid!);
+  });
+
+  it('the command palette (Ctrl+Shift+P) goes to views and runs commands; disabled ones say why', async () => {
+    await page.keyboard.press('Control+Shift+P');
+    const input = page.getByTestId('palette-input');
+    await input.waitFor();
+    await input.fill('go to plots');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('view-plots').waitFor();
+    await expect.poll(() => input.count()).toBe(0);
+    await page.keyboard.press('Control+Shift+P');
+    await input.fill('run: stop');
+    const stop = page.locator('[data-testid="palette-item"][data-command="run:stop"]');
+    expect(await stop.getAttribute('aria-disabled')).toBe('true');
+    expect(await stop.innerText()).toContain('no run in progress');
+    await input.fill('open the best variant');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('view-variants').waitFor();
+    await expect.poll(() => page.getByTestId('variant-panel').locator('h3').innerText()).toMatch(/^v\d+/);
   });
 
   it('exports the best variant as a .cu with provenance, and a report', async () => {
@@ -204,6 +348,8 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await expect.poll(count, { timeout: 120_000 }).toBeGreaterThan(at + 1);
     await page.getByTestId('run-stop').click().catch(() => undefined);
     await expect.poll(() => text.innerText(), { timeout: 120_000 }).toMatch(/^(stopped|finished)/);
+    // Compile-only: nothing is timed, and the summary says so (not "best - -").
+    expect(await page.getByTestId('progress-best').innerText()).toMatch(/^not timed \(compile-only: \d+ built, \d+ failed\)$/);
   });
 
   it('LLM policy settings: a bad base URL shows the field error; test connection; prompt preview', async () => {
@@ -254,11 +400,13 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await page.getByTestId('nav-variants').click();
     const llmRow = page.locator('[data-testid="tree-row"]', { hasText: 'built' }).last();
     await llmRow.click();
+    await page.getByTestId('vtab-llm').click();
     const parts = page.getByTestId('llm-parts');
     await parts.waitFor();
     expect(await page.getByTestId('llm-analysis').innerText()).toContain('memory bound');
     expect(await page.getByTestId('llm-design').innerText()).toContain('float4');
     expect(await page.getByTestId('llm-code').innerText()).toMatch(/\d+ lines/);
+    await page.getByTestId('vtab-source').click();
     await page.locator('.monaco-editor .view-lines').first().waitFor();
     await shot('variant-llm');
   });
@@ -277,6 +425,38 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(await page.getByText(/roofs measured on this GPU: copy 4\.19 TB\/s, FP32 SGEMM 50\.5 TFLOP\/s/).count()).toBe(1);
     await roof.scrollIntoViewIfNeeded();
     await shot('plots-roofline-h200');
+    // The run form follows this session: matmul, replayed from the benchmark's recorded results.
+    await page.getByTestId('nav-run').click();
+    expect(await page.getByTestId('run-task').inputValue()).toBe('matmul');
+    expect(await page.getByTestId('run-backend').inputValue()).toMatch(/^rec:.*h200-foundation\.json$/);
+  });
+
+  it('panes are resizable and keep their size after a reload; at 1024×700 nothing overflows sideways', async () => {
+    await page.getByTestId('nav-variants').click();
+    const list = page.getByTestId('pane-variants-list');
+    await list.waitFor();
+    const w0 = (await list.boundingBox())!.width;
+    const handle = (await page.getByTestId('split-handle-variants-1').boundingBox())!;
+    await page.mouse.move(handle.x + handle.width / 2, handle.y + handle.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(handle.x + 120, handle.y + handle.height / 2, { steps: 6 });
+    await page.mouse.up();
+    await expect.poll(async () => (await list.boundingBox())!.width).toBeGreaterThan(w0 + 80);
+    const w1 = (await list.boundingBox())!.width;
+    await page.reload();
+    await page.getByTestId('nav-variants').click();
+    await expect.poll(async () => Math.round((await page.getByTestId('pane-variants-list').boundingBox())!.width)).toBe(Math.round(w1));
+    await page.setViewportSize({ width: 1024, height: 700 });
+    // Elements of the view that reach past the window's right edge (scrolling lists, editors and charts clip their own content).
+    const overflow = () => page.evaluate<string[]>(`[...document.querySelectorAll('.view, .view *')].filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1 && !el.closest('.tree-scroll, .table-scroll, .monaco-editor, .monaco-diff-editor, .recharts-wrapper')).map((el) => (el.tagName.toLowerCase() + '.' + el.getAttribute('class') + ' ' + (el.getAttribute('data-testid') ?? '')).slice(0, 80)).slice(0, 5)`);
+    for (const [view, extra] of [['tasks', 'tab-manifest'], ['run', null], ['variants', null], ['compare', null], ['plots', null]] as const) {
+      await page.getByTestId(`nav-${view}`).click();
+      if (extra) await page.getByTestId(extra).click();
+      await page.waitForTimeout(200);
+      expect(await overflow(), view).toEqual([]);
+      if (DOC_SHOTS) await shot(`${view}${extra ? '-manifest' : ''}-1024`);
+    }
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   it('renders a 5,000-variant session in the tree, scrolls it and filters it', async () => {
@@ -325,5 +505,53 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(m[1]).toBe(m[2]);
     console.log(`e2e: 5,000-variant tree: filters applied in ${Date.now() - f0} ms`);
     await page.getByTestId('tree-status').selectOption('all');
+    // The same session as a table: sorted by speedup, a click on a header sorts by that column.
+    await page.getByTestId('mode-table').click();
+    const tcount = page.getByTestId('table-count');
+    await expect.poll(() => tcount.innerText()).toBe('5001 of 5001 variants · sorted by speedup ↓');
+    expect(await page.getByTestId('table-row').count()).toBeLessThan(120);
+    const firstSpeed = async (): Promise<number> => Number((await page.getByTestId('table-row').first().locator('[role="gridcell"]').nth(1).innerText()).replace('×', ''));
+    const top = await firstSpeed();
+    await page.getByTestId('th-speedup').click();
+    await expect.poll(() => tcount.innerText()).toContain('sorted by speedup ↑');
+    expect(await firstSpeed()).toBeLessThan(top);
+    await page.getByTestId('th-cfg:BLOCK').click();
+    await expect.poll(() => tcount.innerText()).toContain('sorted by BLOCK ↓');
+    expect(await page.getByTestId('table-row').first().locator('[role="gridcell"]').nth(5).innerText()).toBe('1024');
+    await page.getByTestId('mode-tree').click();
   }, 300_000);
+
+  it.skipIf(NO_NVCC)('a compiler message jumps to its line in the editor', async () => {
+    await page.getByTestId('nav-tasks').click();
+    await page.getByTestId('task-axpy').click();
+    await page.getByTestId('tab-kernel').click();
+    const ed = page.locator('.monaco-editor .view-lines').first();
+    await expect.poll(() => ed.innerText()).toContain('axpy');
+    await ed.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    // Escape: close any suggestion widget (an Enter would accept a suggestion instead of a newline).
+    await page.keyboard.type('int kd_broken = ;');
+    await page.keyboard.press('Escape');
+    const line = Number(/Ln (\d+)/.exec(await page.getByTestId('editor-status').innerText())![1]);
+    await page.keyboard.press('Control+Home');
+    await expect.poll(() => page.getByTestId('editor-status').innerText()).toMatch(/^Ln 1, Col 1/);
+    await page.getByTestId('build').click();
+    await page.getByTestId('compiler-message').first().waitFor({ timeout: 90_000 });
+    expect(await page.getByTestId('compiler-message').evaluateAll((els) => els.map((e) => e.getAttribute('data-line')))).toContain(String(line));
+    const msg = page.locator(`[data-testid="compiler-message"][data-line="${line}"]`).first();
+    await msg.click();
+    await expect.poll(() => page.getByTestId('editor-status').innerText()).toMatch(new RegExp(`^Ln ${line}, `));
+    // Monaco's own keys: F8 shows the next problem (nvcc's message as a marker), F1 its command palette.
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('F8');
+    await page.locator('.marker-widget').first().waitFor();
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget').first().waitFor();
+    await page.keyboard.press('Escape');
+    // Opening another task clears the failed build (and its banner).
+    await page.getByTestId('task-softmax').click();
+    await expect.poll(() => page.getByTestId('build-result').count()).toBe(0);
+  });
 });

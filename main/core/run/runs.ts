@@ -15,6 +15,7 @@ import { pickGpu } from '../gpus.js';
 import { variantRow } from '../views.js';
 import type { RunOptions } from './prepare.js';
 import { startRun, type OptimisationHandle, type RunThread } from './worker.js';
+import { doneLine, duelLine, resultLine } from './log.js';
 
 export interface StartRequest {
   task: Task;
@@ -36,19 +37,6 @@ interface ActiveRun {
   handle: OptimisationHandle;
   started: number;
   done: Promise<void>;
-}
-
-/** A result in one line of the run's log. */
-function resultLine(e: Extract<LoopEvent, { type: 'result' }>, row: ReturnType<typeof variantRow>): string {
-  const r = e.result;
-  const what = r.failure
-    ? `FAILED ${r.failure.kind}: ${r.failure.reason}`
-    : r.compileOnly
-      ? 'built (compile-only: not checked or timed)'
-      : row.medianMs !== null
-        ? `${row.medianMs.toPrecision(4)} ms${row.speedup ? `, ${row.speedup.toFixed(2)}x the baseline` : ''}${r.source.kind === 'replay' ? ' (REPLAY)' : ''}`
-        : 'done';
-  return `[${e.index}/${e.budget}] ${e.variantId} ${what}`;
 }
 
 export class Runs {
@@ -223,15 +211,15 @@ export class Runs {
         run.state.evaluated = e.index;
         run.state.bestSpeedup = e.bestSpeedup;
         run.state.bestMs = e.bestMs;
-        this.hub.log(sid, e.result.failure ? 'warn' : 'info', resultLine(e, row));
+        this.hub.log(sid, e.result.failure ? 'warn' : 'info', resultLine(e.index, e.budget, e.variantId, e.result, row.medianMs, row.speedup));
         this.hub.emit({ type: 'run.result', sessionId: sid, row, index: e.index, budget: e.budget, bestSpeedup: e.bestSpeedup, bestMs: e.bestMs });
         this.publish(run);
       } else if (e.type === 'duel') {
-        this.hub.log(sid, 'info', `duel ${e.a} vs ${e.b}: ${e.result.verdict}, ${e.result.ratio.toFixed(3)}x [${e.result.ratioLow.toFixed(3)}, ${e.result.ratioHigh.toFixed(3)}]`);
+        this.hub.log(sid, 'info', duelLine(e.a, e.b, e.result));
       } else if (e.type === 'model') {
         if (e.stats.heldOutAccuracy !== null) this.hub.log(sid, 'info', `preference model v${e.stats.version}: held-out accuracy ${(e.stats.heldOutAccuracy * 100).toFixed(0)}% on ${e.stats.heldOutPairs} pairs`);
       } else if (e.type === 'done') {
-        this.hub.log(sid, 'info', `done: ${e.evaluated} evaluated${e.bestSpeedup ? `, best ${e.bestId} ${e.bestSpeedup.toFixed(2)}x` : ''}`);
+        this.hub.log(sid, 'info', doneLine(e.evaluated, e.bestId, e.bestSpeedup));
       }
     };
   }

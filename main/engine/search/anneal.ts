@@ -26,6 +26,7 @@ export function simulatedAnnealing(space: ActionSpace, seed: number, o: AnnealOp
   const jump = o.jump ?? 0.2;
   let cur: Action | null = space.baseline();
   let curCost: number | null = null;
+  let curId: string | undefined; // the variant the walk is at: the parent of its next steps
 
   const step = (a: Action): Action | null => {
     const free = space.dims.map((d, i) => (d.values.length > 1 ? i : -1)).filter((i) => i >= 0);
@@ -49,7 +50,7 @@ export function simulatedAnnealing(space: ActionSpace, seed: number, o: AnnealOp
         const a = (cur && step(cur)) ?? randomUnseen(space, seen, rng);
         if (!a) break;
         seen.add(a);
-        out.push(proposal(space, a, 'anneal'));
+        out.push(proposal(space, a, 'anneal', curId ? [curId] : undefined));
       }
       return out;
     },
@@ -58,10 +59,10 @@ export function simulatedAnnealing(space: ActionSpace, seed: number, o: AnnealOp
       if (!a) return;
       const c = costOf(result);
       if (spec.origin === 'baseline') {
-        if (c !== null) [cur, curCost] = [a, c];
+        if (c !== null) [cur, curCost, curId] = [a, c, spec.id];
         return;
       }
-      if (c !== null && (curCost === null || c <= curCost || rng() < Math.exp(-(c - curCost) / T))) [cur, curCost] = [a, c];
+      if (c !== null && (curCost === null || c <= curCost || rng() < Math.exp(-(c - curCost) / T))) [cur, curCost, curId] = [a, c, spec.id];
       T = Math.max(tMin, T * cooling);
     },
   };

@@ -26,8 +26,10 @@ export class Seen {
   }
 }
 
-export function proposal(space: ActionSpace, a: Action, origin: string): Proposal {
-  return { ...space.decode(a), origin };
+/** A proposal of action `a`; `parents` are the ids of the variants it was derived from (default: the baseline). */
+export function proposal(space: ActionSpace, a: Action, origin: string, parents?: string[]): Proposal {
+  const p = parents?.filter(Boolean);
+  return { ...space.decode(a), origin, ...(p?.length ? { parents: p } : {}) };
 }
 
 /** A valid unseen action drawn uniformly (null when none is found). */

@@ -123,7 +123,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   const byId = new Map<string, Measured>();
   const samples = new Map<string, Sample>(); // by action key
   const opponentOf = new Map<string, string>(); // variant id -> opponent id planned at observe time
-  const queue: Array<{ a: Action; stage1: boolean }> = [];
+  // Each queued action with the variant it was derived from: the elite it mutated, else the best at proposal time.
+  const queue: Array<{ a: Action; stage1: boolean; parent?: string }> = [];
   let pendingGroup: Sample[] = [];
   let lastTrainPairs = 0;
   let best: Measured | null = null;
@@ -138,6 +139,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const n = measured.length;
     if (n >= o.stageMax || (n >= o.stageMin && n - bestAt >= o.stagePatience)) tunablesOnly = false;
   };
+  /** The best measured variant's id (lineage of proposals not drawn around an elite); undefined before one is journaled. */
+  const bestId = (): string | undefined => (best && !best.id.startsWith('#') ? best.id : undefined);
   const pin = (a: Action): Action => (tunablesOnly ? a.map((v, i) => (tunableDim[i] ? v : 0)) : a);
 
   const logProb = (a: Action, stage1 = false): number => {
@@ -220,26 +223,28 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         const a = randomAction();
         if (!a) break;
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly });
+        queue.push({ a, stage1: tunablesOnly, parent: bestId() });
       }
       return;
     }
     const elites = [...measured].sort((x, y) => x.ms - y.ms).slice(0, 3);
     const cands: Action[] = [];
+    const anchorOf = new Map<string, string>(); // candidate key -> id of the elite it was drawn around
     const keys = new Set<string>();
     for (let t = 0; cands.length < o.candidates && t < o.candidates * 20; t++) {
-      const anchor = elites.length && rng() < o.eliteShare ? elites[Math.floor(rng() * elites.length)].a : null;
-      const a = fromPolicy(anchor);
+      const elite = elites.length && rng() < o.eliteShare ? elites[Math.floor(rng() * elites.length)] : null;
+      const a = fromPolicy(elite?.a ?? null);
       const k = space.key(a);
       if (keys.has(k) || seen.has(a) || !space.isValid(a)) continue;
       keys.add(k);
+      if (elite) anchorOf.set(k, elite.id);
       cands.push(a);
     }
     if (!cands.length) {
       const a = randomAction();
       if (a) {
         seen.add(a);
-        queue.push({ a, stage1: tunablesOnly });
+        queue.push({ a, stage1: tunablesOnly, parent: bestId() });
       }
       return;
     }
@@ -248,7 +253,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const j = rng() < o.epsilon ? Math.floor(rng() * ranked.length) : 0;
       const [c] = ranked.splice(j, 1);
       seen.add(c.a);
-      queue.push({ a: c.a, stage1: tunablesOnly });
+      queue.push({ a: c.a, stage1: tunablesOnly, parent: anchorOf.get(space.key(c.a)) ?? bestId() });
     }
   };
 
@@ -278,7 +283,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         samples.set(space.key(a), s);
         pendingGroup.push(s);
         // The origin says which stage proposed it (shown in the history tree).
-        out.push(proposal(space, a, `${model.trained ? 'policy' : 'random'}${q.stage1 ? ' (tunables)' : ''}`));
+        out.push(proposal(space, a, `${model.trained ? 'policy' : 'random'}${q.stage1 ? ' (tunables)' : ''}`, q.parent ? [q.parent] : undefined));
       }
       return out;
     },

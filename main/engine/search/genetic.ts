@@ -20,32 +20,38 @@ export function geneticAlgorithm(space: ActionSpace, seed: number, o: GeneticOpt
   const pop = o.population ?? 16;
   const k = o.tournament ?? 3;
   const pm = o.mutation ?? Math.max(0.1, 1 / Math.max(1, space.dims.length));
-  const measured: Array<{ a: Action; cost: number }> = [];
+  const measured: Array<{ a: Action; cost: number; id?: string }> = [];
   let proposed = 0;
 
-  const pick = (elite: Array<{ a: Action; cost: number }>): Action => {
+  const pick = (elite: Array<{ a: Action; cost: number; id?: string }>): { a: Action; id?: string } => {
     let best = elite[Math.floor(rng() * elite.length)];
     for (let i = 1; i < k; i++) {
       const c = elite[Math.floor(rng() * elite.length)];
       if (c.cost < best.cost) best = c;
     }
-    return best.a;
+    return best;
   };
 
-  const child = (): Action | null => {
+  /** A child and the ids of its parents (none for a random one). */
+  const child = (): { a: Action; parents?: string[] } | null => {
     const elite = [...measured].sort((x, y) => x.cost - y.cost).slice(0, pop);
-    if (proposed < pop || elite.length < 2) return randomUnseen(space, seen, rng);
+    const random = (): { a: Action } | null => {
+      const a = randomUnseen(space, seen, rng);
+      return a ? { a } : null;
+    };
+    if (proposed < pop || elite.length < 2) return random();
     for (let t = 0; t < 100; t++) {
-      const p1 = pick(elite);
-      const p2 = pick(elite);
+      const m1 = pick(elite);
+      const m2 = pick(elite);
+      const [p1, p2] = [m1.a, m2.a];
       const c = p1.map((v, i) => (rng() < 0.5 ? v : p2[i]));
       space.dims.forEach((d, i) => {
         if (rng() >= pm || d.values.length < 2) return;
         c[i] = rng() < 0.7 ? Math.min(d.values.length - 1, Math.max(0, c[i] + (rng() < 0.5 ? -1 : 1))) : Math.floor(rng() * d.values.length);
       });
-      if (space.isValid(c) && !seen.has(c)) return c;
+      if (space.isValid(c) && !seen.has(c)) return { a: c, parents: [...new Set([m1.id, m2.id].filter((x): x is string => !!x))] };
     }
-    return randomUnseen(space, seen, rng);
+    return random();
   };
 
   return {
@@ -53,18 +59,18 @@ export function geneticAlgorithm(space: ActionSpace, seed: number, o: GeneticOpt
     propose(n) {
       const out = [];
       for (let i = 0; i < n; i++) {
-        const a = child();
-        if (!a) break;
-        seen.add(a);
+        const c = child();
+        if (!c) break;
+        seen.add(c.a);
         proposed++;
-        out.push(proposal(space, a, 'genetic'));
+        out.push(proposal(space, c.a, 'genetic', c.parents));
       }
       return out;
     },
     observe(spec, result) {
       const a = space.encode(spec);
       const c = costOf(result);
-      if (a && c !== null) measured.push({ a, cost: c });
+      if (a && c !== null) measured.push({ a, cost: c, id: spec.id });
     },
   };
 }

@@ -52,7 +52,7 @@ export const ManifestSchema = z.strictObject({
   tunables: z.record(ident, z.array(z.number()).min(1)).optional(),
   restrictions: z.array(z.string().min(1)).optional(),
   defaults: z.record(ident, z.number()).optional(),
-  metrics: z.strictObject({ bytes: exprOrNum.optional(), flops: exprOrNum.optional() }).optional(),
+  metrics: z.strictObject({ bytes: exprOrNum.optional(), flops: exprOrNum.optional(), threads: exprOrNum.optional() }).optional(),
   fast_math: z.boolean().optional(),
   files: z.strictObject({ reference: z.string().optional(), baseline: z.string().optional() }).optional(),
 });
@@ -181,6 +181,16 @@ export function semanticIssues(m: Manifest): ManifestIssue[] {
       evalExpr(ex, m.sizes[0]);
     } catch (e) {
       if (e instanceof ExprError) add(`metrics.${key}`, e.message);
+      else throw e;
+    }
+  }
+  // Threads per block (for occupancy): an expression of the tunables, checked at their first values.
+  if (m.metrics?.threads !== undefined) {
+    const first = Object.fromEntries(Object.entries(tunables).map(([k, vs]) => [k, m.defaults?.[k] ?? vs[0]]));
+    try {
+      evalExpr(m.metrics.threads, { ...m.sizes[0], ...first });
+    } catch (e) {
+      if (e instanceof ExprError) add('metrics.threads', e.message);
       else throw e;
     }
   }

@@ -1,6 +1,11 @@
+// Start, watch and steer a run: the form (it follows the open session: its task, strategy, backend
+// and budget), progress with the best so far, the variant tree and the run's log in resizable
+// panes. The log of a session opened later (or after a reload) is rebuilt from its journal.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { useApp, fmtMs, fmtX } from '../store.js';
+import { Split } from '../layout.js';
 import { VariantTree } from './Tree.js';
+import { EmptyState } from './Empty.js';
 
 function fmtEta(s: number | null): string {
   if (s === null || !Number.isFinite(s)) return 'ETA –';
@@ -9,93 +14,137 @@ function fmtEta(s: number | null): string {
   return `ETA ${(s / 3600).toFixed(1)} h`;
 }
 
+/** Starts a run with the form's values (also the palette's "Run"). */
+export async function startRun(p: { task: string; strategy: string; budget: number; backend: string }): Promise<void> {
+  const { api, setError } = useApp.getState();
+  if (!api) return;
+  try {
+    const rec = p.backend.startsWith('rec:') ? p.backend.slice(4) : null;
+    const gpu = !rec && p.backend !== 'gpu:none' ? Number(p.backend.slice(4)) : null;
+    const st = await api.call('runs.start', { task: p.task, strategy: p.strategy, budget: p.budget, gpu, ...(rec ? { recording: rec } : {}) });
+    useApp.setState((s) => ({ runs: { ...s.runs, [st.sessionId]: st } }));
+    await useApp.getState().refreshSessions();
+    await useApp.getState().openSession(st.sessionId);
+  } catch (e) {
+    setError(e);
+  }
+}
+
+export async function controlRun(m: 'runs.pause' | 'runs.resume' | 'runs.stop'): Promise<void> {
+  const { api, sessionId, setError } = useApp.getState();
+  if (!api || !sessionId) return;
+  try {
+    const st = await api.call(m, { sessionId });
+    useApp.setState((s) => ({ runs: { ...s.runs, [st.sessionId]: st } }));
+  } catch (e) {
+    setError(e);
+  }
+}
+
 export function RunView() {
-  const api = useApp((s) => s.api);
   const env = useApp((s) => s.env);
   const tasks = useApp((s) => s.tasks);
   const session = useApp((s) => s.session);
   const sessionId = useApp((s) => s.sessionId);
   const runs = useApp((s) => s.runs);
   const logs = useApp((s) => s.logs);
+  const journalLog = useApp((s) => s.journalLog);
   const selected = useApp((s) => s.selected);
   const select = useApp((s) => s.select);
   const setView = useApp((s) => s.setView);
-  const setError = useApp((s) => s.setError);
+  const marks = useApp((s) => s.compare);
+  const mark = useApp((s) => s.mark);
   const currentTask = useApp((s) => s.task);
   const llmLive = useApp((s) => s.llmLive);
+  const preset = useApp((s) => s.runPreset);
   const [taskId, setTaskId] = useState<string>('');
-  const [strategy, setStrategy] = useState('random');
-  const [budget, setBudget] = useState(20);
-  const [gpu, setGpu] = useState<string>('none');
-  const [recording, setRecording] = useState<string>('');
+  const [strategy, setStrategy] = useState('contrastive');
+  const [budget, setBudget] = useState(60);
+  const [backend, setBackend] = useState<string>('gpu:none');
   const [starting, setStarting] = useState(false);
   const logRef = useRef<HTMLDivElement>(null);
 
+  // The form follows the open session (its task, strategy, backend and budget), or a preset.
   useEffect(() => {
-    if (!taskId && (currentTask || tasks[0])) setTaskId(currentTask?.id ?? tasks[0].id);
-  }, [tasks, currentTask, taskId]);
+    if (!session) return;
+    const t = tasks.find((x) => x.name === session.summary.task || x.dir === session.task.dir);
+    if (t) setTaskId(t.id);
+    const st = session.settings;
+    if (typeof st.strategy === 'string') setStrategy(st.strategy);
+    if (typeof st.budget === 'number') setBudget(st.budget);
+    const b = st.backend as { kind?: string; recording?: string; gpu?: number; noGpu?: boolean } | undefined;
+    if (b?.kind === 'replay' && b.recording) setBackend(`rec:${b.recording}`);
+    else if (session.replay) setBackend(`rec:${session.replay.recording}`);
+    else if (b?.kind === 'gpu' && typeof b.gpu === 'number') setBackend(`gpu:${b.gpu}`);
+    else if (!session.gpu) setBackend('gpu:none');
+  }, [session?.summary.id, tasks.length]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
-    if (env?.gpus.length && gpu === 'none') setGpu(String(env.gpus[0].index));
+    if (!preset) return;
+    if (preset.task) setTaskId(preset.task);
+    if (preset.backend) setBackend(preset.backend);
+    if (preset.strategy) setStrategy(preset.strategy);
+    useApp.setState({ runPreset: null });
+  }, [preset]);
+  useEffect(() => {
+    if (!taskId && !session && (currentTask || tasks[0])) setTaskId(currentTask?.id ?? tasks[0].id);
+  }, [tasks, currentTask, taskId, session]);
+  useEffect(() => {
+    if (env?.gpus.length && backend === 'gpu:none' && !session) setBackend(`gpu:${env.gpus[0].index}`);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [env]);
   const task = tasks.find((t) => t.id === taskId);
-  useEffect(() => {
-    setRecording(task?.recordings[0] ?? '');
-  }, [task?.id, task?.recordings]);
-  useEffect(() => {
-    logRef.current?.scrollTo({ top: logRef.current.scrollHeight });
-  }, [logs.length]);
+  const recording = backend.startsWith('rec:') ? backend.slice(4) : '';
+  // The open session's recording is offered too when the task's list does not hold it (e.g. a
+  // session replaying a benchmark's results), so the form shows what the session ran on.
+  const sessionRec = session?.replay && task && (task.name === session.summary.task) ? session.replay.recording : null;
+  const recordings = [...(task?.recordings ?? []), ...(sessionRec && !task?.recordings.includes(sessionRec) ? [sessionRec] : [])];
+  const backendValid = !recording || recordings.includes(recording);
 
   const run = sessionId ? runs[sessionId] : undefined;
-  const live = run && ['running', 'paused', 'stopping', 'starting'].includes(run.phase);
-  const sessionLogs = useMemo(() => logs.filter((l) => !l.sessionId || l.sessionId === sessionId).slice(-400), [logs, sessionId]);
-  const progress = run ? run.evaluated / Math.max(1, run.budget) : session ? session.summary.results / Math.max(1, (session.summary.budget ?? 0) + 1) : 0;
+  const live = !!run && ['running', 'paused', 'stopping', 'starting'].includes(run.phase);
+  const sessionLogs = useMemo(() => {
+    const past = journalLog && journalLog.sessionId === sessionId ? journalLog.lines : [];
+    const since = journalLog && journalLog.sessionId === sessionId ? journalLog.at : '';
+    const liveLines = logs.filter((l) => (l.sessionId === sessionId || !l.sessionId) && l.at > since);
+    return [...past, ...liveLines].slice(-600);
+  }, [logs, journalLog, sessionId]);
+  useEffect(() => {
+    logRef.current?.scrollTo({ top: logRef.current.scrollHeight });
+  }, [sessionLogs.length]);
+
+  const budgetOf = run?.budget ?? session?.summary.budget ?? 0;
+  const evaluated = run?.evaluated ?? Math.max(0, (session?.summary.results ?? 0) - 1);
+  const progress = budgetOf ? evaluated / budgetOf : 0;
+  const compileOnly = session ? !session.replay && !session.gpu : false;
+  const best = session?.summary.best;
+  const bestText = compileOnly
+    ? `not timed (compile-only: ${session!.variants.filter((v) => v.status === 'built').length} built, ${session!.variants.filter((v) => v.status === 'failed').length} failed)`
+    : best ? `${fmtX(best.speedup)} ${fmtMs(best.medianMs)} (${best.variantId})` : 'none timed yet';
 
   const start = async (): Promise<void> => {
-    if (!api || !task) return;
+    if (!task) return;
     setStarting(true);
-    try {
-      const st = await api.call('runs.start', { task: task.id, strategy, budget, gpu: gpu === 'none' ? null : Number(gpu), ...(recording ? { recording } : {}) });
-      useApp.setState((s) => ({ runs: { ...s.runs, [st.sessionId]: st } }));
-      await useApp.getState().refreshSessions();
-      await useApp.getState().openSession(st.sessionId);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setStarting(false);
-    }
-  };
-  const ctl = async (m: 'runs.pause' | 'runs.resume' | 'runs.stop'): Promise<void> => {
-    if (!api || !sessionId) return;
-    try {
-      const st = await api.call(m, { sessionId });
-      useApp.setState((s) => ({ runs: { ...s.runs, [st.sessionId]: st } }));
-    } catch (e) {
-      setError(e);
-    }
+    await startRun({ task: task.id, strategy, budget, backend: backendValid ? backend : 'gpu:none' });
+    setStarting(false);
   };
 
   return (
-    <div className="run">
-      <div className="run-controls">
+    <div className="run pane-col">
+      <div className="run-controls" data-testid="run-form">
         <label>Task <select data-testid="run-task" value={taskId} onChange={(e) => setTaskId(e.target.value)}>{tasks.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}</select></label>
         <label>Strategy <select data-testid="run-strategy" value={strategy} onChange={(e) => setStrategy(e.target.value)}>{(env?.strategies ?? []).map((s) => <option key={s.name} value={s.name} title={s.description}>{s.name}</option>)}</select></label>
-        <label>Measure on <select data-testid="run-backend" value={recording ? `rec:${recording}` : `gpu:${gpu}`} onChange={(e) => {
-          const v = e.target.value;
-          if (v.startsWith('rec:')) setRecording(v.slice(4));
-          else { setRecording(''); setGpu(v.slice(4)); }
-        }}>
+        <label>Measure on <select data-testid="run-backend" value={backendValid ? backend : 'gpu:none'} onChange={(e) => setBackend(e.target.value)}>
           {(env?.gpus ?? []).map((g) => <option key={g.index} value={`gpu:${g.index}`}>GPU {g.index}: {g.name}</option>)}
           <option value="gpu:none">no GPU (compile-only)</option>
-          {(task?.recordings ?? []).map((r) => <option key={r} value={`rec:${r}`}>REPLAY: {r.split('/').slice(-2).join('/')}</option>)}
+          {recordings.map((r) => <option key={r} value={`rec:${r}`}>REPLAY: {r.split('/').slice(-2).join('/')}{r === sessionRec && !task?.recordings.includes(r) ? ' (the open session\'s)' : ''}</option>)}
         </select></label>
         <label>Budget <input data-testid="run-budget" type="number" min={0} max={100000} value={budget} onChange={(e) => setBudget(Number(e.target.value))} /></label>
-        <button data-testid="run-start" onClick={() => void start()} disabled={!task || starting}>{starting ? 'Starting…' : 'Start'}</button>
-        <button data-testid="run-pause" onClick={() => void ctl('runs.pause')} disabled={!live || run?.phase !== 'running'}>Pause</button>
-        <button data-testid="run-resume" onClick={() => void ctl('runs.resume')} disabled={!live || run?.phase !== 'paused'}>Resume</button>
-        <button data-testid="run-stop" onClick={() => void ctl('runs.stop')} disabled={!live}>Stop</button>
+        <button className="primary" data-testid="run-start" onClick={() => void start()} disabled={!task || starting} title="Start a new session with these settings (Ctrl+Shift+P: Run)">{starting ? 'Starting…' : 'Start'}</button>
+        <button data-testid="run-pause" onClick={() => void controlRun('runs.pause')} disabled={!live || run?.phase !== 'running'}>Pause</button>
+        <button data-testid="run-resume" onClick={() => void controlRun('runs.resume')} disabled={!live || run?.phase !== 'paused'}>Resume</button>
+        <button data-testid="run-stop" onClick={() => void controlRun('runs.stop')} disabled={!live}>Stop</button>
       </div>
-      {recording && <div className="replay-note">REPLAY: measurements will be answered from the recorded space {recording}, not measured on a GPU.</div>}
+      {recording && backendValid && <div className="replay-note" data-testid="run-replay-note">REPLAY: measurements will be answered from the recorded space {recording.split('/').slice(-3).join('/')}, not measured on a GPU.</div>}
       {(strategy === 'llm' || strategy === 'mixed') && (
         <div className="muted" data-testid="run-llm-note">
           The {strategy} policy asks the model set in <a href="#" onClick={(e) => { e.preventDefault(); setView('llm'); }}>LLM policy</a>; its code is screened, built, checked and timed like any variant.
@@ -110,21 +159,35 @@ export function RunView() {
       )}
       {session && (
         <div className="progress-row">
-          <div className="progress" data-testid="progress"><div className="bar" style={{ width: `${Math.min(100, progress * 100).toFixed(1)}%` }} /></div>
+          <div className="progress" data-testid="progress" data-progress={progress.toFixed(3)}><div className="bar" style={{ width: `${Math.min(100, progress * 100).toFixed(1)}%` }} /></div>
           <span data-testid="progress-text">
-            {run ? `${run.phase} · ${run.evaluated}/${run.budget} · ${fmtEta(run.etaSeconds)}` : `${session.summary.status ?? 'idle'} · ${session.summary.results} results`}
-            {' · best '}{fmtX(run?.bestSpeedup ?? session.summary.best?.speedup ?? null)} {fmtMs(run?.bestMs ?? session.summary.best?.medianMs ?? null)}
+            {run ? `${run.phase} · ${run.evaluated}/${run.budget} · ${fmtEta(run.etaSeconds)}` : `${session.summary.status ?? 'idle'} · ${evaluated}/${budgetOf} evaluated`}
+            {' · best '}<span data-testid="progress-best">{bestText}</span>
             {session.replay ? ' · REPLAY' : ''}
           </span>
         </div>
       )}
       <div className="run-body">
-        <div className="run-tree">
-          {session ? <VariantTree rows={session.variants} selected={selected} bestId={session.bestId} onSelect={(id) => { select(id); setView('variants'); }} height={420} /> : <p className="muted">Start a run, or pick a past session above.</p>}
-        </div>
-        <div className="log" ref={logRef} data-testid="run-log">
-          {sessionLogs.map((l, i) => <div key={i} className={`log-${l.level}`}><span className="muted">{l.at.slice(11, 19)}</span> {l.message}</div>)}
-        </div>
+        {session ? (
+          <Split id="run" dir="horizontal" panes={[{ id: 'run-tree', size: 58, min: 280 }, { id: 'run-log', size: 42, min: 220 }]}>
+            <VariantTree rows={session.variants} selected={selected} bestId={session.bestId} marks={marks} onMark={mark} onSelect={select} onOpen={(id) => { select(id); setView('variants'); }} />
+            <div className="log" ref={logRef} data-testid="run-log">
+              {sessionLogs.length === 0 && <div className="muted">(no log lines for this session)</div>}
+              {sessionLogs.map((l, i) => <div key={i} className={`log-${l.level}`}><span className="muted">{l.at.slice(11, 19)}</span> {l.message}</div>)}
+            </div>
+          </Split>
+        ) : (
+          <EmptyState
+            title="No session open"
+            testid="run-empty"
+            actions={[
+              { label: 'Start a run with the settings above', run: () => void start() },
+              ...(tasks.find((t) => t.recordings.length) ? [{ label: 'Use a recorded space (REPLAY, no GPU needed)', run: () => { const t = tasks.find((x) => x.recordings.length)!; setTaskId(t.id); setBackend(`rec:${t.recordings[0]}`); } }] : []),
+            ]}
+          >
+            Start a run, or pick a past session in the session picker above.
+          </EmptyState>
+        )}
       </div>
     </div>
   );

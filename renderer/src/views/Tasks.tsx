@@ -1,9 +1,13 @@
+// Tasks: the list, and the open task's kernel, reference and task.yaml in Monaco (with Monaco's own
+// command palette on F1 and problem navigation on F8), the manifest form, Build and Evaluate, and the
+// build's compiler messages (click one: the editor jumps to its line). Panes are resizable.
 import { useEffect, useRef, useState } from 'react';
 import Editor, { type OnMount } from '@monaco-editor/react';
-import YAML from 'yaml';
 import type { BuildOutcome, ManifestIssueDTO } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
 import { monaco } from '../monaco.js';
+import { Split } from '../layout.js';
+import { ManifestForm } from './ManifestForm.js';
 
 type Tab = 'kernel' | 'reference' | 'manifest';
 type Code = Parameters<OnMount>[0];
@@ -24,110 +28,52 @@ function setMarkers(ed: Code | null, owner: string, items: Array<{ line?: number
   );
 }
 
-/** The form's fields: edits rewrite the YAML text (other fields are kept as written). */
-const FORM_FIELDS = ['name', 'description', 'entry'] as const;
-
-function fieldIssues(issues: ManifestIssueDTO[], field: string): ManifestIssueDTO[] {
-  return issues.filter((i) => i.field === field || i.field.startsWith(field + '.') || i.field.startsWith(field + '['));
+/** Loads a task into the editor (the palette's "Open task" too); clears the previous task's error. */
+export async function openTask(taskId: string): Promise<void> {
+  const { api, setError } = useApp.getState();
+  if (!api) return;
+  try {
+    const t = await api.call('tasks.get', { taskId });
+    useApp.setState({ task: t, error: null });
+  } catch (e) {
+    setError(e);
+  }
 }
 
-function ManifestForm(props: { text: string; issues: ManifestIssueDTO[]; readOnly: boolean; onChange: (text: string) => void }) {
-  let doc: YAML.Document | null = null;
-  try {
-    doc = YAML.parseDocument(props.text);
-    if (doc.errors.length) doc = null;
-  } catch {
-    doc = null;
-  }
-  const get = (k: string): string => {
-    const v = doc?.get(k);
-    return v === undefined || v === null ? '' : String(v);
-  };
-  const tunables = (doc?.toJS() as { tunables?: Record<string, number[]> } | null)?.tunables ?? {};
-  const restrictions = ((doc?.toJS() as { restrictions?: string[] } | null)?.restrictions ?? []).join('\n');
-  const update = (k: string, v: unknown): void => {
-    if (!doc) return;
-    doc.set(k, v);
-    props.onChange(doc.toString());
-  };
-  const Issue = ({ field }: { field: string }) => (
-    <>
-      {fieldIssues(props.issues, field).map((i, n) => (
-        <div key={n} className="field-error" data-testid={`field-error-${field}`}>
-          {i.field}: {i.message}{i.line ? ` (line ${i.line})` : ''}
-        </div>
-      ))}
-    </>
-  );
-  if (!doc) return <p className="field-error">The manifest is not valid YAML: fix it in the text editor below.</p>;
-  return (
-    <form className="manifest-form" onSubmit={(e) => e.preventDefault()}>
-      {FORM_FIELDS.map((f) => (
-        <label key={f}>
-          <span>{f}</span>
-          <input data-testid={`manifest-${f}`} value={get(f)} readOnly={props.readOnly} onChange={(e) => update(f, e.target.value)} className={fieldIssues(props.issues, f).length ? 'invalid' : ''} />
-          <Issue field={f} />
-        </label>
-      ))}
-      <fieldset>
-        <legend>tunables (values comma-separated)</legend>
-        {Object.entries(tunables).map(([k, vals]) => (
-          <label key={k}>
-            <span className="mono">{k}</span>
-            <input
-              data-testid={`tunable-${k}`}
-              defaultValue={vals.join(', ')}
-              readOnly={props.readOnly}
-              onBlur={(e) => {
-                const parsed = e.target.value.split(',').map((x) => x.trim()).filter(Boolean).map((x) => (Number.isFinite(Number(x)) ? Number(x) : x));
-                update('tunables', { ...tunables, [k]: parsed });
-              }}
-            />
-            <Issue field={`tunables.${k}`} />
-          </label>
-        ))}
-      </fieldset>
-      <label>
-        <span>restrictions (one per line)</span>
-        <textarea data-testid="manifest-restrictions" rows={3} defaultValue={restrictions} readOnly={props.readOnly} onBlur={(e) => update('restrictions', e.target.value.split('\n').map((x) => x.trim()).filter(Boolean))} />
-        <Issue field="restrictions" />
-      </label>
-      {['args', 'sizes', 'timed', 'defaults', 'metrics', 'tolerance'].map((f) => (
-        <Issue key={f} field={f} />
-      ))}
-    </form>
-  );
+/** Why Evaluate cannot run here, or null. */
+export function evaluateBlocked(): string | null {
+  const env = useApp.getState().env;
+  if (!env) return 'connecting…';
+  if (!env.canRun) return env.gpus.length ? 'the GPU cannot run variants here (see the GPUs view)' : 'no NVIDIA GPU here: Evaluate checks and times on a GPU; Build still compiles and reports registers and shared memory';
+  return null;
 }
 
 export function TasksView() {
   const api = useApp((s) => s.api);
   const tasks = useApp((s) => s.tasks);
   const task = useApp((s) => s.task);
+  const env = useApp((s) => s.env);
   const setError = useApp((s) => s.setError);
   const [tab, setTab] = useState<Tab>('kernel');
-  const [texts, setTexts] = useState<Record<Tab, string>>({ kernel: '', reference: '', manifest: '' });
+  // The texts being edited, and the task they belong to: nothing of one task is shown (or written) under another.
+  const [texts, setTexts] = useState<Record<Tab, string> & { task: string }>({ task: '', kernel: '', reference: '', manifest: '' });
   const [issues, setIssues] = useState<ManifestIssueDTO[]>([]);
   const [build, setBuild] = useState<BuildOutcome | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [folder, setFolder] = useState('');
+  const [cursor, setCursor] = useState<{ line: number; column: number }>({ line: 1, column: 1 });
   const editorRef = useRef<Code | null>(null);
+  const pendingJump = useRef<number | null>(null);
+  void env;
+  const blocked = evaluateBlocked();
 
-  const load = async (taskId: string): Promise<void> => {
-    if (!api) return;
-    try {
-      const t = await api.call('tasks.get', { taskId });
-      useApp.setState({ task: t });
-    } catch (e) {
-      setError(e);
-    }
-  };
   useEffect(() => {
-    if (!task && tasks.length) void load(tasks[0].id);
+    if (!task && tasks.length) void openTask(tasks[0].id);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [tasks.length]);
   useEffect(() => {
     if (!task) return;
-    setTexts({ kernel: task.kernel, reference: task.reference, manifest: task.manifestText });
+    setTexts({ task: task.id, kernel: task.kernel, reference: task.reference, manifest: task.manifestText });
     setIssues(task.issues ?? []);
     setBuild(null);
   }, [task]);
@@ -146,6 +92,17 @@ export function TasksView() {
     else setMarkers(ed, 'nvcc', []);
   }, [issues, build, tab]);
 
+  const jump = (line: number, column = 1): void => {
+    const ed = editorRef.current;
+    if (tab !== 'kernel' || !ed) {
+      pendingJump.current = line;
+      setTab('kernel');
+      return;
+    }
+    ed.revealLineInCenter(line);
+    ed.setPosition({ lineNumber: line, column });
+    ed.focus();
+  };
   const openFolder = async (): Promise<void> => {
     if (!api) return;
     let dir = folder.trim();
@@ -153,7 +110,7 @@ export function TasksView() {
     if (!dir) return;
     try {
       const t = await api.call('tasks.open', { dir });
-      useApp.setState({ task: t, tasks: await api.call('tasks.list', {}) });
+      useApp.setState({ task: t, tasks: await api.call('tasks.list', {}), error: null });
     } catch (e) {
       setError(e);
     }
@@ -163,11 +120,15 @@ export function TasksView() {
     setBusy(run ? 'evaluating…' : 'building…');
     try {
       if (run) {
-        const env = useApp.getState().env;
         const r = await api.call('eval.run', { taskId: task.id, source: texts.kernel, gpu: env?.gpus[0]?.index ?? null });
         setBuild(r.build);
         if (r.result.failure) setError(`${r.result.failure.kind}: ${r.result.failure.reason}`);
-      } else setBuild(await api.call('eval.build', { taskId: task.id, source: texts.kernel }));
+        else setError(null);
+      } else {
+        const b = await api.call('eval.build', { taskId: task.id, source: texts.kernel });
+        setBuild(b);
+        if (b.ok) setError(null);
+      }
       setTab('kernel');
     } catch (e) {
       setError(e);
@@ -175,86 +136,125 @@ export function TasksView() {
       setBusy(null);
     }
   };
+  // Build / Evaluate asked for from the command palette.
+  const action = useApp((s) => s.action);
+  useEffect(() => {
+    if (!action || !task) return;
+    useApp.setState({ action: null });
+    if (action.name === 'evaluate' && blocked) return;
+    void doBuild(action.name === 'evaluate');
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [action?.seq]);
   const save = async (): Promise<void> => {
     if (!api || !task) return;
     try {
       for (const f of ['kernel', 'reference', 'manifest'] as const) await api.call('tasks.saveFile', { taskId: task.id, file: f, text: texts[f] });
-      await load(task.id);
+      await openTask(task.id);
     } catch (e) {
       setError(e);
     }
   };
 
-  return (
-    <div className="tasks">
-      <aside className="task-list">
-        <h3>Tasks</h3>
-        <ul>
-          {tasks.map((t) => (
-            <li key={t.id}>
-              <button data-testid={`task-${t.name}`} className={task?.id === t.id ? 'active' : ''} onClick={() => void load(t.id)} title={t.description}>
-                {t.name} {t.builtin ? <small>built-in</small> : <small>folder</small>}
-                {t.error ? <small className="field-error"> invalid</small> : <small> · {t.spaceSize ?? '?'} configs</small>}
-              </button>
-            </li>
+  const list = (
+    <aside className="task-list pane-col">
+      <h3>Tasks</h3>
+      <ul>
+        {tasks.map((t) => (
+          <li key={t.id}>
+            <button data-testid={`task-${t.name}`} className={task?.id === t.id ? 'active' : ''} onClick={() => void openTask(t.id)} title={t.description}>
+              {t.name} {t.builtin ? <small>built-in</small> : <small>folder</small>}
+              {t.error ? <small className="field-error"> invalid</small> : <small> · {t.spaceSize ?? '?'} configs</small>}
+            </button>
+          </li>
+        ))}
+      </ul>
+      <div className="open-folder">
+        <input data-testid="open-folder-path" placeholder="/path/to/task-folder" value={folder} onChange={(e) => setFolder(e.target.value)} />
+        <button data-testid="open-folder" onClick={() => void openFolder()}>{window.kernelduel && !folder ? 'Open folder…' : 'Open'}</button>
+      </div>
+    </aside>
+  );
+  if (!task) return <div className="tasks">{list}<p>Choose a task.</p></div>;
+  if (texts.task !== task.id) return <div className="tasks">{list}<p className="muted">Opening {task.name}…</p></div>;
+  const editor = (
+    <div className="editor fill" data-testid="task-editor">
+      <Editor
+        key={`${task.id}-${tab}`}
+        language={tab === 'manifest' ? 'yaml' : 'cuda'}
+        value={texts[tab]}
+        theme="vs"
+        onMount={(ed) => {
+          editorRef.current = ed;
+          const at = ed.getPosition();
+          setCursor({ line: at?.lineNumber ?? 1, column: at?.column ?? 1 });
+          if (tab === 'kernel') setMarkers(ed, 'nvcc', build?.messages ?? []);
+          ed.onDidChangeCursorPosition((e) => setCursor({ line: e.position.lineNumber, column: e.position.column }));
+          if (pendingJump.current !== null) {
+            const line = pendingJump.current;
+            pendingJump.current = null;
+            ed.revealLineInCenter(line);
+            ed.setPosition({ lineNumber: line, column: 1 });
+            ed.focus();
+          }
+        }}
+        onChange={(v) => setTexts((x) => ({ ...x, [tab]: v ?? '' }))}
+        options={{ minimap: { enabled: false }, fontSize: 13, scrollBeyondLastLine: false, automaticLayout: true, readOnly: tab === 'reference' && task.readOnly }}
+      />
+    </div>
+  );
+  const output = (
+    <div className="build-pane pane-col" data-testid="build-pane">
+      {build ? (
+        <div className={build.ok ? 'build ok' : 'build failed'} data-testid="build-result">
+          <strong>{build.ok ? 'Build ok' : `Build failed: ${build.failure?.reason ?? ''}`}</strong> ({build.arch}, {(build.durationMs / 1000).toFixed(1)} s{build.cached ? ', cached' : ''})
+          {build.messages.map((m, i) => (
+            <button key={i} className="compiler-msg" data-testid="compiler-message" data-line={m.line} title="go to this line" onClick={() => jump(m.line, m.column)}>
+              line {m.line}{m.column ? `:${m.column}` : ''}: {m.severity}: {m.message}
+            </button>
           ))}
-        </ul>
-        <div className="open-folder">
-          <input data-testid="open-folder-path" placeholder="/path/to/task-folder" value={folder} onChange={(e) => setFolder(e.target.value)} />
-          <button data-testid="open-folder" onClick={() => void openFolder()}>{window.kernelduel && !folder ? 'Open folder…' : 'Open'}</button>
-        </div>
-      </aside>
-      {task ? (
-        <div className="task-editor">
-          <div className="task-head">
-            <h2>{task.name}</h2>
-            <span className="muted">{task.description}</span>
-            <div className="muted mono">{task.entrySignature}</div>
-          </div>
-          <div className="tabs">
-            {(['kernel', 'reference', 'manifest'] as const).map((t) => (
-              <button key={t} data-testid={`tab-${t}`} className={tab === t ? 'active' : ''} onClick={() => setTab(t)}>
-                {t === 'manifest' ? task.files.manifest : t === 'kernel' ? task.files.kernel : task.files.reference}
-                {t === 'manifest' && issues.length ? <span className="count">{issues.length}</span> : null}
-              </button>
-            ))}
-            <span className="spacer" />
-            <button data-testid="build" disabled={!!busy} onClick={() => void doBuild(false)}>Build</button>
-            <button data-testid="evaluate" disabled={!!busy} onClick={() => void doBuild(true)}>Evaluate</button>
-            {!task.readOnly && <button onClick={() => void save()}>Save</button>}
-            {task.readOnly && <span className="muted">built-in: read-only</span>}
-            {busy && <span className="muted">{busy}</span>}
-          </div>
-          {tab === 'manifest' && <ManifestForm text={texts.manifest} issues={issues} readOnly={false} onChange={(manifest) => setTexts((x) => ({ ...x, manifest }))} />}
-          <div className={tab === 'manifest' ? 'editor short' : 'editor'}>
-            <Editor
-              key={`${task.id}-${tab}`}
-              language={tab === 'manifest' ? 'yaml' : 'cuda'}
-              value={texts[tab]}
-              theme="vs"
-              onMount={(ed) => {
-                editorRef.current = ed;
-                if (tab === 'kernel') setMarkers(ed, 'nvcc', build?.messages ?? []);
-              }}
-              onChange={(v) => setTexts((x) => ({ ...x, [tab]: v ?? '' }))}
-              options={{ minimap: { enabled: false }, fontSize: 13, scrollBeyondLastLine: false, readOnly: tab === 'reference' && task.readOnly }}
-            />
-          </div>
-          {build && (
-            <div className={build.ok ? 'build ok' : 'build failed'} data-testid="build-result">
-              <strong>{build.ok ? 'Build ok' : `Build failed: ${build.failure?.reason ?? ''}`}</strong> ({build.arch}, {(build.durationMs / 1000).toFixed(1)} s{build.cached ? ', cached' : ''})
-              {build.messages.map((m, i) => (
-                <div key={i} className="compiler-msg" data-testid="compiler-message">line {m.line}: {m.severity}: {m.message}</div>
-              ))}
-              {build.resources.map((r) => (
-                <div key={r.name} className="mono">{r.name}: {r.registers} regs, {r.sharedBytes} B smem, spills {r.spillStoreBytes}/{r.spillLoadBytes} B</div>
-              ))}
-            </div>
-          )}
+          {build.resources.map((r) => (
+            <div key={r.name} className="mono">{r.name}: {r.registers} regs, {r.sharedBytes} B smem, spills {r.spillStoreBytes}/{r.spillLoadBytes} B</div>
+          ))}
         </div>
       ) : (
-        <p>Choose a task.</p>
+        <p className="muted small">Build (compile with nvcc, report registers / shared memory / spills) or Evaluate (check against the reference and time on a GPU). In the editor: F1 commands, F8 next problem, Ctrl+G go to line.</p>
       )}
     </div>
+  );
+  return (
+    <Split id="tasks" dir="horizontal" panes={[{ id: 'tasks-list', size: 20, min: 170 }, { id: 'tasks-editor', size: 80, min: 420 }]}>
+      {list}
+      <div className="task-editor pane-col">
+        <div className="task-head">
+          <h2>{task.name}</h2>
+          <span className="muted">{task.description}</span>
+          <div className="muted mono small">{task.entrySignature}</div>
+        </div>
+        <div className="tabs">
+          {(['kernel', 'reference', 'manifest'] as const).map((t) => (
+            <button key={t} data-testid={`tab-${t}`} className={tab === t ? 'active' : ''} onClick={() => setTab(t)}>
+              {t === 'manifest' ? task.files.manifest : t === 'kernel' ? task.files.kernel : task.files.reference}
+              {t === 'manifest' && issues.length ? <span className="count">{issues.length}</span> : null}
+            </button>
+          ))}
+          <span className="spacer" />
+          <button data-testid="build" disabled={!!busy} onClick={() => void doBuild(false)}>Build</button>
+          <button data-testid="evaluate" disabled={!!busy || !!blocked} title={blocked ?? 'check against the reference and time on the GPU'} onClick={() => void doBuild(true)}>Evaluate</button>
+          {!task.readOnly && <button onClick={() => void save()}>Save</button>}
+          {task.readOnly && <span className="muted small">built-in: read-only</span>}
+          {busy && <span className="muted">{busy}</span>}
+        </div>
+        {blocked && <div className="muted small" data-testid="evaluate-why">Evaluate is off: {blocked}.</div>}
+        <Split id={tab === 'manifest' ? 'tasks-manifest' : 'tasks-code'} dir="vertical" panes={tab === 'manifest' ? [{ id: 'manifest-form', size: 45, min: 120 }, { id: 'manifest-text', size: 55, min: 120 }] : [{ id: 'code-editor', size: 74, min: 160 }, { id: 'code-output', size: 26, min: 60 }]}>
+          {tab === 'manifest' ? (
+            <div className="pane-scroll"><ManifestForm taskId={task.id} text={texts.manifest} saved={task.manifestText} issues={issues} readOnly={false} onChange={(manifest) => setTexts((x) => ({ ...x, manifest }))} /></div>
+          ) : (
+            editor
+          )}
+          {tab === 'manifest' ? editor : output}
+        </Split>
+        <div className="statusbar muted small" data-testid="editor-status">Ln {cursor.line}, Col {cursor.column} · {tab === 'manifest' ? 'YAML' : 'CUDA'}{build ? ` · ${build.messages.filter((m) => m.severity === 'error').length} errors, ${build.messages.filter((m) => m.severity === 'warning').length} warnings` : ''}</div>
+      </div>
+    </Split>
   );
 }

@@ -1,0 +1,115 @@
+// Pure numbers behind the plots and Compare (no React, no DOM; unit-tested in
+// test/renderer-analysis.test.ts): five-number summaries and ECDFs of timing samples, log-axis
+// ticks, whether two ranges call for a log axis, parameter importance, and the pace of a run.
+import type { VariantRow } from '../../main/contract/api.js';
+
+export interface BoxStats {
+  n: number;
+  min: number;
+  q1: number;
+  median: number;
+  q3: number;
+  max: number;
+}
+
+function quantile(sorted: number[], p: number): number {
+  const h = (sorted.length - 1) * p;
+  const lo = Math.floor(h);
+  return sorted[lo] + (sorted[Math.min(sorted.length - 1, lo + 1)] - sorted[lo]) * (h - lo);
+}
+
+export function boxStats(xs: number[]): BoxStats | null {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  if (!s.length) return null;
+  return { n: s.length, min: s[0], q1: quantile(s, 0.25), median: quantile(s, 0.5), q3: quantile(s, 0.75), max: s[s.length - 1] };
+}
+
+/** Empirical CDF as steps: (x, fraction of samples ≤ x). */
+export function ecdf(xs: number[]): Array<{ x: number; p: number }> {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  return s.map((x, i) => ({ x, p: (i + 1) / s.length }));
+}
+
+/** A log axis when the values span more than a factor `ratio` (two distributions far apart read as two spikes on a linear one). */
+export function wantsLogAxis(values: number[], ratio = 3): boolean {
+  const v = values.filter((x) => Number.isFinite(x) && x > 0);
+  return v.length > 1 && Math.max(...v) / Math.min(...v) > ratio;
+}
+
+/** Ticks for an axis over [lo, hi]: 1-2-5 per decade on a log axis, about `n` nice ones on a linear axis. */
+export function axisTicks(lo: number, hi: number, log: boolean, n = 6): number[] {
+  if (!(hi > lo)) return [lo];
+  if (log && lo > 0) {
+    const out: number[] = [];
+    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) for (const m of [1, 2, 5]) {
+      const t = m * 10 ** e;
+      if (t >= lo * 0.999 && t <= hi * 1.001) out.push(t);
+    }
+    if (out.length >= 3) return out;
+    // A narrow log range: nice linear ticks inside it.
+  }
+  const raw = (hi - lo) / n;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw)!;
+  const out: number[] = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
+  return out;
+}
+
+/** Short number for a tick: 0.25, 1.5k, 2M. */
+export function fmtTick(x: number): string {
+  const a = Math.abs(x);
+  if (a >= 1e6) return `${Number((x / 1e6).toPrecision(3))}M`;
+  if (a >= 1e4) return `${Number((x / 1e3).toPrecision(3))}k`;
+  return String(Number(x.toPrecision(3)));
+}
+
+export interface Importance {
+  param: string;
+  /** Share of the variance of log-speedup explained by this parameter's values (0..1), over timed variants. */
+  importance: number;
+  /** Distinct values seen. */
+  values: number;
+}
+
+/**
+ * Parameter importance as the share of variance of ln(speedup) each tunable explains on its own (a
+ * one-way ANOVA η², the first-order term of optuna's fANOVA evaluator), normalised to sum to 1 over
+ * the tunables. Over timed variants only; a tunable with one value explains nothing.
+ */
+export function paramImportance(rows: VariantRow[]): Importance[] {
+  const timed = rows.filter((r) => r.speedup !== null && r.speedup > 0);
+  if (timed.length < 3) return [];
+  const y = timed.map((r) => Math.log(r.speedup!));
+  const mean = y.reduce((a, b) => a + b, 0) / y.length;
+  const total = y.reduce((a, b) => a + (b - mean) ** 2, 0);
+  const params = [...new Set(timed.flatMap((r) => Object.keys(r.config)))];
+  const raw = params.map((p) => {
+    const groups = new Map<number, number[]>();
+    timed.forEach((r, i) => {
+      const v = r.config[p];
+      if (v !== undefined) (groups.get(v) ?? groups.set(v, []).get(v)!).push(y[i]);
+    });
+    let between = 0;
+    for (const g of groups.values()) {
+      const m = g.reduce((a, b) => a + b, 0) / g.length;
+      between += g.length * (m - mean) ** 2;
+    }
+    return { param: p, eta: total > 0 ? between / total : 0, values: groups.size };
+  });
+  const sum = raw.reduce((a, r) => a + r.eta, 0);
+  return raw.map((r) => ({ param: r.param, importance: sum > 0 ? r.eta / sum : 0, values: r.values })).sort((a, b) => b.importance - a.importance);
+}
+
+/** A live run's pace: elapsed seconds and evaluations per minute. */
+export function pace(startedAt: string, evaluated: number, now = Date.now()): { elapsedS: number; perMin: number | null } {
+  const t0 = Date.parse(startedAt);
+  const elapsedS = Number.isFinite(t0) ? Math.max(0, (now - t0) / 1000) : 0;
+  return { elapsedS, perMin: elapsedS > 1 ? (evaluated / elapsedS) * 60 : null };
+}
+
+export function fmtDuration(s: number): string {
+  if (s < 60) return `${s.toFixed(0)} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+}

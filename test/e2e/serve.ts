@@ -1,0 +1,28 @@
+// Starts the real backend in browser mode (`kernelduel serve --port 0 --json` in a child process,
+// with its own KERNELDUEL_HOME) and returns the page's URL with its token. Used by the e2e tests
+// and by bench/workbench-scale.ts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { ROOT } from './build-renderer.js';
+
+export async function startServe(home: string): Promise<{ server: ChildProcess; url: string }> {
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main', 'doors', 'cli', 'index.ts'), 'serve', '--port', '0', '--json'], {
+    cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const t = setTimeout(() => reject(new Error(`kernelduel serve did not start in 30 s: ${err}`)), 30_000);
+    server.stderr!.on('data', (d) => (err += d));
+    server.stdout!.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) {
+        clearTimeout(t);
+        resolve((JSON.parse(line) as { url: string }).url);
+      }
+    });
+    server.on('exit', (c) => reject(new Error(`kernelduel serve exited with ${c}: ${err}`)));
+  });
+  return { server, url };
+}

@@ -1,0 +1,55 @@
+// The numbers behind Compare's distributions and the plots (issue 16): quartiles and ECDFs of timing
+// samples, when two ranges call for a log axis, 1-2-5 ticks, parameter importance, a run's pace, and
+// the rate formatting the roofline's tooltip uses (GFLOP/s scaled and rounded, not 1205.7448745…).
+import { describe, expect, it } from 'vitest';
+import type { VariantRow } from '../main/contract/api.js';
+import { axisTicks, boxStats, ecdf, fmtTick, pace, paramImportance, wantsLogAxis } from '../renderer/src/analysis.js';
+import { fmtRate } from '../renderer/src/store.js';
+
+const row = (id: string, config: Record<string, number>, speedup: number | null): VariantRow => ({
+  id, parents: [], origin: 'random', config, flags: { opt: 3 }, transforms: [], createdAt: '', status: speedup === null ? 'failed' : 'timed', failure: null,
+  medianMs: speedup ? 1 / speedup : null, ciLowMs: null, ciHighMs: null, speedup, registers: null, sharedBytes: null, spillBytes: null, source: 'replay', evalIndex: null,
+});
+
+describe('renderer analysis', () => {
+  it('box stats and ECDF of samples', () => {
+    expect(boxStats([5, 1, 3, 2, 4])).toEqual({ n: 5, min: 1, q1: 2, median: 3, q3: 4, max: 5 });
+    expect(boxStats([])).toBeNull();
+    expect(ecdf([3, 1, 2]).map((p) => [p.x, p.p])).toEqual([[1, 1 / 3], [2, 2 / 3], [3, 1]]);
+  });
+
+  it('log axis only when the ranges are far apart; ticks 1-2-5 per decade', () => {
+    expect(wantsLogAxis([0.1, 0.11, 0.5, 0.52], 3)).toBe(true);
+    expect(wantsLogAxis([0.1, 0.11, 0.12], 3)).toBe(false);
+    expect(axisTicks(0.08, 6, true)).toEqual([0.1, 0.2, 0.5, 1, 2, 5]);
+    const lin = axisTicks(0, 1, false);
+    expect(lin[0]).toBe(0);
+    expect(lin.at(-1)).toBe(1);
+    expect(lin.length).toBeGreaterThanOrEqual(4);
+    expect(fmtTick(1205.7448745398974)).toBe('1210');
+    expect(fmtTick(25_000)).toBe('25k');
+  });
+
+  it('formats rates with their unit scaled', () => {
+    expect(fmtRate(1205.7448745398974, 'FLOP/s')).toBe('1.21 TFLOP/s');
+    expect(fmtRate(45.6, 'B/s')).toBe('45.6 GB/s');
+    expect(fmtRate(null, 'B/s')).toBe('-');
+  });
+
+  it('parameter importance: the tunable that moves the speedup explains the variance', () => {
+    const rows: VariantRow[] = [];
+    for (const b of [64, 128, 256, 512]) for (const u of [1, 2, 4]) rows.push(row(`v${rows.length + 1}`, { BLOCK: b, UNROLL: u }, b / 64 + u * 0.01));
+    rows.push(row('vx', { BLOCK: 64, UNROLL: 1 }, null));
+    const imp = paramImportance(rows);
+    expect(imp[0].param).toBe('BLOCK');
+    expect(imp[0].importance).toBeGreaterThan(0.95);
+    expect(imp.reduce((a, x) => a + x.importance, 0)).toBeCloseTo(1);
+    expect(paramImportance(rows.slice(0, 2))).toEqual([]);
+  });
+
+  it('pace: evaluations per minute from the start time', () => {
+    const t0 = Date.parse('2026-01-01T00:00:00Z');
+    expect(pace('2026-01-01T00:00:00Z', 30, t0 + 60_000)).toEqual({ elapsedS: 60, perMin: 30 });
+    expect(pace('2026-01-01T00:00:00Z', 0, t0 + 500).perMin).toBeNull();
+  });
+});
