@@ -42,7 +42,7 @@ interface EvalJson {
 describe('export → eval', () => {
   it.skipIf(NO_NVCC)('an exported variant is built with its own configuration and flags, not the task defaults', async () => {
     const task = resolveTask('softmax');
-    const config = { BLOCK: 512, TPR: 32, VEC: 4, ONLINE: 1 };
+    const config = { BLOCK: 512, TPR: 32, VEC: 4, ONLINE: 1, CACHE: 0 };
     // The variant refuses to build with any other configuration.
     const source = `${task.baselineSource}\n#if BLOCK != 512 || TPR != 32 || VEC != 4 || ONLINE != 1\n#error "built with another configuration than the exported one"\n#endif\n`;
     const s = createSession(path.join(home, 'sessions'), { id: newSessionId(), task: { name: 'softmax', dir: task.dir, manifestHash: task.hash }, gpu: null, settings: {}, createdAt: new Date().toISOString(), kernelduelVersion: 'test' });
@@ -57,8 +57,8 @@ describe('export → eval', () => {
     expect(r.code, show(r)).toBe(0);
     const j = JSON.parse(r.stdout) as EvalJson;
     expect(j.result.build.ok).toBe(true);
-    expect(j.variant.config).toEqual({ BLOCK: '512', TPR: '32', VEC: '4', ONLINE: '1' });
-    expect(Object.values(j.variant.configFrom)).toEqual(['the file', 'the file', 'the file', 'the file']);
+    expect(j.variant.config).toEqual({ BLOCK: '512', TPR: '32', VEC: '4', ONLINE: '1', CACHE: '0' });
+    expect(Object.values(j.variant.configFrom)).toEqual(['the file', 'the file', 'the file', 'the file', 'the file']);
     expect(j.variant.flags).toMatchObject({ fastMath: true, maxrregcount: 64 });
     expect(j.result.build.command).toContain('--use_fast_math');
     expect(j.result.build.command.filter((a) => a.startsWith('-D'))).toEqual([]);
@@ -66,14 +66,14 @@ describe('export → eval', () => {
     // The text output echoes what was built.
     const t = await cli('eval', 'softmax', file);
     expect(t.code, show(t)).toBe(0);
-    expect(t.stderr).toContain("configuration: BLOCK=512 TPR=32 VEC=4 ONLINE=1 (the file's #defines)");
+    expect(t.stderr).toContain("configuration: BLOCK=512 TPR=32 VEC=4 ONLINE=1 CACHE=0 (the file's #defines)");
     expect(t.stderr).toMatch(/flags: -O3 -Xptxas -O3 --use_fast_math -maxrregcount=64 \(the file's KernelDuel header\)/);
     expect(t.stderr).toContain("transforms: restrict:x (already in the file's code)");
 
     // --config still wins over the file's #ifndef-guarded values (and here trips its #error).
     const c = await cli('eval', 'softmax', file, '--config', 'BLOCK=256');
     expect(c.code).toBe(2);
-    expect(c.stderr).toContain('configuration: BLOCK=256 (--config), TPR=32 VEC=4 ONLINE=1 (the file\'s #defines)');
+    expect(c.stderr).toContain('configuration: BLOCK=256 (--config), TPR=32 VEC=4 ONLINE=1 CACHE=0 (the file\'s #defines)');
   }, 170_000);
 
   it('sourceDefines / variantConfig: the file\'s values, guarded or not; defaults only for the rest', () => {
@@ -81,12 +81,13 @@ describe('export → eval', () => {
     expect([...sourceDefines(src, ['A', 'B', 'C'])]).toEqual([['A', { value: '4', guarded: true }], ['B', { value: '(2*8)', guarded: false }]]);
     const task = resolveTask('softmax');
     const v = variantConfig(task, '#ifndef BLOCK\n#define BLOCK 64\n#endif\n#define VEC 2\n', { VEC: 4 }, { fromFile: true });
-    expect(v.defines).toEqual({ TPR: 1, VEC: 4, ONLINE: 0 });
+    expect(v.defines).toEqual({ TPR: 1, VEC: 4, ONLINE: 0, CACHE: 0 });
     expect(v.effective).toEqual([
       { name: 'BLOCK', value: '64', from: 'the file' },
       { name: 'TPR', value: '1', from: 'task defaults' },
       { name: 'VEC', value: '2', from: 'the file' },
       { name: 'ONLINE', value: '0', from: 'task defaults' },
+      { name: 'CACHE', value: '0', from: 'task defaults' },
     ]);
     expect(v.overridden[0]).toMatch(/^VEC=4 \(the file's own #define VEC 2 has no #ifndef/);
     // The baseline keeps the task's defaults as -D, as the optimiser builds it.
@@ -98,14 +99,14 @@ describe('--config', () => {
   it.skipIf(NO_NVCC)('refuses an unknown tunable and a value off its list, naming the valid ones; --allow-off-list lets a value through and says so', async () => {
     const unknown = await cli('eval', 'softmax', '--config', 'NOPE=3');
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/--config NOPE=3: task softmax has no tunable NOPE \(its tunables: BLOCK, TPR, VEC, ONLINE\)/);
+    expect(unknown.stderr).toMatch(/--config NOPE=3: task softmax has no tunable NOPE \(its tunables: BLOCK, TPR, VEC, ONLINE, CACHE\)/);
     const off = await cli('eval', 'softmax', '--config', 'BLOCK=100');
     expect(off.code).toBe(1);
     expect(off.stderr).toMatch(/BLOCK=100 is not one of BLOCK's values \(32, 64, 128, 256, 512, 1024\).*--allow-off-list/);
     const allowed = await cli('eval', 'softmax', '--config', 'BLOCK=96', '--allow-off-list');
     expect(allowed.code, show(allowed)).toBe(0);
     expect(allowed.stderr).toMatch(/note: --allow-off-list: BLOCK=96 is not one of BLOCK's values .*built anyway/);
-    expect(allowed.stderr).toContain('configuration: BLOCK=96 (--config), TPR=1 VEC=1 ONLINE=0 (task defaults)');
+    expect(allowed.stderr).toContain('configuration: BLOCK=96 (--config), TPR=1 VEC=1 ONLINE=0 CACHE=0 (task defaults)');
   }, 120_000);
 });
 

@@ -3,8 +3,11 @@
 //
 // One kernel family. A group of TPR consecutive threads owns one row; a block of BLOCK threads
 // owns BLOCK/TPR rows. Group reductions use warp shuffles (TPR <= 32) or shuffles plus shared
-// memory (TPR > 32, then TPR is a multiple of 32). Defaults are the naive version: one thread
-// per row, scalar loads, three passes (mean, centred variance, write).
+// memory (TPR > 32, then TPR is a multiple of 32). With CACHE > 0 a row of up to
+// CACHE*TPR*VEC columns is read once into registers (CACHE vectors per thread): mean, centred
+// variance and the output are computed from there (one read and one write of memory per element);
+// longer rows take the streaming path (correct for any length). Defaults are the naive version:
+// one thread per row, scalar loads, three passes (mean, centred variance, write), nothing cached.
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -21,6 +24,9 @@
 #define STATS 0     // 0: two passes for the statistics (mean, then sum of (x-mean)^2);
                     // 1: one pass (sum and sum of squares), var = E[x^2] - mean^2
 #endif
+#ifndef CACHE
+#define CACHE 0     // vectors of VEC floats per thread kept in registers (0: stream every pass from memory)
+#endif
 
 #define LN_EPS 1e-5f
 
@@ -29,6 +35,9 @@
 #endif
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "layernorm: VEC must be 1, 2 or 4"
+#endif
+#if CACHE < 0 || CACHE * VEC > 64
+#error "layernorm: CACHE * VEC must be in [0, 64] (registers per thread)"
 #endif
 
 #define ROWS_PER_BLOCK (BLOCK / TPR)
@@ -110,6 +119,69 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
   const int tail0 = head + nvec * VEC;
   const float* xv = xr + head;
   const float inv_n = 1.f / (float)cols;
+
+#if CACHE > 0
+  // Row held in registers. The test depends on cols only, so every group of the block takes the
+  // same path (the group reductions hold __syncthreads when TPR > 32). Here nvec <= cols / VEC <=
+  // CACHE * TPR, so vector v = lane + j * TPR (j < CACHE) covers every vector of the row.
+  if (cols <= CACHE * TPR * VEC) {
+    float r[CACHE][VEC];
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+      const int v = lane + j * TPR;
+      if (v < nvec) {
+        ldv(xv + (size_t)v * VEC, r[j]);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) s += r[j][i];
+      }
+    }
+    for (int c = lane; c < head; c += TPR) s += __ldg(xr + c);
+    for (int c = tail0 + lane; c < n; c += TPR) s += __ldg(xr + c);
+    const float mu = group_sum(s, sh) * inv_n;
+
+    float q = 0.f;
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+      if (lane + j * TPR < nvec) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) { const float d = r[j][i] - mu; q += d * d; }
+      }
+    }
+    for (int c = lane; c < head; c += TPR) { const float d = __ldg(xr + c) - mu; q += d * d; }
+    for (int c = tail0 + lane; c < n; c += TPR) { const float d = __ldg(xr + c) - mu; q += d * d; }
+    const float rs = 1.f / sqrtf(group_sum(q, sh) * inv_n + LN_EPS);
+
+    const bool ok = aligned_vec(yr + head) && aligned_vec(gamma + head) && aligned_vec(beta + head);
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+      const int v = lane + j * TPR;
+      if (v < nvec) {
+        const int c0 = head + v * VEC;
+        float g[VEC], b[VEC];
+        if (ok) {
+          ldv(gamma + c0, g);
+          ldv(beta + c0, b);
+        } else {
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) { g[i] = __ldg(gamma + c0 + i); b[i] = __ldg(beta + c0 + i); }
+        }
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) r[j][i] = (r[j][i] - mu) * rs * g[i] + b[i];
+        if (ok) stv(yr + c0, r[j]);
+        else {
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) yr[c0 + i] = r[j][i];
+        }
+      }
+    }
+    for (int c = lane; c < head; c += TPR)
+      yr[c] = (__ldg(xr + c) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
+    for (int c = tail0 + lane; c < n; c += TPR)
+      yr[c] = (__ldg(xr + c) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
+    return;
+  }
+#endif
 
   float mean, var;
 #if STATS == 1

@@ -6,6 +6,16 @@
 //   TILED 0: no shared memory, every thread reads A and B straight from global memory.
 //   TILED 1: the K loop goes in steps of BK; A (transposed, padded) and B tiles are staged in
 //            shared memory, then each thread does BK rank-1 updates of its TM x TN registers.
+//   TILED 2: warp-tiled, register-blocked: the block's warps each own a WM x WN piece of the tile
+//            ((BM/WM) x (BN/WN) warps); a warp's 32 lanes form a (WM/TM) x (WN/TN) grid and each
+//            lane owns TM x TN outputs in 4 x 4 pieces spaced 4*(WM/TM) rows / 4*(WN/TN) columns
+//            apart, so every shared read is a 128-bit load that the lanes of a warp share without
+//            bank conflicts. Global loads are 128-bit where aligned and inside the matrix (else
+//            scalars, zero-filled past the edges); A is stored transposed through registers.
+//            PIPE 0: one shared buffer (load, sync, compute, sync);
+//            PIPE 1: two buffers, the next K step is loaded into registers while this one is
+//                    computed (one barrier per K step);
+//            PIPE 2: as 1, but B goes to shared memory with cp.async (no registers, no wait).
 // Tails (M, N, K not multiples of the tiles) are zero-filled on load and masked on store.
 // Defaults are the naive version: 16x16 threads, one output per thread, no shared memory.
 #include <cuda_runtime.h>
@@ -28,6 +38,15 @@
 #ifndef TN
 #define TN 1        // columns of C per thread
 #endif
+#ifndef WM
+#define WM 16       // rows of C per warp (TILED 2 only)
+#endif
+#ifndef WN
+#define WN 16       // columns of C per warp (TILED 2 only)
+#endif
+#ifndef PIPE
+#define PIPE 0      // TILED 2: 0 one buffer; 1 two buffers, next step through registers; 2 two buffers, B by cp.async
+#endif
 
 #if (BM % TM) != 0 || (BN % TN) != 0
 #error "matmul: TM must divide BM and TN must divide BN"
@@ -41,7 +60,107 @@
 #error "matmul: too many threads per block"
 #endif
 
+#if TILED == 2
+#if (TM % 4) != 0 || (TN % 4) != 0
+#error "matmul: TILED 2 needs TM and TN multiples of 4"
+#endif
+#if (WM % TM) != 0 || (WN % TN) != 0 || (WM / TM) * (WN / TN) != 32
+#error "matmul: TILED 2 needs (WM/TM) x (WN/TN) = 32 lanes"
+#endif
+#if (BM % WM) != 0 || (BN % WN) != 0
+#error "matmul: TILED 2 needs WM | BM and WN | BN"
+#endif
+#if (BK % 4) != 0
+#error "matmul: TILED 2 needs BK a multiple of 4"
+#endif
+#if PIPE < 0 || PIPE > 2
+#error "matmul: PIPE is 0, 1 or 2"
+#endif
+#define MM_LN (WN / TN)                          // lanes along N
+#define MM_LM (WM / TM)                          // lanes along M
+#define MM_NBUF (PIPE ? 2 : 1)
+#define MM_ALD (BM + 4)                          // As row length: +4 keeps 16-byte rows, spreads the transposed stores
+#define MM_AV (BM * BK / 4)                      // float4 pieces of an A tile
+#define MM_BV (BK * BN / 4)                      // float4 pieces of a B tile
+#define MM_ALDS ((MM_AV + MM_NT - 1) / MM_NT)    // pieces per thread
+#define MM_BLDS ((MM_BV + MM_NT - 1) / MM_NT)
+#if MM_NBUF * BK * (MM_ALD + BN) * 4 > 49152
+#error "matmul: TILED 2 shared tiles exceed 48 KB"
+#endif
+#endif
+
 namespace mm_kd {
+
+#if TILED == 2
+// p[0..3], where `avail` elements from p on are inside the matrix (<= 0: none); zero beyond.
+__device__ __forceinline__ float4 ld4(const float* p, int avail) {
+  if (avail >= 4 && (((unsigned long long)p) & 15) == 0) return __ldg(reinterpret_cast<const float4*>(p));
+  float4 r = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (avail > 0) r.x = __ldg(p);
+  if (avail > 1) r.y = __ldg(p + 1);
+  if (avail > 2) r.z = __ldg(p + 2);
+  if (avail > 3) r.w = __ldg(p + 3);
+  return r;
+}
+
+__device__ __forceinline__ void cp_async16(float* smem, const float* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+#else
+  *reinterpret_cast<float4*>(smem) = __ldg(reinterpret_cast<const float4*>(gmem));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+struct Tiles {
+  float a[MM_NBUF][BK][MM_ALD];   // a[k][m] = A[bm+m][k0+k]
+  float b[MM_NBUF][BK][BN];       // b[k][n] = B[k0+k][bn+n]
+};
+
+// Piece e of the A tile at K offset k0: row m = e / (BK/4), columns kq..kq+3.
+__device__ __forceinline__ float4 load_a(const float* __restrict__ A, int M, int K, int bm, int k0, int e) {
+  const int m = e / (BK / 4), kq = (e % (BK / 4)) * 4;
+  const int gm = bm + m, gk = k0 + kq;
+  return ld4(A + (size_t)(gm < M ? gm : 0) * K + gk, gm < M ? K - gk : 0);
+}
+__device__ __forceinline__ void store_a(Tiles& t, int buf, int e, float4 v) {
+  const int m = e / (BK / 4), kq = (e % (BK / 4)) * 4;
+  t.a[buf][kq + 0][m] = v.x;
+  t.a[buf][kq + 1][m] = v.y;
+  t.a[buf][kq + 2][m] = v.z;
+  t.a[buf][kq + 3][m] = v.w;
+}
+// Piece e of the B tile at K offset k0: row k = e / (BN/4), columns nq..nq+3.
+__device__ __forceinline__ float4 load_b(const float* __restrict__ B, int N, int K, int bn, int k0, int e) {
+  const int k = e / (BN / 4), nq = (e % (BN / 4)) * 4;
+  const int gk = k0 + k, gn = bn + nq;
+  return ld4(B + (size_t)(gk < K ? gk : 0) * N + gn, gk < K ? N - gn : 0);
+}
+__device__ __forceinline__ void store_b(Tiles& t, int buf, int e, float4 v) {
+  const int k = e / (BN / 4), nq = (e % (BN / 4)) * 4;
+  *reinterpret_cast<float4*>(&t.b[buf][k][nq]) = v;
+}
+// B piece e straight to shared memory: cp.async when the 16 bytes are aligned and inside B.
+__device__ __forceinline__ void copy_b(Tiles& t, int buf, const float* __restrict__ B, int N, int K, int bn, int k0, int e) {
+  const int k = e / (BN / 4), nq = (e % (BN / 4)) * 4;
+  const int gk = k0 + k, gn = bn + nq;
+  const float* p = B + (size_t)(gk < K ? gk : 0) * N + gn;
+  if (gk < K && gn + 4 <= N && (((unsigned long long)p) & 15) == 0) cp_async16(&t.b[buf][k][nq], p);
+  else *reinterpret_cast<float4*>(&t.b[buf][k][nq]) = ld4(p, gk < K ? N - gn : 0);
+}
+#endif
 
 __global__ void __launch_bounds__(MM_NT)
 matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
@@ -57,7 +176,141 @@ matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* _
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
 
-#if TILED
+#if TILED == 2
+  __shared__ __align__(16) Tiles t;
+  const int tid = threadIdx.x;
+  const int bm = blockIdx.y * BM;
+  const int bn = blockIdx.x * BN;
+  const int warp = tid / 32, lane = tid % 32;
+  const int a_off = (warp / (BN / WN)) * WM + (lane / MM_LN) * 4;   // this lane's first row in the tile
+  const int b_off = (warp % (BN / WN)) * WN + (lane % MM_LN) * 4;   // this lane's first column in the tile
+  const int nk = (K + BK - 1) / BK;
+  (void)row0; (void)col0;
+
+  float4 ra[MM_ALDS];
+#if PIPE != 2
+  float4 rb[MM_BLDS];
+#endif
+  // Stage 0.
+#pragma unroll
+  for (int l = 0; l < MM_ALDS; ++l)
+    if (tid + l * MM_NT < MM_AV) store_a(t, 0, tid + l * MM_NT, load_a(A, M, K, bm, 0, tid + l * MM_NT));
+#pragma unroll
+  for (int l = 0; l < MM_BLDS; ++l)
+    if (tid + l * MM_NT < MM_BV) {
+#if PIPE == 2
+      copy_b(t, 0, B, N, K, bn, 0, tid + l * MM_NT);
+#else
+      store_b(t, 0, tid + l * MM_NT, load_b(B, N, K, bn, 0, tid + l * MM_NT));
+#endif
+    }
+#if PIPE == 2
+  cp_async_commit();
+  cp_async_wait_all();
+#endif
+  __syncthreads();
+
+  for (int kt = 0; kt < nk; ++kt) {
+    const int cur = PIPE ? (kt & 1) : 0;
+    const bool next = kt + 1 < nk;
+    const int k1 = (kt + 1) * BK;
+#if PIPE
+    // Start the next K step's loads before computing this one.
+    if (next) {
+#pragma unroll
+      for (int l = 0; l < MM_ALDS; ++l)
+        if (tid + l * MM_NT < MM_AV) ra[l] = load_a(A, M, K, bm, k1, tid + l * MM_NT);
+#pragma unroll
+      for (int l = 0; l < MM_BLDS; ++l)
+        if (tid + l * MM_NT < MM_BV) {
+#if PIPE == 2
+          copy_b(t, cur ^ 1, B, N, K, bn, k1, tid + l * MM_NT);
+#else
+          rb[l] = load_b(B, N, K, bn, k1, tid + l * MM_NT);
+#endif
+        }
+#if PIPE == 2
+      cp_async_commit();
+#endif
+    }
+#endif
+
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM / 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(&t.a[cur][k][a_off + i * MM_LM * 4]);
+        a[4 * i + 0] = v.x; a[4 * i + 1] = v.y; a[4 * i + 2] = v.z; a[4 * i + 3] = v.w;
+      }
+#pragma unroll
+      for (int j = 0; j < TN / 4; ++j) {
+        const float4 v = *reinterpret_cast<const float4*>(&t.b[cur][k][b_off + j * MM_LN * 4]);
+        b[4 * j + 0] = v.x; b[4 * j + 1] = v.y; b[4 * j + 2] = v.z; b[4 * j + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+
+#if PIPE
+    if (next) {
+#pragma unroll
+      for (int l = 0; l < MM_ALDS; ++l)
+        if (tid + l * MM_NT < MM_AV) store_a(t, cur ^ 1, tid + l * MM_NT, ra[l]);
+#if PIPE == 2
+      cp_async_wait_all();
+#else
+#pragma unroll
+      for (int l = 0; l < MM_BLDS; ++l)
+        if (tid + l * MM_NT < MM_BV) store_b(t, cur ^ 1, tid + l * MM_NT, rb[l]);
+#endif
+    }
+    __syncthreads();
+#else
+    __syncthreads();   // everyone is done reading the buffer
+    if (next) {
+#pragma unroll
+      for (int l = 0; l < MM_ALDS; ++l)
+        if (tid + l * MM_NT < MM_AV) ra[l] = load_a(A, M, K, bm, k1, tid + l * MM_NT);
+#pragma unroll
+      for (int l = 0; l < MM_BLDS; ++l)
+        if (tid + l * MM_NT < MM_BV) rb[l] = load_b(B, N, K, bn, k1, tid + l * MM_NT);
+#pragma unroll
+      for (int l = 0; l < MM_ALDS; ++l)
+        if (tid + l * MM_NT < MM_AV) store_a(t, 0, tid + l * MM_NT, ra[l]);
+#pragma unroll
+      for (int l = 0; l < MM_BLDS; ++l)
+        if (tid + l * MM_NT < MM_BV) store_b(t, 0, tid + l * MM_NT, rb[l]);
+    }
+    __syncthreads();
+#endif
+  }
+
+  // Store: acc[4i+q][4j+p] is C[bm + a_off + i*4*LM + q][bn + b_off + j*4*LN + p].
+#pragma unroll
+  for (int i = 0; i < TM / 4; ++i)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int r = bm + a_off + i * MM_LM * 4 + q;
+      if (r >= M) continue;
+#pragma unroll
+      for (int j = 0; j < TN / 4; ++j) {
+        const int c = bn + b_off + j * MM_LN * 4;
+        float* p = C + (size_t)r * N + c;
+        const float* v = &acc[4 * i + q][4 * j];
+        if (c + 4 <= N && (((unsigned long long)p) & 15) == 0) {
+          *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (c + e < N) p[e] = v[e];
+        }
+      }
+    }
+  return;
+#elif TILED
   __shared__ float As[BK][BM + 1];   // As[k][m] = A[bm+m][k0+k]; +1 pad: conflict-free transposed stores
   __shared__ float Bs[BK][BN];       // Bs[k][n] = B[k0+k][bn+n]
   const int tid = threadIdx.x;

@@ -2,7 +2,13 @@
 //
 // One kernel family: each block reduces its share of x (a grid-stride loop over chunks of
 // BLOCK*ITEMS vectors of VEC floats), reduces within the block (shared-memory tree or warp
-// shuffles) and atomically adds its partial into out[0], which the entry zeroes first.
+// shuffles), then
+//   FINAL 0: atomically adds its partial into out[0], which the entry zeroes first (a memset node
+//            before the kernel, and partials added in whatever order blocks finish);
+//   FINAL 1: writes its partial to a device array; the last block to finish (a counter, after a
+//            __threadfence) adds the partials in block order and writes out[0]: no memset, one
+//            kernel, the same result every run. Needs a bounded grid (GRID_MULT > 0); the counter
+//            is reset by that last block, so every call starts from zero.
 // Defaults are the naive version: one float per thread, one block per 256 floats (GRID_MULT 0),
 // shared-memory tree, one atomic per block.
 #include <cuda_runtime.h>
@@ -22,6 +28,9 @@
 #ifndef SHUFFLE
 #define SHUFFLE 0     // block reduction: 0 shared-memory tree, 1 warp shuffles
 #endif
+#ifndef FINAL
+#define FINAL 0       // 0: memset + one atomicAdd per block; 1: partials + last block sums them (GRID_MULT > 0)
+#endif
 
 #if BLOCK < 32 || BLOCK > 1024 || (BLOCK & (BLOCK - 1)) != 0
 #error "reduce_sum: BLOCK must be a power of two in [32, 1024]"
@@ -29,8 +38,54 @@
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "reduce_sum: VEC must be 1, 2 or 4"
 #endif
+#if FINAL && GRID_MULT == 0
+#error "reduce_sum: FINAL 1 needs a bounded grid (GRID_MULT > 0)"
+#endif
+#define RS_MAX_BLOCKS 4096   // FINAL 1: the grid is capped here (the grid-stride loop covers the rest)
 
 namespace rs_kd {
+
+#if FINAL
+__device__ float partials[RS_MAX_BLOCKS];
+__device__ unsigned int blocks_done = 0;   // back to 0 at the end of every launch (by the last block)
+
+// Block sum of v (every thread calls it; the result is valid in thread 0).
+__device__ __forceinline__ float block_sum(float v, float* sh) {
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  __syncthreads();                         // sh may still be read by an earlier call
+  if ((tid & 31) == 0) sh[tid >> 5] = v;
+  __syncthreads();
+  v = 0.f;
+  if (tid < 32) {
+    v = (tid < BLOCK / 32) ? sh[tid] : 0.f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  }
+  return v;
+}
+
+// Called by every thread of the block with the block's partial in thread 0.
+__device__ __forceinline__ void finish(float* __restrict__ out, float partial, float* sh) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = partial;
+    __threadfence();                        // the partial is visible before the count says so
+    last = atomicAdd(&blocks_done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  float v = 0.f;
+  for (unsigned i = threadIdx.x; i < gridDim.x; i += BLOCK) v += __ldcg(partials + i);
+  v = block_sum(v, sh);
+  if (threadIdx.x == 0) {
+    out[0] = v;
+    blocks_done = 0;
+  }
+}
+#endif
 
 __device__ __forceinline__ float ldv_sum(const float* p) {
 #if VEC == 4
@@ -86,8 +141,13 @@ reduce_kernel(const float* __restrict__ x, float* __restrict__ out, long long nv
     v = (tid < BLOCK / 32) ? warp_sums[tid] : 0.f;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+#if !FINAL
     if (tid == 0) atomicAdd(out, v);
+#endif
   }
+#if FINAL
+  finish(out, v, warp_sums);
+#endif
 #else
   __shared__ float sdata[BLOCK];
   sdata[tid] = v;
@@ -96,15 +156,26 @@ reduce_kernel(const float* __restrict__ x, float* __restrict__ out, long long nv
     if (tid < s) sdata[tid] += sdata[tid + s];
     __syncthreads();
   }
+#if FINAL
+  finish(out, sdata[0], sdata);
+#else
   if (tid == 0) atomicAdd(out, sdata[0]);
+#endif
 #endif
 }
 
 }  // namespace rs_kd
 
 void reduce_sum(const float* x, float* out, int n) {
+#if FINAL
+  if (n <= 0) {
+    cudaMemsetAsync(out, 0, sizeof(float), 0);
+    return;
+  }
+#else
   cudaMemsetAsync(out, 0, sizeof(float), 0);
   if (n <= 0) return;
+#endif
   int head = 0;
 #if VEC > 1
   {
@@ -122,6 +193,9 @@ void reduce_sum(const float* x, float* out, int n) {
   cudaGetDevice(&dev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (blocks > (long long)GRID_MULT * sms) blocks = (long long)GRID_MULT * sms;
+#endif
+#if FINAL
+  if (blocks > RS_MAX_BLOCKS) blocks = RS_MAX_BLOCKS;
 #endif
   if (blocks < 1) blocks = 1;  // head/tail scalars still need threads (n < VEC)
   rs_kd::reduce_kernel<<<(unsigned)blocks, BLOCK, 0, 0>>>(x, out, nvec, head, tail);

@@ -2,8 +2,11 @@
 //
 // One kernel family. A group of TPR consecutive threads owns one row; a block of BLOCK threads
 // owns BLOCK/TPR rows. Group reductions use warp shuffles (TPR <= 32) or shuffles plus shared
-// memory (TPR > 32, then TPR is a multiple of 32). Defaults are the naive version: one thread
-// per row, scalar loads, three passes over the row.
+// memory (TPR > 32, then TPR is a multiple of 32). With CACHE > 0 a row of up to
+// CACHE*TPR*VEC columns is read once into registers (CACHE vectors per thread), reduced there and
+// written from there: one read and one write of memory per element; longer rows take the
+// streaming path below (correct for any length). Defaults are the naive version: one thread per
+// row, scalar loads, three passes over the row, nothing cached.
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -19,12 +22,18 @@
 #ifndef ONLINE
 #define ONLINE 0    // 0: three passes (max, sum, write); 1: two passes (online max+sum, write)
 #endif
+#ifndef CACHE
+#define CACHE 0     // vectors of VEC floats per thread kept in registers (0: stream every pass from memory)
+#endif
 
 #if (BLOCK % TPR) != 0 || (TPR > 32 && (TPR % 32) != 0) || BLOCK > 1024
 #error "softmax: need TPR | BLOCK, TPR multiple of 32 when > 32, BLOCK <= 1024"
 #endif
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "softmax: VEC must be 1, 2 or 4"
+#endif
+#if CACHE < 0 || CACHE * VEC > 64
+#error "softmax: CACHE * VEC must be in [0, 64] (registers per thread)"
 #endif
 
 #define ROWS_PER_BLOCK (BLOCK / TPR)
@@ -150,6 +159,59 @@ softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int rows, int
   const float* xv = xr + head;
   // Vector stores only when y has the same alignment as x (true for cudaMalloc'd buffers).
   const bool y_vec_ok = (((unsigned long long)(yr + head)) % (VEC * sizeof(float))) == 0;
+
+#if CACHE > 0
+  // Row held in registers. The test depends on cols only, so every group of the block takes the
+  // same path (the group reductions hold __syncthreads when TPR > 32). Here nvec <= cols / VEC <=
+  // CACHE * TPR, so vector v = lane + j * TPR (j < CACHE) covers every vector of the row.
+  if (cols <= CACHE * TPR * VEC) {
+    float r[CACHE][VEC];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+      const int v = lane + j * TPR;
+      if (v < nvec) {
+        ldv(xv + (size_t)v * VEC, r[j]);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) mx = fmaxf(mx, r[j][i]);
+      }
+    }
+    for (int c = lane; c < head; c += TPR) mx = fmaxf(mx, __ldg(xr + c));
+    for (int c = tail0 + lane; c < n; c += TPR) mx = fmaxf(mx, __ldg(xr + c));
+    mx = group_max(mx, sh_a);
+
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+      if (lane + j * TPR < nvec) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) { r[j][i] = expf(r[j][i] - mx); sum += r[j][i]; }
+      }
+    }
+    for (int c = lane; c < head; c += TPR) sum += expf(__ldg(xr + c) - mx);
+    for (int c = tail0 + lane; c < n; c += TPR) sum += expf(__ldg(xr + c) - mx);
+    sum = group_sum(sum, sh_a);
+
+    const float rinv = 1.f / sum;
+#pragma unroll
+    for (int j = 0; j < CACHE; ++j) {
+      const int v = lane + j * TPR;
+      if (v < nvec) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) r[j][i] *= rinv;
+        float* yp = yr + head + (size_t)v * VEC;
+        if (y_vec_ok) stv(yp, r[j]);
+        else {
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) yp[i] = r[j][i];
+        }
+      }
+    }
+    for (int c = lane; c < head; c += TPR) yr[c] = expf(__ldg(xr + c) - mx) * rinv;
+    for (int c = tail0 + lane; c < n; c += TPR) yr[c] = expf(__ldg(xr + c) - mx) * rinv;
+    return;
+  }
+#endif
 
   float m, s;
 #if ONLINE

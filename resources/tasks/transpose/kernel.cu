@@ -1,13 +1,17 @@
 // transpose: out (cols x rows) = transpose of in (rows x cols), fp32, row-major. One tunable kernel family.
 //
 // A block owns a TILE_Y x TILE_X tile of `in` (TILE_Y input rows, TILE_X input columns) and has
-// TILE_X x BLOCK_ROWS threads; thread (tx, ty) reads in[y0 + j][x0 + tx] for j = ty, ty+BLOCK_ROWS, ...
-// (coalesced along the row).
+// (TILE_X/VEC) x BLOCK_ROWS threads; thread (tx, ty) reads in[y0 + j][x0 + tx*VEC .. +VEC) for
+// j = ty, ty+BLOCK_ROWS, ... (coalesced along the row).
 //   USE_SMEM=0  each thread writes its element straight to out[x0+tx][y0+j]: consecutive lanes write
-//               addresses `rows` floats apart (uncoalesced writes, the naive transpose)
+//               addresses `rows` floats apart (uncoalesced writes, the naive transpose); VEC is 1
 //   USE_SMEM=1  the tile is staged in shared memory tile[TILE_Y][TILE_X+PAD]; after a barrier the block
 //               writes the transposed tile row by row of `out` (consecutive lanes -> consecutive addresses)
+//   VEC         floats per global load and store (USE_SMEM=1): 1, 2 or 4 (128-bit). A vector that is
+//               not aligned or crosses the matrix edge is moved as scalars (any size is correct)
 //   PAD         floats of padding per shared row; PAD=1 makes the column-wise reads conflict-free
+//   SWIZZLE     1: no padding; element (j, i) of the tile is kept at column i ^ ((j/VEC) % 32) of row j,
+//               which makes both the row-wise writes and the column-wise reads conflict-free
 // Partial tiles (rows/cols not multiples of the tile) are bounds-checked element by element.
 // Naive default: USE_SMEM=0, TILE_X=16, TILE_Y=16, BLOCK_ROWS=16 (16x16 blocks, one element per thread).
 #include <cuda_runtime.h>
@@ -27,9 +31,31 @@
 #ifndef PAD
 #define PAD 0
 #endif
+#ifndef VEC
+#define VEC 1
+#endif
+#ifndef SWIZZLE
+#define SWIZZLE 0
+#endif
 
-#if TILE_X * BLOCK_ROWS > 1024
-#error "TILE_X * BLOCK_ROWS must be <= 1024"
+#if VEC != 1 && VEC != 2 && VEC != 4
+#error "VEC must be 1, 2 or 4"
+#endif
+#if VEC > 1 && !USE_SMEM
+#error "VEC > 1 needs USE_SMEM=1"
+#endif
+#if (TILE_X % VEC) != 0 || (TILE_Y % VEC) != 0
+#error "VEC must divide TILE_X and TILE_Y"
+#endif
+#if SWIZZLE && (!USE_SMEM || PAD != 0 || TILE_X < 32 || (TILE_X & (TILE_X - 1)) != 0)
+#error "SWIZZLE needs USE_SMEM=1, PAD=0 and TILE_X a power of two >= 32"
+#endif
+#define TR_TX (TILE_X / VEC)              // threads along a tile row
+#define TR_THREADS (TR_TX * BLOCK_ROWS)
+#define TR_ITERS (TILE_Y / BLOCK_ROWS)    // loads per thread, and stores per thread
+
+#if TR_THREADS > 1024
+#error "(TILE_X / VEC) * BLOCK_ROWS must be <= 1024"
 #endif
 #if BLOCK_ROWS > TILE_Y
 #error "BLOCK_ROWS must be <= TILE_Y"
@@ -37,13 +63,23 @@
 #if USE_SMEM && (TILE_Y * (TILE_X + PAD) * 4 > 49152)
 #error "shared tile exceeds 48 KB"
 #endif
-
 #if TILE_Y % BLOCK_ROWS != 0
 #error "BLOCK_ROWS must divide TILE_Y"
 #endif
 
-#define TR_THREADS (TILE_X * BLOCK_ROWS)
-#define TR_ITERS (TILE_Y / BLOCK_ROWS)   // elements per thread, in both phases
+// Shared column of tile element (row j, column i).
+__device__ __forceinline__ int tr_scol(int j, int i) {
+#if SWIZZLE
+  return i ^ ((j / VEC) & 31);   // TILE_X is a power of two >= 32: a permutation of the row
+#else
+  (void)j;
+  return i;
+#endif
+}
+
+__device__ __forceinline__ bool tr_aligned(const void* p) {
+  return (((unsigned long long)p) % (VEC * sizeof(float))) == 0;
+}
 
 __global__ void __launch_bounds__(TR_THREADS)
 transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
@@ -53,7 +89,7 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int x0 = blockIdx.x * TILE_X;                         // first input column of the tile
   const int tiles_y = (rows - 1) / TILE_Y + 1;                 // rows > 0 (checked by the entry)
-  const int c = x0 + tx;
+  const int c = x0 + tx * VEC;                                 // this thread's first input column
 
   // grid.y is capped at 65535, so blocks stride over the tile rows (block-uniform loop).
   for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
@@ -62,26 +98,63 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
     for (int k = 0; k < TR_ITERS; ++k) {
       const int j = ty + k * BLOCK_ROWS;
       const int r = y0 + j;
-      if (r < rows && c < cols) {
-        const float v = in[(size_t)r * cols + c];
 #if USE_SMEM
-        tile[j][tx] = v;
-#else
-        out[(size_t)c * rows + r] = v;
+      if (r < rows) {
+        const float* p = in + (size_t)r * cols + c;
+#if VEC == 4
+        if (c + 3 < cols && tr_aligned(p)) {
+          const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+          tile[j][tr_scol(j, tx * 4 + 0)] = v.x;
+          tile[j][tr_scol(j, tx * 4 + 1)] = v.y;
+          tile[j][tr_scol(j, tx * 4 + 2)] = v.z;
+          tile[j][tr_scol(j, tx * 4 + 3)] = v.w;
+        } else
+#elif VEC == 2
+        if (c + 1 < cols && tr_aligned(p)) {
+          const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+          tile[j][tr_scol(j, tx * 2 + 0)] = v.x;
+          tile[j][tr_scol(j, tx * 2 + 1)] = v.y;
+        } else
 #endif
+        {
+#pragma unroll
+          for (int q = 0; q < VEC; ++q)
+            if (c + q < cols) tile[j][tr_scol(j, tx * VEC + q)] = __ldg(p + q);
+        }
       }
+#else
+      if (r < rows && c < cols) out[(size_t)c * rows + r] = in[(size_t)r * cols + c];
+#endif
     }
 #if USE_SMEM
     __syncthreads();
-    // Write the transposed tile: out rows x0..x0+TILE_X-1, out columns y0..y0+TILE_Y-1.
-    // Linear element e -> (out row i = e / TILE_Y, out column j = e % TILE_Y): lanes run along j.
-    const int tid = ty * TILE_X + tx;
+    // Write the transposed tile: out rows x0..x0+TILE_X-1, out columns y0..y0+TILE_Y-1, VEC at a time.
+    // Linear vector e -> (out row i = e / (TILE_Y/VEC), out columns j..j+VEC-1, j = VEC * (e % (TILE_Y/VEC))):
+    // lanes run along j.
+    const int tid = ty * TR_TX + tx;
 #pragma unroll
     for (int k = 0; k < TR_ITERS; ++k) {
-      const int e = tid + k * TR_THREADS;                     // < TILE_X * TILE_Y
-      const int i = e / TILE_Y, j = e % TILE_Y;
+      const int e = tid + k * TR_THREADS;                     // < TILE_X * TILE_Y / VEC
+      const int i = e / (TILE_Y / VEC), j = (e % (TILE_Y / VEC)) * VEC;
       const int oc = x0 + i, orr = y0 + j;                    // oc = input column, orr = input row
-      if (oc < cols && orr < rows) out[(size_t)oc * rows + orr] = tile[j][i];
+      if (oc < cols) {
+        float* p = out + (size_t)oc * rows + orr;
+#if VEC == 4
+        if (orr + 3 < rows && tr_aligned(p)) {
+          *reinterpret_cast<float4*>(p) = make_float4(tile[j][tr_scol(j, i)], tile[j + 1][tr_scol(j + 1, i)],
+                                                      tile[j + 2][tr_scol(j + 2, i)], tile[j + 3][tr_scol(j + 3, i)]);
+        } else
+#elif VEC == 2
+        if (orr + 1 < rows && tr_aligned(p)) {
+          *reinterpret_cast<float2*>(p) = make_float2(tile[j][tr_scol(j, i)], tile[j + 1][tr_scol(j + 1, i)]);
+        } else
+#endif
+        {
+#pragma unroll
+          for (int q = 0; q < VEC; ++q)
+            if (orr + q < rows) p[q] = tile[j + q][tr_scol(j + q, i)];
+        }
+      }
     }
     __syncthreads();                                          // tile is reused by the next iteration
 #endif
@@ -93,7 +166,7 @@ void transpose(const float* in, float* out, int rows, int cols) {
   const long long tiles_x = ((long long)cols + TILE_X - 1) / TILE_X;
   long long tiles_y = ((long long)rows + TILE_Y - 1) / TILE_Y;
   if (tiles_y > 65535) tiles_y = 65535;                     // the kernel loops over the rest
-  dim3 block(TILE_X, BLOCK_ROWS);
+  dim3 block(TR_TX, BLOCK_ROWS);
   dim3 grid((unsigned int)tiles_x, (unsigned int)tiles_y);
   transpose_kernel<<<grid, block, 0, 0>>>(in, out, rows, cols);
 }

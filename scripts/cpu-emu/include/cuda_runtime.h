@@ -1,0 +1,1 @@
+// empty: scripts/cpu-emu/emu.h stands in for the CUDA runtime
