@@ -145,7 +145,8 @@ def main():
         md.append('| %s | %s | %s | %s | %s | %s | %s | %s | %s |' % (
             r['problem'], fmt(b.get('medianMs'), ' ms') if b.get('medianMs') else ('FAILED' if b.get('failure') else 'not checked' if b.get('notChecked') else '—'),
             fmt(best.get('medianMs'), ' ms') + (f" `{json.dumps(best.get('config'))}`" if best.get('config') else ''),
-            fmt(py.get('eagerMs'), ' ms'), fmt(py.get('compileMs'), ' ms'),
+            fmt(py.get('eagerMs'), ' ms') + ('' if not py.get('eagerMs') or str(py.get('device') or '').startswith('cuda') else f" ({py.get('device') or '?'}!)"),
+            fmt(py.get('compileMs'), ' ms'),
             fmt(sp.get('bestVsEager'), '×'), fmt(sp.get('bestVsCompile'), '×'),
             f"{s.get('evaluated', 0)} / {s.get('timed', 0)}", ', '.join(f'{k} {v}' for k, v in (s.get('failures') or {}).items()) or '—'))
     md.append('')

@@ -16,7 +16,7 @@ import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
 import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
 import { kernelduelCli, writePythonTask } from './fixtures/python-task.js';
 import { loadTask } from '../main/engine/task/manifest.js';
-import { computeReferenceData, referenceRoot, type ReferenceData } from '../main/engine/pytorch/reference-data.js';
+import { computeReferenceData, referenceRoot, sweepStaleReferenceData, type ReferenceData } from '../main/engine/pytorch/reference-data.js';
 import { DEFAULT_TIMING, ensureHarness, renderPlan, type PlanInput } from '../main/engine/measure/harness.js';
 import { pytorchReferenceData } from '../main/core/evaluators.js';
 
@@ -57,7 +57,7 @@ describe.skipIf(!TORCH_PYTHON)('reference data of a PyTorch task (CPU torch)', (
   }, 120_000);
 
   it('writes every sample of every buffer into a private folder, with a manifest that matches the files', () => {
-    expect(data.dir.startsWith(join(work, 'kd-ref-'))).toBe(true);
+    expect(data.dir.startsWith(join(work, `kd-ref-${process.pid}-`))).toBe(true);
     expect(statSync(data.dir).mode & 0o777).toBe(0o700);
     expect(data.samples).toEqual([0, 1, 2, 3, 4].map((id) => ({ size: 0, id, timing: id >= 2 })));
     // 4 buffers per sample: x and out per sample, the weights (lin_weight, lin_bias) shared.
@@ -83,6 +83,15 @@ describe.skipIf(!TORCH_PYTHON)('reference data of a PyTorch task (CPU torch)', (
     expect(judge).toMatch(/^reffile 0 0 3 2048 [0-9a-f]{64} s0\/0\/output\.out\.bin$/m);
     expect(renderPlan(base, 'capture')).not.toMatch(/reference|refsample|reffile/);
     expect(() => renderPlan({ ...base, reference: { ...data, dir: '/tmp/a b' } }, 'x')).toThrow(/white space/);
+  });
+
+  it('removes the folders of killed processes, never a live one\'s', () => {
+    const root = mkdtempSync(join(work, 'sweep-'));
+    const dead = mkdtempSync(join(root, 'kd-ref-999999999-'));
+    const alive = mkdtempSync(join(root, `kd-ref-${process.ppid}-`));
+    const mine = mkdtempSync(join(root, `kd-ref-${process.pid}-`));
+    expect(sweepStaleReferenceData(root)).toEqual([dead]);
+    expect([existsSync(dead), existsSync(alive), existsSync(mine)]).toEqual([false, true, true]);
   });
 
   it('refuses a folder without room for the data, naming the sizes', () => {

@@ -436,7 +436,9 @@ export class Evaluator {
       if (this.task.pytorch) {
         if (!this.opts.referenceData) throw new Error(`task ${this.task.manifest.name} has a PyTorch reference (${this.task.referencePath}): its CUDA variants are checked against reference data PyTorch computes, and this evaluator was made without a way to compute it`);
         const checksBySize = Object.fromEntries(Object.entries(this.sizeSeeds()).map(([k, v]) => [k, v.length]));
-        this.refData ??= await this.opts.referenceData({ gpu: this.gpu!, checks: this.seeds.length, checksBySize, signal });
+        // PyTorch runs on this GPU: with it to itself, as any measuring job (no timing beside it).
+        const compute = this.opts.referenceData;
+        this.refData ??= await this.queue().add(() => compute({ gpu: this.gpu!, checks: this.seeds.length, checksBySize, signal }));
         planInput = { ...planInput, reference: this.refData };
         referenceLib = 'files';
         // The folder is hidden from variants' host code only inside bubblewrap (private /dev/shm and /tmp).

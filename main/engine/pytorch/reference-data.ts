@@ -7,7 +7,7 @@
 // memory by the engine and written only into the judge's plan; the judge checks every file
 // against it before it uses it (resources/harness/kd_reffiles.h).
 import { randomInt } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statfsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
@@ -95,6 +95,34 @@ export function referenceRoot(total: number, given?: string): string {
   throw new ReferenceDataError(`the reference data needs ${(total / 2 ** 30).toFixed(2)} GiB, and neither /dev/shm (${(freeBytes('/dev/shm') / 2 ** 30).toFixed(2)} GiB free) nor ${tmpdir()} (${(freeBytes(tmpdir()) / 2 ** 30).toFixed(2)} GiB free) has room: use a smaller size of the task`);
 }
 
+/**
+ * Removes the reference-data folders that processes of this user left behind when they were killed
+ * (`kd-ref-<pid>-…` whose process is gone): on tmpfs they would hold memory until a reboot.
+ */
+export function sweepStaleReferenceData(root: string): string[] {
+  const removed: string[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return removed;
+  }
+  for (const n of names) {
+    const m = /^kd-ref-(\d+)-/.exec(n);
+    if (!m || Number(m[1]) === process.pid) continue;
+    const p = join(root, n);
+    try {
+      if (process.getuid && statSync(p).uid !== process.getuid()) continue;
+      process.kill(Number(m[1]), 0);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+      rmSync(p, { recursive: true, force: true });
+      removed.push(p);
+    }
+  }
+  return removed;
+}
+
 const cleanups = new Set<() => void>();
 let exitHook = false;
 
@@ -106,8 +134,9 @@ export async function computeReferenceData(o: ReferenceDataOptions): Promise<Ref
   const nTiming = o.timing ?? 8;
   const counts = t.manifest.sizes.map((_, si) => ({ checks: o.checksBySize?.[si] ?? o.checks, timing: timed.has(si) ? nTiming : 0 }));
   const total = counts.reduce((acc, c, si) => acc + (c.checks + c.timing) * sampleBytes(t, si), 0);
+  for (const d of new Set([o.root ?? '/dev/shm', tmpdir()])) sweepStaleReferenceData(d);
   const root = referenceRoot(total, o.root);
-  const dir = mkdtempSync(join(root, 'kd-ref-')); // mode 0700
+  const dir = mkdtempSync(join(root, `kd-ref-${process.pid}-`)); // mode 0700
   const cleanup = (): void => {
     cleanups.delete(cleanup);
     rmSync(dir, { recursive: true, force: true });
