@@ -101,7 +101,7 @@ export function referenceRoot(total: number, given?: string): string {
  */
 export function sweepStaleReferenceData(root: string): string[] {
   const removed: string[] = [];
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(root);
   } catch {
