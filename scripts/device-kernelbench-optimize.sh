@@ -65,6 +65,12 @@ done
 } > "$WORK/machine.txt"
 cat "$WORK/machine.txt"
 
+# KD_GPU_TEST=1: first the GPU test of this path on a tiny problem (test/gpu/pytorch-cuda.test.ts, ~1 min).
+if [ "${KD_GPU_TEST:-0}" = 1 ] && [ -x "$ROOT/dist-gpu/kernelduel/test-gpu" ]; then
+  step 120 "$WORK/gpu-test.out" "$WORK/gpu-test.log" "$ROOT/dist-gpu/kernelduel/test-gpu" pytorch-cuda
+  echo "gpu test: exit $?"; tail -15 "$WORK/gpu-test.out"
+fi
+
 # shellcheck disable=SC2086
 $KD_CLI import kernelbench "$WORK/level1" -o "$WORK/tasks" --force > "$WORK/import.out" 2> "$WORK/import.log"
 echo "import: exit $?"; tail -5 "$WORK/import.log"
@@ -106,6 +112,6 @@ done
 
 "$PY" "$ROOT/scripts/kernelbench-optimize-summary.py" --work "$WORK" --budget "$BUDGET" --out "$OUTDIR" --results "$ROOT/bench/results" "${PROBLEMS[@]}"
 rc=$?
-tar czf "$OUTDIR/kernelbench-optimize.tgz" -C "$WORK" machine.txt import.out import.log run home/sessions 2>/dev/null
+tar czf "$OUTDIR/kernelbench-optimize.tgz" -C "$WORK" machine.txt import.out import.log run home/sessions $(cd "$WORK" && ls gpu-test.* 2>/dev/null) 2>/dev/null
 echo "exit $rc; $OUTDIR/h200-kernelbench-optimize.md, $OUTDIR/kernelbench-optimize.tgz ($(( $(date +%s) - START )) s)"
 exit "$rc"
