@@ -246,7 +246,7 @@ static void judge_load_files(Judge& J) {
   }
   J.file_bytes = bytes;
 }
-static const std::vector<void*>& file_data(Judge& J, std::map<std::pair<int, unsigned long long>, std::vector<void*>>& m, const Size& s, unsigned long long id) {
+static const std::vector<void*>& file_data(std::map<std::pair<int, unsigned long long>, std::vector<void*>>& m, const Size& s, unsigned long long id) {
   auto it = m.find({s.index, id});
   if (it == m.end()) fail("runtime", "reference data: no " + ref_key(s.index, (int)id));
   return it->second;
@@ -254,7 +254,7 @@ static const std::vector<void*>& file_data(Judge& J, std::map<std::pair<int, uns
 static void judge_write_inputs(Judge& J, JExec& e, const Size& s, unsigned long long seed, int set) {
   if (!from_files(J)) return;
   if (set < 0 || set >= (int)e.msets.size()) fail("runtime", e.who + "no buffer set " + std::to_string(set));
-  const std::vector<void*>& in = file_data(J, J.file_in, s, seed);
+  const std::vector<void*>& in = file_data(J.file_in, s, seed);
   for (size_t i = 0; i < s.args.size(); i++) {
     const Arg& a = s.args[i];
     if (!a.buffer || a.role != 0) continue;
@@ -283,7 +283,7 @@ static Bufs& judge_bufs(Judge& J, const Size& s) {
 static std::vector<void*> g_fresh_ref;
 static std::pair<int, unsigned long long> g_fresh_key{-1, 0};
 static const std::vector<void*>& ref_outputs(Judge& J, const Size& s, unsigned long long seed, bool keep) {
-  if (from_files(J)) return file_data(J, J.file_out, s, seed);
+  if (from_files(J)) return file_data(J.file_out, s, seed);
   auto key = std::make_pair(s.index, seed);
   auto it = J.refs.find(key);
   if (it != J.refs.end()) return it->second;
@@ -336,7 +336,7 @@ static std::string verify(Judge& J, JExec& e, const Size& s, unsigned long long 
   for (size_t i = 0; i < s.args.size(); i++) {
     const Arg& a = s.args[i];
     if (!a.buffer || a.role != 0) continue;
-    const void* expect = files ? file_data(J, J.file_in, s, seed)[i] : jb->dev[i];
+    const void* expect = files ? file_data(J.file_in, s, seed)[i] : jb->dev[i];
     if (!files && keep_ref) fill(jb->dev[i], a, seed, (int)i);  // else the reference just ran on them (a const input)
     CK(cudaDeviceSynchronize());
     size_t first = 0;
