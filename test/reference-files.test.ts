@@ -19,6 +19,7 @@ import { loadTask } from '../main/engine/task/manifest.js';
 import { computeReferenceData, referenceRoot, sweepStaleReferenceData, type ReferenceData } from '../main/engine/pytorch/reference-data.js';
 import { DEFAULT_TIMING, ensureHarness, renderPlan, type PlanInput } from '../main/engine/measure/harness.js';
 import { pytorchReferenceData } from '../main/core/evaluators.js';
+import { bwrapArgs, sandboxStatus } from '../main/engine/platform/sandbox/index.js';
 
 if (!TORCH_PYTHON) console.warn(`reference-files tests skipped: ${TORCH_SKIP_REASON}`);
 
@@ -92,6 +93,22 @@ describe.skipIf(!TORCH_PYTHON)('reference data of a PyTorch task (CPU torch)', (
     const mine = mkdtempSync(join(root, `kd-ref-${process.pid}-`));
     expect(sweepStaleReferenceData(root)).toEqual([dead]);
     expect([existsSync(dead), existsSync(alive), existsSync(mine)]).toEqual([false, true, true]);
+  });
+
+  it('the capture\'s sandbox hides the folder wherever it is (an empty tmpfs over it)', () => {
+    const a = bwrapArgs({ writable: [work], hidden: [data.dir, join(work, 'absent')] });
+    expect(a.join(' ')).toContain(`--tmpfs ${data.dir}`);
+    expect(a.join(' ')).not.toContain('absent');
+    // After the writable bind of the folder that holds it: the tmpfs wins.
+    expect(a.indexOf(data.dir)).toBeGreaterThan(a.indexOf(work));
+  });
+
+  it('bubblewrap really hides it (where bwrap works here)', async () => {
+    const st = await sandboxStatus();
+    if (!st.active || !st.bwrap) return;
+    const ls = (hidden: string[]): string => execFileSync(st.bwrap!, [...bwrapArgs({ writable: [work], hidden }), '--', 'sh', '-c', `ls ${data.dir} | wc -l`], { encoding: 'utf8' }).trim();
+    expect(ls([])).toBe('1'); // s0
+    expect(ls([data.dir])).toBe('0');
   });
 
   it('refuses a folder without room for the data, naming the sizes', () => {

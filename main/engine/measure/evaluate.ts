@@ -441,7 +441,7 @@ export class Evaluator {
         this.refData ??= await this.queue().add(() => compute({ gpu: this.gpu!, checks: this.seeds.length, checksBySize, signal }));
         planInput = { ...planInput, reference: this.refData };
         referenceLib = 'files';
-        // The folder is hidden from variants' host code only inside bubblewrap (private /dev/shm and /tmp).
+        // The folder is hidden from variants' host code only inside bubblewrap (an empty tmpfs over it).
         this.refsHidden = this.iso.sandbox !== false && (await sandboxStatus()).active;
         if (!this.refsHidden) noteOnce('refs-visible', `the capture process runs without the bubblewrap sandbox here, so a variant's host code could read the PyTorch reference data (${this.refData.dir}); results say so (check.isolation.refs)`);
       } else {
@@ -525,7 +525,8 @@ export class Evaluator {
     const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
     const r = await runHarness<CaptureBody>({
       harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
-      timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.iso,
+      // A PyTorch task's reference data is hidden from the variant's host code wherever it is (bubblewrap).
+      timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.refData ? { ...this.iso, hidden: [this.refData.dir] } : this.iso,
     });
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
     if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };

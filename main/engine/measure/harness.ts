@@ -169,6 +169,8 @@ export interface HarnessIsolation {
   readable?: string[];
   /** false: the harness does not install its system-call filter (KERNELDUEL_SYSCALL_FILTER=off). Default true. */
   syscallFilter?: boolean;
+  /** Folders the run must not see (inside bubblewrap: an empty tmpfs over each), e.g. a PyTorch task's reference data. */
+  hidden?: string[];
 }
 
 /** Bytes of output a harness run may write before it is killed as a flood. */
@@ -216,7 +218,7 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
       if (st.active && st.bwrap) {
         const readable = [o.harness, ...o.libs.filter((l) => !l.startsWith(o.workDir)), ...(iso.readable ?? [])];
         const writable = [o.workDir];
-        sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable, cwd: o.workDir }) };
+        sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable, cwd: o.workDir, hidden: iso.hidden }) };
         env.CUDA_CACHE_DISABLE = '1'; // the JIT cache in $HOME is read-only in the sandbox
       }
     } catch (e) {
