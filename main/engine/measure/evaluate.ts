@@ -233,6 +233,8 @@ interface CaptureBody {
   writes?: string;
   sizes?: Array<{ size: number; ops: number; kernels: number; scratchBytes: number }>;
   modules?: string[];
+  /** Whether the code libraries load at run time (cuBLAS 13's kernels) was recorded: 'recording', or why not. */
+  runtimeCode?: string;
 }
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
 type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
