@@ -602,7 +602,10 @@ async function main() {
   // The CLI, GPU tests and benchmarks
   const entries = [{ in: path.join(root, 'main/doors/cli/index.ts'), out: 'kernelduel' }];
   const tests = listTs(path.join(root, 'test', 'gpu'), '.test.ts').map((f) => path.basename(f, '.ts'));
-  const benches = listTs(path.join(root, 'bench'), '.ts').map((f) => path.basename(f, '.ts'));
+  // Benchmarks that drive a browser (the workbench's, with Chromium) stay out: a GPU server has no
+  // browser to drive, and workbench-scale alone (playwright-core inlined) would add 12 MB.
+  const BROWSER_BENCHES = new Set(['workbench-scale']);
+  const benches = listTs(path.join(root, 'bench'), '.ts').map((f) => path.basename(f, '.ts')).filter((b) => !BROWSER_BENCHES.has(b));
   for (const t of tests) entries.push({ in: path.join(root, 'test', 'gpu', `${t}.ts`), out: `test-gpu/${t}` });
   for (const b of benches) entries.push({ in: path.join(root, 'bench', `${b}.ts`), out: `bench/${b}` });
   // Modules that start themselves as a worker thread (new Worker(fileURLToPath(import.meta.url))) must

@@ -1,12 +1,14 @@
 // The session views keep read-only snapshots of a journal while it is unchanged (issue 16: clicking
 // through a 20,000-variant session must not re-read the journal per variant); an appended journal
-// is read again, so nothing stale is served.
+// is caught up by reading only its new lines (a live run appends to journals of tens of MB), so
+// nothing stale is served; a replaced journal is read again whole.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SessionViews } from '../main/core/sessions.js';
-import { createSession } from '../main/engine/session/store.js';
+import { createSession, openSessionReadOnly } from '../main/engine/session/store.js';
+import { Journal, JournalError } from '../main/engine/session/journal.js';
 import { makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 const dirs: string[] = [];
@@ -25,10 +27,79 @@ describe('session snapshots', () => {
     expect(views.withSession('s1', (x) => views.variantDetail(x, 'v1')).row.medianMs).toBe(2);
     s.append({ type: 'variant', variant: makeVariant('v2', { parents: ['v1'] }) });
     s.append({ type: 'result', variantId: 'v2', result: timedResult(1) });
+    const read = vi.spyOn(fs, 'readFileSync');
     const again = views.withSession('s1', (x) => x);
-    expect(again).not.toBe(first);
+    // The same snapshot, caught up: the journal was not read whole again.
+    expect(again).toBe(first);
+    expect(read.mock.calls.filter((c) => String(c[0]).endsWith('journal.jsonl'))).toHaveLength(0);
+    read.mockRestore();
     expect(views.withSession('s1', (x) => views.variantDetail(x, 'v2')).row).toMatchObject({ medianMs: 1, speedup: 2 });
     expect(views.detail('s1').variants.map((r) => r.id)).toEqual(['v1', 'v2']);
     s.close();
+  });
+
+  it('a caught-up snapshot equals a fresh read; a torn last line waits until it is complete', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-snap-'));
+    dirs.push(root);
+    const s = createSession(root, makeMeta('s2'));
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(3) });
+    const snap = openSessionReadOnly(root, 's2');
+    expect(snap.catchUp()).toBe('same');
+    for (let i = 2; i <= 40; i++) {
+      s.append({ type: 'variant', variant: makeVariant(`v${i}`, { parents: ['v1'] }) });
+      s.append({ type: 'result', variantId: `v${i}`, result: timedResult(3 - i / 20) });
+    }
+    const jf = path.join(root, 's2', 'journal.jsonl');
+    // Half of a line being written: left out, read once the line is complete.
+    const full = fs.readFileSync(jf);
+    s.append({ type: 'variant', variant: makeVariant('v41', { parents: ['v1'] }) });
+    const withLine = fs.readFileSync(jf);
+    fs.writeFileSync(jf, withLine.subarray(0, full.length + Math.floor((withLine.length - full.length) / 2)));
+    expect(snap.catchUp()).toBe('grew');
+    expect(snap.variants().map((v) => v.id)).toHaveLength(40);
+    fs.writeFileSync(jf, withLine);
+    expect(snap.catchUp()).toBe('grew');
+    const fresh = openSessionReadOnly(root, 's2');
+    expect(snap.variants().map((v) => v.id)).toEqual(fresh.variants().map((v) => v.id));
+    expect(snap.best()?.variant.id).toBe(fresh.best()?.variant.id);
+    expect(snap.best()?.variant.id).toBe('v40');
+    s.close();
+  });
+
+  it('a journal that was replaced or cut short is read again whole; a damaged appended line names its line', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-snap-'));
+    dirs.push(root);
+    const s = createSession(root, makeMeta('s3'));
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(2) });
+    s.close();
+    const jf = path.join(root, 's3', 'journal.jsonl');
+    const bytes = fs.readFileSync(jf);
+    const snap = openSessionReadOnly(root, 's3');
+    // Cut short: the next read cannot continue where the last one ended.
+    fs.writeFileSync(jf, bytes.subarray(0, bytes.indexOf(0x0a) + 1));
+    expect(snap.catchUp()).toBe('replaced');
+    // Replaced by another session's journal (the file system may even reuse the inode).
+    fs.writeFileSync(jf, bytes);
+    const snap2 = openSessionReadOnly(root, 's3');
+    const other = createSession(root, makeMeta('s4'));
+    other.append({ type: 'variant', variant: makeVariant('w1', { origin: 'baseline' }) });
+    other.append({ type: 'result', variantId: 'w1', result: timedResult(5) });
+    other.append({ type: 'variant', variant: makeVariant('w2', { parents: ['w1'] }) });
+    other.close();
+    fs.rmSync(jf);
+    fs.copyFileSync(path.join(root, 's4', 'journal.jsonl'), jf);
+    expect(snap2.catchUp()).toBe('replaced');
+    fs.rmSync(jf);
+    fs.writeFileSync(jf, bytes);
+    // A damaged line appended after the read: the error names the journal's own line number.
+    const snap3 = openSessionReadOnly(root, 's3');
+    const n = fs.readFileSync(jf, 'utf8').split('\n').filter(Boolean).length;
+    fs.appendFileSync(jf, `{"v":2,"seq":${n + 1},"t":"x","crc":1,"rec":{"type":"status","status":"finished"}}\n`);
+    expect(() => snap3.catchUp()).toThrow(JournalError);
+    expect(() => snap3.catchUp()).toThrow(new RegExp(`line ${n + 1} fails its checksum`));
+    // Read whole, the same file names the same line.
+    expect(() => Journal.readTail(jf, 0, 0, fs.statSync(jf).ino)).toThrow(new RegExp(`line ${n + 1} fails its checksum`));
   });
 });

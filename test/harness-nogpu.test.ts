@@ -161,6 +161,30 @@ describe.skipIf(NO_NVCC)('the work description a capture writes (read by the exe
       expect(r.error).toMatch(why);
     });
   }
+  // Run-time code (a library's kernels as the driver loaded them, recorded through CUPTI: cuBLAS 13
+  // keeps its kernels in no .nv_fatbin) lies beside the description, never at a path it names.
+  const WITH_CODE = VALID.replace('module 0 1624 7232 /lib/variant.so\n', 'module 0 1624 7232 /lib/variant.so\ncode 1 80 module-26-loaded-at-run-time\n');
+  const elf = (n: number): Buffer => Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46]), Buffer.alloc(n - 4)]);
+  async function checkCode(text: string, code: Buffer | null): Promise<{ status: string; error?: string; body: { code?: number; text?: string } }> {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-workdesc-code-'));
+    writeFileSync(join(dir, 'w.kdw'), text);
+    writeFileSync(join(dir, 'w.kdw.blob'), Buffer.alloc(16));
+    if (code) writeFileSync(join(dir, 'w.kdw.code1'), code);
+    return oneShot('workdesc-selftest', [join(dir, 'w.kdw')]);
+  }
+  it('reads run-time code from the file beside the description, and writes the record back as read', async () => {
+    const r = await checkCode(WITH_CODE, elf(80));
+    expect(r.status, r.error).toBe('ok');
+    expect(r.body.code).toBe(1);
+    expect(r.body.text).toBe(WITH_CODE);
+  });
+  it('refuses run-time code that is missing, of another size than declared, or not a device image', async () => {
+    expect((await checkCode(WITH_CODE, null)).error).toMatch(/run-time code 1: .*w\.kdw\.code1/);
+    expect((await checkCode(WITH_CODE, elf(81))).error).toMatch(/has 81 bytes, the description says 80/);
+    expect((await checkCode(WITH_CODE, Buffer.alloc(80, 1))).error).toMatch(/not a device code image/);
+    expect((await checkCode(WITH_CODE.replace('code 1 80 ', 'code 1 0 '), elf(80))).error).toMatch(/run-time code of 0 bytes/);
+    expect((await checkCode(WITH_CODE.replace('code 1 80 ', 'code 2 80 '), elf(80))).error).toMatch(/bad code line/);
+  });
   it('refuses a description that leaves a size of the plan without work', async () => {
     const r = await check(VALID.replace(/size 0\n[\s\S]*end\n/, 'end\n'));
     expect(r.status).toBe('constraints');

@@ -119,6 +119,20 @@ export class SessionViews {
     const key = this.journalKey(id);
     const hit = this.snapshots.get(id);
     if (hit && key && hit.key === key) return fn(hit.s);
+    // The journal grew (a live run appends): the snapshot reads only the new lines.
+    if (hit && key) {
+      let caught: ReturnType<Session['catchUp']> = 'replaced';
+      try {
+        caught = hit.s.catchUp();
+      } catch {
+        /* a damaged tail: a fresh read below says what is wrong */
+      }
+      if (caught !== 'replaced') {
+        hit.key = key;
+        this.rowCache.delete(hit.s);
+        return fn(hit.s);
+      }
+    }
     let s: Session;
     try {
       s = openSessionReadOnly(this.root, id);

@@ -109,9 +109,16 @@ int main(int argc, char** argv) {
       WorkDesc w;
       std::string err = read_workdesc(std::string(text.begin(), text.end()), blob, plan, w);
       if (!err.empty()) fail("constraints", err);
+      size_t code = 0;
+      for (size_t i = 0; i < w.modules.size(); i++) {
+        if (!w.modules[i].runtime) continue;
+        std::vector<unsigned char> img;
+        if (!read_code(argv[4], i, w.modules[i], img, why)) fail("constraints", why);
+        code++;
+      }
       size_t ops = 0;
       for (const SizeWork& s : w.sizes) ops += s.ops.size();
-      body = "\"sizes\":" + std::to_string(w.sizes.size()) + ",\"ops\":" + std::to_string(ops) + ",\"modules\":" + std::to_string(w.modules.size()) + ",\"text\":" + jstr(write_workdesc(w));
+      body = "\"sizes\":" + std::to_string(w.sizes.size()) + ",\"ops\":" + std::to_string(ops) + ",\"modules\":" + std::to_string(w.modules.size()) + ",\"code\":" + std::to_string(code) + ",\"text\":" + jstr(write_workdesc(w));
     } else if (mode == "probe") {
       lock_down();
       char cwd[PATH_MAX];

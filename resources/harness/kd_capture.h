@@ -10,6 +10,7 @@
 #include "kd_workdesc.h"
 #include "kd_driver.h"
 #include "kd_fatbin.h"
+#include "kd_runtime_code.h"
 #include <link.h>
 
 typedef void (*entry_fn)(void**);
@@ -40,6 +41,7 @@ struct CodeSearch {
   std::map<std::pair<std::string, size_t>, CUlibrary> loaded;  // (path, part offset)
   std::map<std::string, int> by_name;                   // kernel name -> module index in the description
   std::vector<std::string> library_paths;               // loaded objects other than the variant and the harness
+  std::map<size_t, int> runtime_module;                 // recorded run-time image -> module index
 };
 static int collect_library(dl_phdr_info* info, size_t, void* data) {
   CodeSearch* cs = (CodeSearch*)data;
@@ -48,7 +50,7 @@ static int collect_library(dl_phdr_info* info, size_t, void* data) {
   if (p != cs->variant_path && p.find("linux-vdso") == std::string::npos) cs->library_paths.push_back(p);
   return 0;
 }
-static bool find_in(CodeSearch& cs, const std::string& path, const std::string& name, WorkDesc& w, int& module_index) {
+static bool find_in(CodeSearch& cs, const std::string& path, const std::string& name, WorkDesc& w, int& module_index, bool plain_only = false) {
   auto it = cs.images.find(path);
   if (it == cs.images.end()) {
     DeviceImage img;
@@ -62,7 +64,7 @@ static bool find_in(CodeSearch& cs, const std::string& path, const std::string& 
     const FatbinPart& p = img.parts[j];
     bool plain = std::search(img.section.begin() + p.offset, img.section.begin() + p.offset + p.bytes, name.begin(), name.end()) != img.section.begin() + p.offset + p.bytes;
     if (plain) order.insert(order.begin(), j);
-    else order.push_back(j);
+    else if (!plain_only) order.push_back(j);
   }
   for (size_t j : order) {
     const FatbinPart& p = img.parts[j];
@@ -81,6 +83,31 @@ static bool find_in(CodeSearch& cs, const std::string& path, const std::string& 
   }
   return false;
 }
+// Code a library loaded at run time (recorded through CUPTI): the first recorded image that holds
+// the name and, loaded here, has the kernel.
+static bool find_runtime(CodeSearch& cs, const std::string& name, WorkDesc& w, int& module_index) {
+  for (size_t i : rc_holders(name)) {
+    auto known = cs.runtime_module.find(i);
+    if (known != cs.runtime_module.end()) {
+      if (library_kernel(cs.loaded[std::make_pair(std::string("runtime:") + std::to_string(i), (size_t)0)], name)) { module_index = known->second; return true; }
+      continue;
+    }
+    auto key = std::make_pair(std::string("runtime:") + std::to_string(i), (size_t)0);
+    CUlibrary m = cs.loaded.count(key) ? cs.loaded[key] : (cs.loaded[key] = load_library(g_rc.images[i].image.data()));
+    if (!m || !library_kernel(m, name)) continue;
+    ModuleRef r;
+    r.runtime = true;
+    r.bytes = g_rc.images[i].image.size();
+    r.path = "module-" + std::to_string(g_rc.images[i].module_id) + "-loaded-at-run-time";
+    r.image = g_rc.images[i].image;
+    w.modules.push_back(std::move(r));
+    module_index = (int)w.modules.size() - 1;
+    cs.runtime_module[i] = module_index;
+    return true;
+  }
+  return false;
+}
+
 static int module_of(CodeSearch& cs, const std::string& name, WorkDesc& w) {
   auto it = cs.by_name.find(name);
   if (it != cs.by_name.end()) return it->second;
@@ -88,8 +115,15 @@ static int module_of(CodeSearch& cs, const std::string& name, WorkDesc& w) {
   if (!find_in(cs, cs.variant_path, name, w, idx)) {
     if (cs.library_paths.empty()) dl_iterate_phdr(collect_library, &cs);
     bool found = false;
+    // A library's files first where they hold the name as text (uncompressed code: cheap, and the
+    // judge can check where it came from); then code libraries loaded at run time (cuBLAS 13's);
+    // then every fat binary of every loaded file (compressed code without CUPTI: slow).
     for (const std::string& p : cs.library_paths)
-      if (find_in(cs, p, name, w, idx)) { found = true; break; }
+      if (find_in(cs, p, name, w, idx, true)) { found = true; break; }
+    if (!found) found = find_runtime(cs, name, w, idx);
+    if (!found)
+      for (const std::string& p : cs.library_paths)
+        if (find_in(cs, p, name, w, idx)) { found = true; break; }
     if (!found && getenv("KERNELDUEL_CAPTURE_DEBUG")) {
       // Where does the name appear as text, and what do the fat binaries that hold it list?
       for (auto& im : cs.images) {
@@ -115,7 +149,8 @@ static int module_of(CodeSearch& cs, const std::string& name, WorkDesc& w) {
       for (auto& im : cs.images) parts += im.second.parts.size();
       for (auto& l : cs.loaded) loaded += l.second != nullptr;
       fail("constraints", "the entry point launched kernel " + name + ", whose device code is neither in the variant's library nor in a library it loaded (searched " +
-                              std::to_string(cs.images.size()) + " files, " + std::to_string(parts) + " fat binaries, " + std::to_string(loaded) + " of them loadable here)");
+                              std::to_string(cs.images.size()) + " files, " + std::to_string(parts) + " fat binaries, " + std::to_string(loaded) + " of them loadable here; code loaded at run time: " +
+                              g_rc.state + (g_rc.state == "recording" ? ", " + std::to_string(g_rc.images.size()) + " images" : "") + ")");
     }
   }
   cs.by_name[name] = idx;
@@ -366,6 +401,7 @@ static int module_of_var(CodeSearch& cs, const std::string& name, WorkDesc& w) {
 // Runs the capture for every size; writes <out> (description) and <out>.blob. Returns the result body.
 static std::string mode_capture(const Plan& plan, const std::string& lib, const std::string& out) {
   need_driver();
+  rc_start((const void*)&cudaGetDeviceCount);  // before the variant (and the libraries it loads) load code
   entry_fn f = load_entry(lib.c_str());
   char real[PATH_MAX];
   CodeSearch cs;
@@ -482,6 +518,14 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
   summary += "],\"scratchBytes\":" + std::to_string(carried) + ",\"globals\":" + std::to_string(w.globals.size()) + ",\"modules\":[";
   for (size_t i = 0; i < w.modules.size(); i++) summary += std::string(i ? "," : "") + jstr(w.modules[i].path);
   summary += "]";
+  for (size_t i = 0; i < w.modules.size(); i++) {
+    if (!w.modules[i].runtime) continue;
+    std::string cp = code_path(out, i);
+    FILE* cf = fopen(cp.c_str(), "wb");
+    if (!cf || fwrite(w.modules[i].image.data(), 1, w.modules[i].image.size(), cf) != w.modules[i].image.size()) fail("runtime", "cannot write " + cp);
+    fclose(cf);
+  }
+  summary += ",\"runtimeCode\":" + jstr(g_rc.state);
   std::string blob_path = out + ".blob";
   FILE* bf = fopen(blob_path.c_str(), "wb");
   if (!bf || (!w.blob.empty() && fwrite(w.blob.data(), 1, w.blob.size(), bf) != w.blob.size())) fail("runtime", "cannot write " + blob_path);

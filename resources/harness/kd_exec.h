@@ -76,7 +76,18 @@ static std::string exec_load(Executor& x, const std::string& desc_path) {
   if (!err.empty()) fail("constraints", "the captured work does not hold together: " + err);
   // Device code: exactly the fat binaries the description names, read from their files as data.
   std::map<std::string, DeviceImage> images;
-  for (const ModuleRef& m : x.w.modules) {
+  for (size_t mi = 0; mi < x.w.modules.size(); mi++) {
+    const ModuleRef& m = x.w.modules[mi];
+    if (m.runtime) {
+      // Code a library loaded at run time, as the driver reported it to the capture process. It is
+      // device code only (it runs with this variant's buffers alone, like the variant's own kernels).
+      std::vector<unsigned char> code;
+      if (!read_code(desc_path, mi, m, code, why)) fail("constraints", "device code: " + why);
+      CUlibrary lib = load_library(code.data());
+      if (!lib) fail("constraints", "device code: run-time code " + std::to_string(mi) + " (" + m.path + ") does not load on this GPU");
+      x.modules.push_back(lib);
+      continue;
+    }
     auto it = images.find(m.path);
     if (it == images.end()) {
       DeviceImage img;
@@ -100,7 +111,7 @@ static std::string exec_load(Executor& x, const std::string& desc_path) {
       if (i == 0 && !op.deps.empty()) es.chain = false;
       if (op.type != OP_KERNEL) continue;
       CUkernel k = library_kernel(x.modules[op.module], op.name);
-      if (!k) fail("constraints", "kernel " + op.name + " is not in " + x.w.modules[op.module].path);
+      if (!k) fail("constraints", "kernel " + op.name + " is not in " + (x.w.modules[op.module].runtime ? "run-time code " + std::to_string(op.module) + " (" + x.w.modules[op.module].path + ")" : x.w.modules[op.module].path));
       CUfunction fn = nullptr;
       CU(d_cuKernelGetFunction(&fn, k));
       // The parameter layout must be the function's own.

@@ -398,6 +398,9 @@ static void check_code_sources(const Judge& J, const std::string& lib, const std
   char a[PATH_MAX], b[PATH_MAX];
   std::string own = realpath(lib.c_str(), a) ? a : lib;
   for (const ModuleRef& m : w.modules) {
+    // Run-time code (a library's, reported by the driver when it was loaded) lies beside the
+    // description; the executor reads it from there only, never from a path the description names.
+    if (m.runtime) continue;
     std::string p = realpath(m.path.c_str(), b) ? b : m.path;
     if (p == own) continue;
     bool in_work = !J.work_root.empty() && p.rfind(J.work_root + "/", 0) == 0;

@@ -8,6 +8,9 @@
 // Text, one record per line:
 //   kdwork 1
 //   module <i> <offset> <bytes> <path>            a fat binary: <bytes> at <offset> of the .nv_fatbin of <path>
+//   code <i> <bytes> <label>                      device code a library loaded at run time (reported by the
+//                                                 driver through CUPTI when it was loaded; cuBLAS 13 keeps
+//                                                 its kernels compressed in its own data), in <description>.code<i>
 //   blob <bytes>                                  snapshot bytes, in <description>.blob
 //   scratch <id> <bytes> <bloboff> <bloblen>      device memory the work uses that is not a task buffer
 //                                                 (a workspace kept between calls), with its bytes
@@ -76,8 +79,10 @@ struct SizeWork {
   std::vector<Op> ops;
 };
 struct ModuleRef {
-  std::string path;
+  std::string path;  // the library file; for run-time code, a label (what loaded it, as far as known)
   size_t offset = 0, bytes = 0;
+  bool runtime = false;               // device code loaded at run time: in <description>.code<i>
+  std::vector<unsigned char> image;   // the capture's copy of run-time code (written beside the description)
 };
 struct GlobalVar {
   int module;
@@ -95,7 +100,7 @@ struct WorkDesc {
 
 // Limits on what a description may ask for: workspaces kept between calls at most 256 MiB, device
 // variables at most 64 MiB (what the capture carries), a size's graph allocations at most 16 GiB.
-static const size_t WD_MAX_OPS = 4096, WD_MAX_PARAM_BYTES = 32764, WD_MAX_MODULES = 4096;
+static const size_t WD_MAX_OPS = 4096, WD_MAX_PARAM_BYTES = 32764, WD_MAX_MODULES = 4096, WD_MAX_CODE = 512u << 20;
 static const unsigned long long WD_MAX_SNAPSHOT = 256ull << 20, WD_MAX_VARS = 64ull << 20, WD_MAX_GALLOC = 16ull << 30, WD_MAX_BLOB = 2 * WD_MAX_SNAPSHOT + WD_MAX_VARS;
 
 static std::string param_layout(const Op& o) {
@@ -107,7 +112,11 @@ static std::string param_layout(const Op& o) {
 static std::string write_workdesc(const WorkDesc& w) {
   std::string o = "kdwork 1\n";
   char b[512];
-  for (size_t i = 0; i < w.modules.size(); i++) o += "module " + std::to_string(i) + " " + std::to_string(w.modules[i].offset) + " " + std::to_string(w.modules[i].bytes) + " " + w.modules[i].path + "\n";
+  for (size_t i = 0; i < w.modules.size(); i++) {
+    const ModuleRef& m = w.modules[i];
+    if (m.runtime) o += "code " + std::to_string(i) + " " + std::to_string(m.bytes) + " " + m.path + "\n";
+    else o += "module " + std::to_string(i) + " " + std::to_string(m.offset) + " " + std::to_string(m.bytes) + " " + m.path + "\n";
+  }
   o += "blob " + std::to_string(w.blob.size()) + "\n";
   for (const Scratch& sc : w.scratch) {
     snprintf(b, sizeof b, "scratch %d %llu %llu %llu\n", sc.id, sc.bytes, sc.blob_off, sc.blob_len);
@@ -195,6 +204,15 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
       ModuleRef m;
       m.offset = off; m.bytes = bytes;
       m.path = L.substr(L.find(' ', L.find(' ', L.find(' ', L.find(' ') + 1) + 1) + 1) + 1);
+      w.modules.push_back(m);
+    } else if (k == "code") {
+      unsigned long long idx, bytes;
+      if (f.size() < 4 || !num(1, idx) || !num(2, bytes) || idx != w.modules.size()) return err("bad code line");
+      if (w.modules.size() >= WD_MAX_MODULES) return err("too many modules");
+      if (bytes == 0 || bytes > WD_MAX_CODE) return err("run-time code of " + std::to_string(bytes) + " bytes (at most " + std::to_string(WD_MAX_CODE >> 20) + " MiB)");
+      ModuleRef m;
+      m.runtime = true; m.bytes = bytes;
+      m.path = L.substr(L.find(' ', L.find(' ', L.find(' ') + 1) + 1) + 1);
       w.modules.push_back(m);
     } else if (k == "blob") {
       unsigned long long n;
@@ -375,4 +393,18 @@ static std::string read_workdesc(const std::string& text, const std::vector<unsi
     }
   }
   return "";
+}
+
+// The file that holds run-time code module <i> of the description at <desc>: always beside the
+// description (the path is never taken from the description itself).
+static std::string code_path(const std::string& desc, size_t i) { return desc + ".code" + std::to_string(i); }
+
+// Reads run-time code module <i> of the description at <desc> (its size must be the declared one, and
+// it must be an ELF image: a cubin as the driver loaded it). False with a reason otherwise.
+static bool read_code(const std::string& desc, size_t i, const ModuleRef& m, std::vector<unsigned char>& out, std::string& why) {
+  std::string p = code_path(desc, i);
+  if (!read_file(p, out, WD_MAX_CODE, &why)) { why = "run-time code " + std::to_string(i) + ": " + why; return false; }
+  if (out.size() != m.bytes) { why = "run-time code " + std::to_string(i) + ": " + p + " has " + std::to_string(out.size()) + " bytes, the description says " + std::to_string(m.bytes); return false; }
+  if (out.size() < 64 || memcmp(out.data(), "\x7f" "ELF", 4) != 0) { why = "run-time code " + std::to_string(i) + ": " + p + " is not a device code image (no ELF header)"; return false; }
+  return true;
 }

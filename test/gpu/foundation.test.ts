@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolveTask, builtinTaskNames } from '../../main/engine/task/resolve.js';
 import { defaultConfig } from '../../main/engine/task/space.js';
+import { sizeLayout } from '../../main/engine/task/manifest.js';
 import { benchVariant, evaluatorFor, fixture } from './helpers.js';
 import type { VariantSpec } from '../../main/engine/base/types.js';
 
@@ -94,6 +95,19 @@ test('work forked to a second stream and joined back is captured as a graph of t
   // The same kernel over the same rows, in two halves: neither much faster nor much slower.
   assert.ok(tf.medianMs > 0.8 * tp.medianMs && tf.medianMs < 1.5 * tp.medianMs, `forked ${tf.medianMs} ms vs plain ${tp.medianMs} ms`);
   console.log(`# fork-join ${tf.medianMs.toFixed(4)} ms (${tf.timer}) vs one stream ${tp.medianMs.toFixed(4)} ms`);
+});
+
+test('a variant that calls cuBLAS (whose kernels cuBLAS loads at run time) is checked and timed like any other', async () => {
+  const matmul = resolveTask('matmul');
+  const ev = await evaluatorFor(matmul, { timing: { maxMs: 1500 } });
+  const r = await ev.evaluate({ source: benchVariant('matmul_cublas.cu'), config: {}, flags: { opt: 3, extra: ['-lcublas'] } });
+  assert.equal(r.failure, undefined, r.failure?.reason);
+  const t = r.timing![0];
+  const tflops = sizeLayout(matmul, 0).flops! / (t.medianMs / 1000) / 1e12;
+  // cuBLAS SGEMM without TF32 runs at about 51 TFLOP/s on an H200; its own kernel, rebuilt from the
+  // code cuBLAS loaded, must run at cuBLAS's speed, not at a fallback's.
+  assert.ok(tflops > 30, `cuBLAS SGEMM measured ${t.medianMs} ms = ${tflops.toFixed(1)} TFLOP/s`);
+  console.log(`# cuBLAS SGEMM ${t.medianMs.toFixed(4)} ms = ${tflops.toFixed(2)} TFLOP/s (${t.timer})`);
 });
 
 test('timed calls run on inputs the variant has not seen and are verified: every timed result is checked at random and at the end', async () => {

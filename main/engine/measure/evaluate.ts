@@ -253,6 +253,8 @@ interface CaptureBody {
   writes?: string;
   sizes?: Array<{ size: number; ops: number; kernels: number; scratchBytes: number }>;
   modules?: string[];
+  /** Whether the code libraries load at run time (cuBLAS 13's kernels) was recorded: 'recording', or why not. */
+  runtimeCode?: string;
 }
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
 type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
@@ -674,7 +676,8 @@ export class Evaluator {
 
   private timingOf(t: TimeBody, probe: ProbeInfo, clocksStart?: ClockReading, clocksEnd?: ClockReading): TimingResult[] {
     return t.timings.map((x) => {
-      const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs);
+      // The executor times the rebuilt work between two events on its own stream: see chooseTimer.
+      const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs, { eventsBracketAll: true });
       const samples = timer === 'wall' ? x.wallMs : x.eventMs;
       const ci = medianCI(samples);
       return {
@@ -709,7 +712,7 @@ export class Evaluator {
       try {
         const ans = await judge.call<DuelBody>(['duel', ba.libPath!, ca.desc!, bb.libPath!, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
         if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
-        return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs)) };
+        return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true })) };
       } catch (e) {
         return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
       }

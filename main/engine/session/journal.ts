@@ -104,6 +104,8 @@ function tryParse(text: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 const REC_KEY = Buffer.from('"rec":', 'latin1');
+/** How many bytes before a tail read must be as they were (they hold the last line's crc and record end). */
+export const TAIL_GUARD_BYTES = 64;
 const CLOSE_BRACE = 0x7d;
 /** The envelope head exactly as append() writes it (any version), up to and including `"rec":`. */
 const CANONICAL_HEAD = /^\{"v":(\d+),"seq":(\d+),"t":"[^"\\]*","crc":(\d+),"rec":$/;
@@ -119,7 +121,7 @@ function rawRecCrc(buf: Buffer, start: number, end: number): number | null {
  * Parses (mode 'full') or only verifies (mode 'scan': seq, crc and envelope of every line, records neither
  * parsed nor validated when the line is in the canonical form) a journal held in `buf`.
  */
-function parseJournal<T>(file: string, buf: Buffer, validate: ((x: unknown) => T) | undefined, mode: 'full' | 'scan'): Parsed<T> {
+function parseJournal<T>(file: string, buf: Buffer, validate: ((x: unknown) => T) | undefined, mode: 'full' | 'scan', startSeq = 0): Parsed<T> {
   // Split into complete lines (ending in \n) and a possible unterminated tail.
   const lines: number[] = []; // start0, end0, start1, end1, ...
   let start = 0;
@@ -139,9 +141,11 @@ function parseJournal<T>(file: string, buf: Buffer, validate: ((x: unknown) => T
   const count = lines.length / 2;
 
   const entries: JournalEntry<T>[] = [];
-  let lastSeq = 0;
+  // A tail read (readTail) starts after `startSeq` complete lines: one record per line, so line
+  // numbers are sequence numbers.
+  let lastSeq = startSeq;
   for (let i = 0; i < count; i++) {
-    const lineNo = i + 1;
+    const lineNo = startSeq + i + 1;
     const ls = lines[2 * i];
     const le = lines[2 * i + 1];
     const expected = lastSeq + 1;
@@ -309,7 +313,7 @@ export class Journal<T> {
   }
 
   /** Reads a journal without opening it for writing (nothing is truncated). A missing file reads as empty. */
-  static readFile<T>(file: string, opts: JournalOptions<T> = {}): JournalReadResult<T> & { entries: JournalEntry<T>[] } {
+  static readFile<T>(file: string, opts: JournalOptions<T> = {}): JournalReadResult<T> & { entries: JournalEntry<T>[]; validBytes: number; tailBytes: Buffer } {
     return Journal.parseBuffer(file, Journal.readBytes(file), opts);
   }
 
@@ -324,9 +328,62 @@ export class Journal<T> {
   }
 
   /** Parses a journal already read into memory (as readFile does; nothing is written). */
-  static parseBuffer<T>(file: string, buf: Buffer, opts: JournalOptions<T> = {}): JournalReadResult<T> & { entries: JournalEntry<T>[] } {
+  static parseBuffer<T>(file: string, buf: Buffer, opts: JournalOptions<T> = {}): JournalReadResult<T> & { entries: JournalEntry<T>[]; validBytes: number; tailBytes: Buffer } {
     const parsed = parseJournal(file, buf, opts.validate, 'full');
-    return { records: parsed.entries.map((e) => e.rec), entries: parsed.entries, droppedTornTail: parsed.droppedTornTail };
+    const tailBytes = Buffer.from(buf.subarray(Math.max(0, parsed.validBytes - TAIL_GUARD_BYTES), parsed.validBytes));
+    return { records: parsed.entries.map((e) => e.rec), entries: parsed.entries, droppedTornTail: parsed.droppedTornTail, validBytes: parsed.validBytes, tailBytes };
+  }
+
+  /**
+   * What was appended to a journal after `fromByte` (the end of the complete lines read before, which
+   * held `startSeq` records), without reading what came before. `ino` and `size` identify the file as
+   * it is now: a file that was replaced (another inode) or cut (smaller than `fromByte`) must be read
+   * whole again (`replaced: true`, nothing else read). The appended lines get every check a full read
+   * gives them (seq continuing from `startSeq`, crc, envelope, record validation); a torn last line is
+   * left out (it may be a line being written), and `validBytes` says where the next read starts.
+   */
+  static readTail<T>(
+    file: string,
+    fromByte: number,
+    startSeq: number,
+    ino: number,
+    opts: JournalOptions<T> & { endsWith?: Buffer } = {},
+  ): { replaced: boolean; entries: JournalEntry<T>[]; validBytes: number; droppedTornTail: boolean; ino: number; endsWith: Buffer } {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, 'r');
+    } catch (e) {
+      throw ioError(file, 'reading', e, false);
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      const replaced = { replaced: true, entries: [], validBytes: 0, droppedTornTail: false, ino: st.ino, endsWith: Buffer.alloc(0) };
+      if (st.ino !== ino || st.size < fromByte) return replaced;
+      if (fromByte > 0) {
+        // What was read last must still end where the tail begins (a line end, and the same bytes:
+        // a file replaced by another can reuse the inode).
+        const want = opts.endsWith && opts.endsWith.length ? opts.endsWith : Buffer.from([0x0a]);
+        const b = Buffer.alloc(Math.min(want.length, fromByte));
+        if (fs.readSync(fd, b, 0, b.length, fromByte - b.length) !== b.length || !b.equals(want.subarray(want.length - b.length)) || b[b.length - 1] !== 0x0a) return replaced;
+      }
+      const n = st.size - fromByte;
+      const buf = Buffer.alloc(n);
+      let got = 0;
+      while (got < n) {
+        const r = fs.readSync(fd, buf, got, n - got, fromByte + got);
+        if (r <= 0) break;
+        got += r;
+      }
+      const parsed = parseJournal(file, buf.subarray(0, got), opts.validate, 'full', startSeq);
+      const end = parsed.validBytes;
+      const endsWith = end > 0 ? Buffer.from(buf.subarray(Math.max(0, end - TAIL_GUARD_BYTES), end)) : opts.endsWith ?? Buffer.alloc(0);
+      return { replaced: false, entries: parsed.entries, validBytes: fromByte + end, droppedTornTail: parsed.droppedTornTail, ino: st.ino, endsWith };
+    } catch (e) {
+      if (e instanceof JournalError) throw e;
+      throw ioError(file, 'reading', e, false);
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 
   /**

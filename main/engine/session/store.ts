@@ -79,7 +79,12 @@ function readMeta(dir: string): SessionMeta {
 export class Session {
   private readonly journal: Journal<StoredSessionEvent> | null;
   private readonly journalFile: string;
-  private readonly tornTail: boolean;
+  private tornTail: boolean;
+  /** Read-only snapshots: where the complete lines read so far end, how many records they hold, and the file's inode. */
+  private readEnd = 0;
+  private readSeq = 0;
+  private readIno = -1;
+  private readTailBytes: Buffer = Buffer.alloc(0);
   private readonly evs: JournalEntry<SessionEvent>[];
   private readonly variantMap = new Map<string, VariantRecord>();
   private readonly resultMap = new Map<string, { result: EvalResult; at: string }>();
@@ -102,10 +107,20 @@ export class Session {
     if (opts.readOnly) {
       // A snapshot for readers while another thread or process appends: nothing is opened for writing
       // or truncated (a torn last line may just be a line being written).
+      let ino = -1;
+      try {
+        ino = fs.statSync(this.journalFile).ino;
+      } catch {
+        /* a missing journal reads as empty */
+      }
       const r = Journal.readFile<StoredSessionEvent>(this.journalFile, { validate: parseSessionEvent });
       this.journal = null;
       this.tornTail = r.droppedTornTail;
       for (const e of r.entries) this.index(e);
+      this.readEnd = r.validBytes;
+      this.readSeq = r.entries.length ? r.entries[r.entries.length - 1].seq : 0;
+      this.readIno = ino;
+      this.readTailBytes = r.tailBytes;
     } else {
       this.journal = Journal.open<StoredSessionEvent>(this.journalFile, { validate: parseSessionEvent });
       this.tornTail = this.journal.droppedTornTail;
@@ -118,6 +133,26 @@ export class Session {
       const sum = readSummaryFile(dir);
       this.summaryFresh = !!sum && sum.data.journalSeq === this.journal.lastSeq && sum.data.journalBytes === this.journal.bytes;
     }
+  }
+
+  /**
+   * A read-only snapshot catches up with what was appended to its journal since it was read, reading
+   * only the new lines (a live run's session is re-read on every refresh; its journal can be tens of
+   * MB). 'replaced' when the journal is not the file that was read (another inode, cut short, or not
+   * ending where the last read ended): open a new snapshot then. A writable session never needs it.
+   */
+  catchUp(): 'same' | 'grew' | 'replaced' {
+    if (this.journal) return 'same';
+    if (this.readIno < 0) return 'replaced';
+    const t = Journal.readTail<StoredSessionEvent>(this.journalFile, this.readEnd, this.readSeq, this.readIno, { validate: parseSessionEvent, endsWith: this.readTailBytes });
+    if (t.replaced) return 'replaced';
+    this.readTailBytes = t.endsWith;
+    for (const e of t.entries) this.index(e);
+    this.tornTail = t.droppedTornTail;
+    if (!t.entries.length) return 'same';
+    this.readEnd = t.validBytes;
+    this.readSeq = t.entries[t.entries.length - 1].seq;
+    return 'grew';
   }
 
   /** A read-only snapshot (openSessionReadOnly): append() refuses. */

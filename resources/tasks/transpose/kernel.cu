@@ -81,6 +81,54 @@ __device__ __forceinline__ bool tr_aligned(const void* p) {
   return (((unsigned long long)p) % (VEC * sizeof(float))) == 0;
 }
 
+// VEC=1 without swizzling: one element per thread, the kernel as it was before VEC and SWIZZLE
+// existed. Kept as its own code: the general path below, at VEC=1, measured 207 µs against this
+// one's 159 µs at USE_SMEM=1, TILE_X=64, TILE_Y=8, BLOCK_ROWS=2 on the H200 (2026-12-01), so the
+// configurations recorded before VEC existed keep their speed.
+#if VEC == 1 && !SWIZZLE
+__global__ void __launch_bounds__(TR_THREADS)
+transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+#if USE_SMEM
+  __shared__ float tile[TILE_Y][TILE_X + PAD];
+#endif
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int x0 = blockIdx.x * TILE_X;                         // first input column of the tile
+  const int tiles_y = (rows - 1) / TILE_Y + 1;                 // rows > 0 (checked by the entry)
+  const int c = x0 + tx;
+
+  // grid.y is capped at 65535, so blocks stride over the tile rows (block-uniform loop).
+  for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+    const int y0 = by * TILE_Y;                               // first input row of the tile
+#pragma unroll
+    for (int k = 0; k < TR_ITERS; ++k) {
+      const int j = ty + k * BLOCK_ROWS;
+      const int r = y0 + j;
+      if (r < rows && c < cols) {
+        const float v = in[(size_t)r * cols + c];
+#if USE_SMEM
+        tile[j][tx] = v;
+#else
+        out[(size_t)c * rows + r] = v;
+#endif
+      }
+    }
+#if USE_SMEM
+    __syncthreads();
+    // Write the transposed tile: out rows x0..x0+TILE_X-1, out columns y0..y0+TILE_Y-1.
+    // Linear element e -> (out row i = e / TILE_Y, out column j = e % TILE_Y): lanes run along j.
+    const int tid = ty * TILE_X + tx;
+#pragma unroll
+    for (int k = 0; k < TR_ITERS; ++k) {
+      const int e = tid + k * TR_THREADS;                     // < TILE_X * TILE_Y
+      const int i = e / TILE_Y, j = e % TILE_Y;
+      const int oc = x0 + i, orr = y0 + j;                    // oc = input column, orr = input row
+      if (oc < cols && orr < rows) out[(size_t)oc * rows + orr] = tile[j][i];
+    }
+    __syncthreads();                                          // tile is reused by the next iteration
+#endif
+  }
+}
+#else
 __global__ void __launch_bounds__(TR_THREADS)
 transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
 #if USE_SMEM
@@ -160,6 +208,7 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
 #endif
   }
 }
+#endif
 
 void transpose(const float* in, float* out, int rows, int cols) {
   if (rows <= 0 || cols <= 0) return;
