@@ -3,12 +3,16 @@
 // capture that fails, crashes or hangs ends the evaluation with the right kind and message; a
 // variant that rewrites its own library during capture is refused; the judge's answers become
 // check and timing results with stage events; a judge that hangs or dies is stopped or replaced
-// and the next evaluation gets a new one; duels map through.
+// and the next evaluation gets a new one; duels map through. A PyTorch task: its reference data is
+// asked for once (for the evaluator's GPU, with the check counts), only the judge's plan carries it,
+// the judge loads no reference library, and closing the evaluator removes it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { Evaluator, type ReferenceDataHandle, type ReferenceDataRequest } from '../main/engine/measure/evaluate.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { writePythonTask } from './fixtures/python-task.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { resetSandboxProbe } from '../main/engine/platform/sandbox/index.js';
 import type { BuildResult, VariantSpec } from '../main/engine/base/types.js';
@@ -40,6 +44,7 @@ if (mode === 'probe') {
   }
 } else if (mode === 'judge') {
   fs.appendFileSync('judge-starts', 'x');
+  fs.writeFileSync('judge-reference', plan.length ? process.argv[4] : '');
   const say = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
   say({ id: 'hello', kdresult: 1, status: 'ok', body: { name: 'Fake GPU' } });
   const checks = [{ buffer: 'y', size: 0, seed: 1, elements: 4, mismatches: 0, maxAbsErr: 0, maxRelErr: 0, relL2: 0 }];
@@ -184,6 +189,45 @@ describe('the evaluator with a stand-in harness', () => {
     expect(d.failure).toBeUndefined();
     expect(d.duels?.[0]).toMatchObject({ ratio: 2, verdict: 'faster', pairs: 3 });
     ev.close();
+  });
+
+  it('a PyTorch task: reference data computed once for this GPU, only in the judge\'s plan, no reference library; removed on close', async () => {
+    const task = loadTask(writePythonTask(fs.mkdtempSync(path.join(root, 'py-')), 'py-pipeline'));
+    const asked: ReferenceDataRequest[] = [];
+    let cleaned = 0;
+    const dir = fs.mkdtempSync(path.join(root, 'kd-ref-'));
+    const files = [0, 1, 2, 3].map((arg) => ({ size: 0, id: 0, arg, bytes: 4, sha256: 'a'.repeat(64), rel: `s0/0/${arg}.bin` }));
+    const referenceData = (r: ReferenceDataRequest): Promise<ReferenceDataHandle> => {
+      asked.push(r);
+      return Promise.resolve({ dir, samples: [{ size: 0, id: 0, timing: false }, { size: 0, id: 1, timing: true }], files, bytes: 16, seconds: 0, cleanup: () => void cleaned++ });
+    };
+    const ev = make({ task, referenceData });
+    const r = await ev.evaluate(spec('good'));
+    expect(r.failure).toBeUndefined();
+    await ev.evaluate(spec('good'), { time: false });
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ gpu: { uuid: 'GPU-fake' }, checks: 3, checksBySize: {} });
+    const judgePlan = fs.readFileSync(path.join(ev.judgeDir, 'plan.txt'), 'utf8');
+    expect(judgePlan).toContain(`reference files ${dir}\n`);
+    expect(judgePlan).toMatch(/^refsample 0 1 timing$/m);
+    expect(judgePlan).toMatch(/^reffile 0 0 3 4 a{64} s0\/0\/3\.bin$/m);
+    expect(fs.readFileSync(path.join(ev.judgeDir, 'judge-reference'), 'utf8')).toBe('files');
+    const capturePlan = fs.readFileSync(path.join(libs, 'good', 'runs', 'GPU-fake', 'plan-capture.txt'), 'utf8');
+    expect(capturePlan).not.toMatch(/reference|refsample|reffile/);
+    // Here the capture runs without bubblewrap (KERNELDUEL_SANDBOX=off): results say the data was not hidden.
+    expect(r.check?.isolation?.refs).toMatch(/NOT hidden from variants' host code here/);
+    ev.close();
+    expect(cleaned).toBe(1);
+    await ev.evaluate(spec('good'), { time: false });
+    expect(asked).toHaveLength(2);
+    ev.close();
+    // A provider that fails (no CUDA torch, no room) fails the evaluation with its message.
+    const bad = make({ task, referenceData: () => Promise.reject(new Error('checking its CUDA variants needs torch with CUDA')) });
+    const f = await bad.evaluate(spec('good'));
+    expect(f.failure).toMatchObject({ kind: 'runtime', reason: 'checking its CUDA variants needs torch with CUDA' });
+    // Without a provider the evaluator says why it cannot check.
+    const none = await make({ task }).evaluate(spec('good'));
+    expect(none.failure?.reason).toMatch(/has a PyTorch reference .* this evaluator was made without a way to compute it/);
   });
 
   it('KERNELDUEL_SYSCALL_FILTER=off set by the user reaches the capture process; other values are not passed on', async () => {

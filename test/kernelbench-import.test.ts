@@ -195,14 +195,15 @@ describe.skipIf(!TORCH_PYTHON)(suite, () => {
     expect(noPy.stderr).toMatch(/kernelduel: importing KernelBench problems runs them with PyTorch: KERNELDUEL_PYTHON is set to .*no-python/);
   });
 
-  it.skipIf(!existsSync('/usr/local/cuda/bin/nvcc'))('an imported task evaluates compile-only: its placeholder builds, the PyTorch reference is not built', async () => {
+  it.skipIf(!existsSync('/usr/local/cuda/bin/nvcc'))('an imported task without a GPU: its placeholder builds, the PyTorch reference is not built, and eval fails saying it was not checked', async () => {
     const [r] = await importKernelBench(problems('evalco', { '1_Small.py': SMALL }), opts('out7'));
     const e = await kd({}, 'eval', r.dir!, '--json');
-    expect(e.code, showRun(e)).toBe(0);
-    const j = JSON.parse(e.stdout) as { result: { build: { ok: boolean }; compileOnly?: boolean; failure?: unknown } };
+    expect(e.code, showRun(e)).toBe(2);
+    const j = JSON.parse(e.stdout) as { result: { build: { ok: boolean }; compileOnly?: boolean; failure?: unknown }; notChecked?: string };
     expect(j.result.build.ok).toBe(true);
     expect(j.result.compileOnly).toBe(true);
     expect(j.result.failure).toBeUndefined();
+    expect(j.notChecked).toMatch(/^not checked: task kb-1-small has a PyTorch reference/);
   });
 });
 

@@ -1,10 +1,15 @@
 // The one evaluator factory behind every front door: finds nvcc and makes the Evaluator of a task
-// on a GPU (or none: compile-only), with the work folder of the environment it serves.
+// on a GPU (or none: compile-only), with the work folder of the environment it serves. A
+// PyTorch-reference task's evaluator also gets the way to compute its reference data (PyTorch on
+// the evaluator's GPU, before any variant runs: docs/PYTHON-CANDIDATES.md).
 import { findToolchain } from '../engine/platform/toolchain/nvcc.js';
+import { findPython } from '../engine/platform/toolchain/python.js';
+import { cudaDeviceSelector } from '../engine/platform/gpu/detect.js';
 import type { GpuInfo } from '../engine/base/types.js';
 import { workRoot } from '../engine/base/paths.js';
 import type { Task } from '../engine/task/manifest.js';
-import { Evaluator } from '../engine/measure/evaluate.js';
+import { Evaluator, type ReferenceDataHandle, type ReferenceDataRequest } from '../engine/measure/evaluate.js';
+import { computeReferenceData } from '../engine/pytorch/reference-data.js';
 import { CoreError } from './errors.js';
 
 export interface EvaluatorChoice {
@@ -16,10 +21,36 @@ export interface EvaluatorChoice {
   env?: NodeJS.ProcessEnv;
 }
 
+/** Timing samples a PyTorch task's timed calls rotate over (KERNELDUEL_REFERENCE_TIMING_SAMPLES, default 8). */
+export function referenceTimingSamples(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.KERNELDUEL_REFERENCE_TIMING_SAMPLES ?? 8);
+  return Number.isInteger(n) && n >= 1 && n <= 256 ? n : 8;
+}
+
+/**
+ * The reference data of a PyTorch task on one GPU: Python with CUDA-enabled torch is required (the
+ * error says what is missing and what still works); the data is written under
+ * KERNELDUEL_REFERENCE_DIR when set, else /dev/shm where it fits, else the temporary folder.
+ */
+export function pytorchReferenceData(task: Task, env: NodeJS.ProcessEnv = process.env): (r: ReferenceDataRequest) => Promise<ReferenceDataHandle> {
+  return async (r) => {
+    const py = await findPython(env);
+    if (!py.python || !py.torch) throw new Error(`task ${task.manifest.name} has a PyTorch reference: checking its CUDA variants needs Python with torch (${py.problems.join(' ') || 'not found'})`);
+    if (!py.can.gpuReference) throw new Error(`task ${task.manifest.name} has a PyTorch reference: checking its CUDA variants needs torch with CUDA on this GPU, and ${py.python} has torch ${py.torch} without it (${py.problems.join(' ')}); Python candidates can still be checked on the CPU (kernelduel eval ${task.manifest.name} candidate.py --device cpu)`);
+    return computeReferenceData({
+      task, python: py.python, device: 'cuda', env: { ...env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(r.gpu) },
+      checks: r.checks, checksBySize: r.checksBySize, timing: referenceTimingSamples(env), root: env.KERNELDUEL_REFERENCE_DIR || undefined,
+    });
+  };
+}
+
 /** Throws a CoreError (failed) naming what is missing when nvcc cannot be found or run. */
 export async function makeEvaluator(task: Task, c: EvaluatorChoice): Promise<Evaluator> {
   const env = c.env ?? process.env;
   const tc = await findToolchain(env);
   if (!tc.nvcc) throw new CoreError('failed', tc.problems.join(' ') || 'nvcc not found: install the CUDA toolkit to build variants');
-  return new Evaluator({ task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: c.maxMs ? { maxMs: c.maxMs } : undefined, workRoot: workRoot(env) });
+  return new Evaluator({
+    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: c.maxMs ? { maxMs: c.maxMs } : undefined, workRoot: workRoot(env),
+    ...(task.pytorch ? { referenceData: pytorchReferenceData(task, env) } : {}),
+  });
 }

@@ -7,10 +7,12 @@
 //   kd_harness capture <plan> <result.json> <variant.so> <work>      runs the variant's host code
 //                      (sandboxed) and writes the GPU work it asks for (kd_capture.h)
 //   kd_harness judge   <plan> <reference.so>                         long-lived, commands on stdin:
-//                      checks, times and duels variants; never runs variant code (kd_judge.h)
+//                      checks, times and duels variants; never runs variant code (kd_judge.h);
+//                      with the plan's `reference files` (a PyTorch task) <reference.so> is "files"
+//                      and the reference data comes from PyTorch's files (kd_reffiles.h)
 //   kd_harness exec    <plan>                                        started by the judge: runs one
 //                      variant's rebuilt GPU work, no variant host code (kd_exec.h)
-//   kd_harness filter-selftest|writes-selftest|fatbin-selftest|workdesc-selftest ... tests without a GPU
+//   kd_harness filter-selftest|writes-selftest|fatbin-selftest|workdesc-selftest|reffiles-selftest ... tests without a GPU
 //
 // One-shot modes write <result.json> atomically, never to stdout, so a variant that floods stdout
 // cannot forge it; exit code 0 also for a failure: the result says why.
@@ -25,6 +27,7 @@
 #include "kd_capture.h"
 #include "kd_exec.h"
 #include "kd_judge.h"
+#include "kd_reffiles.h"
 
 static void write_result(const std::string& path, const std::string& nonce, const std::string& status, const std::string& error, const std::string& body) {
   std::string out = "{\"kdresult\":1,\"nonce\":" + jstr(nonce) + ",\"status\":" + jstr(status);
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   std::string body;
   try {
     if (mode == "filter-selftest") body = mode_filter_selftest();
+    else if (mode == "reffiles-selftest") body = mode_reffiles_selftest(plan);
     else if (mode == "writes-selftest" && argc >= 5) {
       // Restricts writes to the working folder, then tries what a variant's host code would.
       char cwd[PATH_MAX];

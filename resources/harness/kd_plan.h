@@ -13,6 +13,9 @@ struct Arg {
   bool fill_int;
   double lo, hi;
   double scalar;
+  // The buffer's contents come from the reference-data files of the plan (role in), written into
+  // the executor's buffers by the judge: prepare() leaves it as it is (guards only).
+  bool from_file = false;
 };
 struct Size {
   int index;
@@ -20,6 +23,18 @@ struct Size {
   std::vector<unsigned long long> seeds;  // empty: the plan's seeds
 };
 struct Tol { double rtol, atol; };
+// Reference data computed by PyTorch before any variant ran (a PyTorch-reference task; the engine's
+// main/engine/pytorch/reference-data.ts): per size, samples (check or timing), each a file per buffer
+// argument (inputs and weights as `in` buffers, outputs as `out`), with its bytes and sha256.
+// Samples are numbered, never named by their torch seeds: the seeds are in no file.
+struct RefSample { int size, id; bool timing; };
+struct RefFile { int size, id, arg; unsigned long long bytes; std::string sha256, rel; };
+struct RefPlan {
+  bool on = false;
+  std::string dir;
+  std::vector<RefSample> samples;
+  std::vector<RefFile> files;
+};
 struct Plan {
   std::string nonce;  // echoed in result files of one-shot modes (the engine checks it)
   std::vector<Size> sizes;
@@ -35,6 +50,7 @@ struct Plan {
   // within which a duel says "same" (main/engine/measure/stats.ts verdictOf).
   int sets = 1;
   double same_tol = 0.01;
+  RefPlan refs;
 };
 
 static Dtype parse_dtype(const char* s) {
@@ -96,9 +112,31 @@ static Plan read_plan(const char* path) {
       if (p.sets < 1 || p.sets > 64) bad(line);
     } else if (!strcmp(key, "sametol")) {
       p.same_tol = atof(rest);
+    } else if (!strcmp(key, "reference")) {
+      // reference files <absolute folder>
+      char kind[16];
+      int o2 = 0;
+      if (sscanf(rest, "%15s %n", kind, &o2) < 1 || strcmp(kind, "files") || !rest[o2] || rest[o2] != '/') bad(line);
+      p.refs.on = true;
+      p.refs.dir = rest + o2;
+    } else if (!strcmp(key, "refsample")) {
+      // refsample <size> <id> check|timing
+      RefSample r; char kind[16];
+      if (sscanf(rest, "%d %d %15s", &r.size, &r.id, kind) != 3 || (strcmp(kind, "check") && strcmp(kind, "timing")) || r.id < 0) bad(line);
+      r.timing = !strcmp(kind, "timing");
+      p.refs.samples.push_back(r);
+    } else if (!strcmp(key, "reffile")) {
+      // reffile <size> <id> <arg index> <bytes> <sha256> <path relative to the folder>
+      RefFile r; char sha[80], rel[1024];
+      if (sscanf(rest, "%d %d %d %llu %79s %1023s", &r.size, &r.id, &r.arg, &r.bytes, sha, rel) != 6) bad(line);
+      r.sha256 = sha; r.rel = rel;
+      p.refs.files.push_back(r);
     }
   }
   fclose(f);
+  if (p.refs.on)
+    for (Size& s : p.sizes)
+      for (Arg& a : s.args) a.from_file = a.buffer && a.role == 0;
   return p;
 }
 

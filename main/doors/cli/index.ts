@@ -343,15 +343,21 @@ program
       }
     }
     const duelNote = otherPlan && !ev.gpu && otherBuild?.ok ? `duel: ${o.duel} builds too; timing the duel needs a GPU (compile-only here)` : undefined;
+    // A PyTorch task's CUDA entry point is checked against reference data PyTorch computes on the
+    // GPU: without one it was built, not checked, and the command fails saying so.
+    const notChecked = task.pytorch && result.compileOnly && !result.failure
+      ? `not checked: task ${task.manifest.name} has a PyTorch reference, and its CUDA entry points are checked and timed against reference data PyTorch computes on an NVIDIA GPU (docs/PYTHON-CANDIDATES.md); this machine has none, so the variant was only built`
+      : undefined;
     const variant = { file: plan.file, config: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.value])), configFrom: Object.fromEntries(plan.config.effective.map((e) => [e.name, e.from])), flags: spec.flags, transforms: plan.transforms, notes: plan.notes };
-    out(!!o.json, { task: task.manifest.name, variant, result, duel, ...(otherBuild ? { duelBuild: otherBuild } : {}), ...(duelNote ? { duelNote } : {}) }, () => {
+    out(!!o.json, { task: task.manifest.name, variant, result, duel, ...(otherBuild ? { duelBuild: otherBuild } : {}), ...(duelNote ? { duelNote } : {}), ...(notChecked ? { notChecked } : {}) }, () => {
       const lines = [describeResult(task, result)];
+      if (notChecked) lines.push(notChecked);
       if (duel?.failure) lines.push(`duel: the other variant failed: [${duel.failure.kind}] ${duel.failure.reason}`);
       if (duelNote) lines.push(duelNote);
       for (const d of duel?.duels ?? []) lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
       return lines.join('\n');
     });
-    if (result.failure || duel?.failure) process.exitCode = 2;
+    if (result.failure || duel?.failure || notChecked) process.exitCode = 2;
   });
 
 program

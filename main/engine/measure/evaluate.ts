@@ -15,10 +15,10 @@ import { withGpuLock } from '../platform/gpu/lock.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
 import { workRoot as defaultWorkRoot } from '../base/paths.js';
-import { DEFAULT_TIMING, ensureHarness, failureKind, harnessEnv, renderPlan, runHarness, type HarnessIsolation, type PlanInput, type TimingSettings } from './harness.js';
+import { DEFAULT_TIMING, ensureHarness, failureKind, harnessEnv, renderPlan, runHarness, type HarnessIsolation, type PlanInput, type ReferenceFilesPlan, type TimingSettings } from './harness.js';
 import { Judge, JudgeError, type JudgeAnswer } from './judge.js';
 import { screenSource } from '../source/screen.js';
-import { noteOnce, sandboxMode } from '../platform/sandbox/index.js';
+import { noteOnce, sandboxMode, sandboxStatus } from '../platform/sandbox/index.js';
 import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
 import { defaultConfig } from '../task/space.js';
 
@@ -208,6 +208,26 @@ export interface EvaluatorOptions {
   screen?: boolean;
   /** Timed calls verified against the reference at random, besides the last (default 3). */
   verifySamples?: number;
+  /**
+   * A PyTorch-reference task's reference data: computed by PyTorch on this evaluator's GPU before
+   * any variant runs (main/core/evaluators.ts supplies main/engine/pytorch/reference-data.ts), for
+   * the judge to read from files. Without it such a task's CUDA variants are not checked.
+   */
+  referenceData?: (r: ReferenceDataRequest) => Promise<ReferenceDataHandle>;
+}
+
+/** What the evaluator asks of a PyTorch task's reference data: check samples per size, for its GPU. */
+export interface ReferenceDataRequest {
+  gpu: GpuInfo;
+  checks: number;
+  checksBySize: Record<number, number>;
+  signal?: AbortSignal;
+}
+/** A PyTorch task's reference data: folder and manifest (for the judge's plan), and its removal. */
+export interface ReferenceDataHandle extends ReferenceFilesPlan {
+  bytes: number;
+  seconds: number;
+  cleanup(): void;
 }
 
 export interface ProbeInfo {
@@ -293,6 +313,10 @@ export class Evaluator {
   private readonly captures = new Map<string, { desc: string; body?: CaptureBody }>();
   /** Whether the judge reports clocks itself (NVML): then nvidia-smi is not run around timing. */
   private judgeHasClocks = false;
+  /** A PyTorch task's reference data, once computed (removed by close()). */
+  private refData: ReferenceDataHandle | null = null;
+  /** Whether the reference data's folder is hidden from the capture process (bubblewrap's private /dev/shm and /tmp). */
+  private refsHidden = true;
   /** Captures running now, by the same key. */
   private readonly capturing = new Map<string, Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }>>();
 
@@ -401,20 +425,40 @@ export class Evaluator {
     return this.probeInfo;
   }
 
-  /** Builds the trusted reference and starts the judge (once per evaluator). */
+  /**
+   * Builds the trusted reference and starts the judge (once per evaluator). For a PyTorch task, the
+   * reference data is computed first (PyTorch on this GPU, into a private folder; the judge's plan
+   * carries its manifest, the capture process's plan never does).
+   */
   reference(signal?: AbortSignal): Promise<Judge> {
     this.judgeReady ??= (async () => {
       await this.probe(signal);
-      const b = await this.buildReference(signal);
-      if (b.failure || !b.libPath) throw new Error(`${b.failure?.reason}\n${b.failure?.log ?? ''}`);
+      let referenceLib: string;
+      let planInput = this.plan();
+      if (this.task.pytorch) {
+        if (!this.opts.referenceData) throw new Error(`task ${this.task.manifest.name} has a PyTorch reference (${this.task.referencePath}): its CUDA variants are checked against reference data PyTorch computes, and this evaluator was made without a way to compute it`);
+        const checksBySize = Object.fromEntries(Object.entries(this.sizeSeeds()).map(([k, v]) => [k, v.length]));
+        // PyTorch runs on this GPU: with it to itself, as any measuring job (no timing beside it).
+        const compute = this.opts.referenceData;
+        this.refData ??= await this.queue().add(() => compute({ gpu: this.gpu!, checks: this.seeds.length, checksBySize, signal }));
+        planInput = { ...planInput, reference: this.refData };
+        referenceLib = 'files';
+        // The folder is hidden from variants' host code only inside bubblewrap (an empty tmpfs over it).
+        this.refsHidden = this.iso.sandbox !== false && (await sandboxStatus()).active;
+        if (!this.refsHidden) noteOnce('refs-visible', `the capture process runs without the bubblewrap sandbox here, so a variant's host code could read the PyTorch reference data (${this.refData.dir}); results say so (check.isolation.refs)`);
+      } else {
+        const b = await this.buildReference(signal);
+        if (b.failure || !b.libPath) throw new Error(`${b.failure?.reason}\n${b.failure?.log ?? ''}`);
+        referenceLib = b.libPath;
+      }
       const h = await this.harness();
       mkdirSync(this.judgeDir, { recursive: true });
       const planPath = join(this.judgeDir, 'plan.txt');
-      writeFileSync(planPath, renderPlan(this.plan(), 'judge'));
+      writeFileSync(planPath, renderPlan(planInput, 'judge'), { mode: 0o600 });
       const env = harnessEnv(cudaDeviceSelector(this.gpu!), {});
       env.KERNELDUEL_DEVICE_CODE_ROOTS = deviceCodeRoots(this.opts.toolchain).join(':');
       env.KERNELDUEL_WORK_ROOT = this.env.workRoot;
-      this.judgeInst = new Judge({ harness: h, planPath, referenceLib: b.libPath, env, cwd: this.judgeDir });
+      this.judgeInst = new Judge({ harness: h, planPath, referenceLib, env, cwd: this.judgeDir });
       return this.judgeInst;
     })();
     this.judgeReady.catch(() => {
@@ -423,15 +467,21 @@ export class Evaluator {
     return this.judgeReady;
   }
 
-  /** Stops the judge (frees its GPU memory); the next measurement starts a new one. */
+  /** Stops the judge (frees its GPU memory; a PyTorch task's reference data is removed); the next measurement starts a new one. */
   close(): void {
     this.judgeInst?.close();
+    if (this.refData) {
+      this.refData.cleanup();
+      this.refData = null;
+      this.judgeReady = null;
+      this.judgeInst = null;
+    }
   }
 
   /** Builds the trusted reference (cached like any build); a failure names the reference file. */
   async buildReference(signal?: AbortSignal): Promise<BuildResult> {
     if (this.task.pytorch) {
-      const reason = `task ${this.task.manifest.name} has a PyTorch reference (${this.task.referencePath}): checking and timing CUDA variants against it needs the PyTorch judge, which this version does not have yet; variants can be built (compile-only)`;
+      const reason = `task ${this.task.manifest.name} has a PyTorch reference (${this.task.referencePath}): there is no CUDA reference to build; its reference data is computed by PyTorch on the GPU (see reference())`;
       return { ok: false, arch: this.env.arch, command: [], resources: [], log: '', durationMs: 0, failure: { kind: 'constraints', reason } };
     }
     const b = await this.build({ source: this.task.referenceSource, config: defaultConfig(this.task), flags: { opt: 3 } }, signal);
@@ -477,7 +527,8 @@ export class Evaluator {
     const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
     const r = await runHarness<CaptureBody>({
       harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
-      timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.iso,
+      // A PyTorch task's reference data is hidden from the variant's host code wherever it is (bubblewrap).
+      timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.refData ? { ...this.iso, hidden: [this.refData.dir] } : this.iso,
     });
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
     if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
@@ -488,7 +539,9 @@ export class Evaluator {
 
   /** The isolation a check ran under: the judge's account plus the capture process's filter state. */
   private isolationOf(judged: CheckBody['isolation'], cap: CaptureBody | undefined): CheckResult['isolation'] {
-    return { refs: judged?.refs ?? 'judge', measurement: judged?.measurement, syscallFilter: cap?.syscallFilter ?? 'unknown', writes: cap?.writes, sandbox: this.iso.sandbox === false ? 'off' : 'auto' };
+    let refs = judged?.refs ?? 'judge';
+    if (this.task.pytorch && !this.refsHidden) refs += "; NOT hidden from variants' host code here (no bubblewrap sandbox: the capture process could read the reference folder)";
+    return { refs, measurement: judged?.measurement, syscallFilter: cap?.syscallFilter ?? 'unknown', writes: cap?.writes, sandbox: this.iso.sandbox === false ? 'off' : 'auto' };
   }
 
   /**

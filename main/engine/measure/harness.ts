@@ -43,6 +43,19 @@ export interface PlanInput {
   timing: TimingSettings;
   /** Timed calls verified against the reference at random (besides the last); default 3. */
   verifySamples?: number;
+  /**
+   * A PyTorch task's reference data (main/engine/pytorch/reference-data.ts): the judge takes inputs,
+   * weights and expected outputs from these files instead of generating inputs and running a
+   * reference library. Only the judge's plan carries it; the capture process's never does.
+   */
+  reference?: ReferenceFilesPlan;
+}
+
+/** The folder and manifest of a PyTorch task's reference data, as the judge's plan carries it. */
+export interface ReferenceFilesPlan {
+  dir: string;
+  samples: Array<{ size: number; id: number; timing: boolean }>;
+  files: Array<{ size: number; id: number; arg: number; bytes: number; sha256: string; rel: string }>;
 }
 
 export function renderPlan(p: PlanInput, nonce: string): string {
@@ -61,6 +74,16 @@ export function renderPlan(p: PlanInput, nonce: string): string {
     for (const a of lay.args) {
       if (a.kind === 'buffer') lines.push(`buffer ${a.name} ${a.dtype} ${a.role} ${a.elements} ${a.fill.kind} ${a.fill.lo} ${a.fill.hi}`);
       else lines.push(`scalar ${a.name} ${a.dtype} ${a.value}`);
+    }
+  }
+  if (p.reference) {
+    const r = p.reference;
+    if (/\s/.test(r.dir)) throw new Error(`the reference data's folder ${JSON.stringify(r.dir)} holds white space`);
+    lines.push(`reference files ${r.dir}`);
+    for (const s of r.samples) lines.push(`refsample ${s.size} ${s.id} ${s.timing ? 'timing' : 'check'}`);
+    for (const f of r.files) {
+      if (/\s/.test(f.rel)) throw new Error(`a reference data file's name holds white space: ${JSON.stringify(f.rel)}`);
+      lines.push(`reffile ${f.size} ${f.id} ${f.arg} ${f.bytes} ${f.sha256} ${f.rel}`);
     }
   }
   return lines.join('\n') + '\n';
@@ -110,7 +133,7 @@ function signalName(n: number): string | null {
 }
 
 /** The one-shot modes, plus the harness's self-test modes that need no GPU (for the test suite). */
-export type HarnessMode = 'probe' | 'capture' | 'filter-selftest' | 'writes-selftest' | 'fatbin-selftest' | 'workdesc-selftest';
+export type HarnessMode = 'probe' | 'capture' | 'filter-selftest' | 'writes-selftest' | 'fatbin-selftest' | 'workdesc-selftest' | 'reffiles-selftest';
 
 export interface HarnessOutcome<B> {
   ok: boolean;
@@ -146,6 +169,8 @@ export interface HarnessIsolation {
   readable?: string[];
   /** false: the harness does not install its system-call filter (KERNELDUEL_SYSCALL_FILTER=off). Default true. */
   syscallFilter?: boolean;
+  /** Folders the run must not see (inside bubblewrap: an empty tmpfs over each), e.g. a PyTorch task's reference data. */
+  hidden?: string[];
 }
 
 /** Bytes of output a harness run may write before it is killed as a flood. */
@@ -193,7 +218,7 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
       if (st.active && st.bwrap) {
         const readable = [o.harness, ...o.libs.filter((l) => !l.startsWith(o.workDir)), ...(iso.readable ?? [])];
         const writable = [o.workDir];
-        sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable, cwd: o.workDir }) };
+        sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable, cwd: o.workDir, hidden: iso.hidden }) };
         env.CUDA_CACHE_DISABLE = '1'; // the JIT cache in $HOME is read-only in the sandbox
       }
     } catch (e) {

@@ -61,6 +61,8 @@ export interface SandboxSpec {
   readable?: string[];
   /** Working directory inside the sandbox (default: the first writable folder). */
   cwd?: string;
+  /** Folders hidden from the run (an empty tmpfs over each): a PyTorch task's reference data wherever it is. */
+  hidden?: string[];
 }
 
 /** bwrap's arguments for one run (before `--` and the command). Exported for tests and the docs. */
@@ -91,6 +93,11 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     if (!existsSync(r)) continue;
     seen.add(r);
     a.push('--bind', r, r);
+  }
+  // Hidden folders last: mounted over anything above, a folder inside a readable or writable one too.
+  for (const p of spec.hidden ?? []) {
+    const r = resolve(p);
+    if (existsSync(r)) a.push('--tmpfs', r);
   }
   const cwd = spec.cwd ?? spec.writable[0];
   if (cwd) a.push('--chdir', resolve(cwd));
