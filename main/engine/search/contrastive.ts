@@ -376,7 +376,9 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       else b[i] = Math.min(nv - 1, Math.max(0, b[i] + (rng() < 0.5 ? -1 : 1)));
       if (space.isValid(b) && !seen.has(b)) return b;
     }
-    return null;
+    // As anneal.ts: any unmeasured neighbour, else (every neighbour measured) a jump to a random unmeasured variant.
+    const nb = oneAway(a);
+    return nb.length ? nb[Math.floor(rng() * nb.length)] : randomAction();
   };
   /** Queues one step of the annealing arm when it is its turn; false when it is not (or it has no step). */
   const armPick = (): boolean => {
