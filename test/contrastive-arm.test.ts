@@ -9,7 +9,7 @@ import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import { ActionSpace, type Action } from '../main/engine/search/actions.js';
-import { contrastiveSearch, type ContrastiveOptions } from '../main/engine/search/contrastive.js';
+import { contrastiveSearch, type ContrastiveOptions, type ContrastiveState } from '../main/engine/search/contrastive.js';
 import { simulate } from '../main/engine/search/simulate.js';
 import type { Strategy } from '../main/engine/search/loop.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
@@ -68,5 +68,20 @@ describe('contrastive: the annealing arm', () => {
     for (const s of arm.slice(0, 10)) expect(dimsApart(s.a, byId.get(s.parents[0])!)).toBe(1);
     // It walks: later steps start from variants it moved to, not only from the baseline.
     expect(arm.filter((s) => s.parents[0] !== 'v0').length).toBeGreaterThan(5);
+  });
+
+  it('a saved state carries the walk (its variant, temperature, share) and a restored strategy takes it back', async () => {
+    const m = new ReplayMeasurer(transpose, rec, { seed: 2 });
+    const space = ActionSpace.fromRecording(transpose, m);
+    const st = contrastiveSearch(space, 2);
+    await simulate(st, m, 40);
+    const saved = st.saveState!() as ContrastiveState;
+    expect(saved.arm?.at).toMatch(/^v\d+$/);
+    expect(saved.arm!.t).toBeLessThan(0.1);
+    const again = contrastiveSearch(ActionSpace.fromRecording(transpose, m), 2);
+    expect(again.restoreState!(saved)).toBeNull();
+    const back = again.saveState!() as ContrastiveState;
+    expect(back.arm!.t).toBe(saved.arm!.t);
+    expect(back.arm!.turn).toBe(saved.arm!.turn);
   });
 });

@@ -136,6 +136,8 @@ export interface ContrastiveState {
   logits: number[][];
   tunablesOnly: boolean;
   draws: number;
+  /** The annealing arm's walk: the variant it is at, its temperature and its share's carry (absent in states saved before issue 18's arm). */
+  arm?: { at: string | null; t: number; turn: number };
 }
 
 export interface ContrastiveStrategy extends Strategy {
@@ -569,7 +571,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const t = result.timing[0];
       const m: Measured = { id: spec.id ?? `#${measured.length}`, a, f: encoder.encode(a), ms: t.medianMs, low: t.ciLowMs, high: t.ciHighMs };
       if (spec.origin === 'baseline') armCur = m;
-      else if (o.arm && armCur && armKeys.has(space.key(a))) {
+      else if (o.arm && armCur && (armKeys.has(space.key(a)) || (spec.origin ?? '').startsWith('anneal arm'))) {
+        armKeys.add(space.key(a)); // a resumed run rebuilds its walk from the journal
         // The walk's own results only: it moves to a faster step, or to a slower one with probability exp(-Δ/T).
         if (m.ms <= armCur.ms || rng() < Math.exp(-Math.log(m.ms / armCur.ms) / armT)) armCur = m;
         armT = Math.max(0.002, armT * o.armCooling);
@@ -613,7 +616,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     // The policy's logits, its stage and its random stream; measured variants, the preference
     // model's pairs and the best are rebuilt from the journal.
     saveState(): ContrastiveState {
-      return { logits: logits.map((l) => [...l]), tunablesOnly, draws };
+      return { logits: logits.map((l) => [...l]), tunablesOnly, draws, arm: { at: armCur?.id ?? null, t: armT, turn: armTurn } };
     },
     restoreState(x: unknown): string | null {
       const st = x as Partial<ContrastiveState> | null;
@@ -622,6 +625,12 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         return `its dimensions (${st.logits.map((l) => (Array.isArray(l) ? l.length : '?')).join('×')}) are not this action space's (${logits.map((l) => l.length).join('×')})`;
       }
       st.logits.forEach((l, i) => logits[i].set(l as number[]));
+      if (st.arm && Number.isFinite(st.arm.t) && Number.isFinite(st.arm.turn)) {
+        armT = st.arm.t;
+        armTurn = st.arm.turn;
+        const at = st.arm.at ? byId.get(st.arm.at) : undefined;
+        if (at) armCur = at;
+      }
       tunablesOnly = tunablesOnly && st.tunablesOnly; // stage 1 is never re-entered
       while (draws < st.draws!) rng();
       return null;
