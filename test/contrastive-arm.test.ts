@@ -1,8 +1,9 @@
-// The contrastive strategy's annealing arm (issue 18): by default a third of its picks are steps of
-// a simulated-annealing walk that starts at the baseline (one dimension changed per step, the model
-// choosing among 4 such steps once it is trained). The walk is what reaches the optimum's basin on
-// spaces where the preference model settles in another (convolution A4000); these tests fail if it
-// is removed or stops walking. Checked on a SYNTHETIC recorded space through the benchmark's simulation.
+// The contrastive strategy's annealing arm (issue 18): once the best has not improved for 20
+// measured variants, half of its picks are steps of a simulated-annealing walk that starts at the
+// baseline (one dimension changed per step). The walk is what reaches the optimum's basin on spaces
+// where the preference model settles in another (convolution A4000); these tests fail if it is
+// removed, acts before a stall, or stops walking. Checked on a SYNTHETIC recorded space through the
+// benchmark's simulation.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { loadTask } from '../main/engine/task/manifest.js';
@@ -25,7 +26,7 @@ interface Step {
 }
 
 /** Runs contrastive for `budget` proposals; every proposal with its origin, parents and action. */
-async function run(budget: number, seed: number, opts?: ContrastiveOptions): Promise<{ steps: Step[]; space: ActionSpace }> {
+async function run(budget: number, seed: number, opts?: ContrastiveOptions): Promise<{ steps: Step[]; space: ActionSpace; best: Array<number | null> }> {
   const m = new ReplayMeasurer(transpose, rec, { seed });
   const space = ActionSpace.fromRecording(transpose, m);
   const inner = contrastiveSearch(space, seed, opts);
@@ -37,24 +38,37 @@ async function run(budget: number, seed: number, opts?: ContrastiveOptions): Pro
       return ps;
     },
   });
-  await simulate(wrapped, m, budget);
-  return { steps, space };
+  const r = await simulate(wrapped, m, budget);
+  return { steps, space, best: r.steps.map((x) => x.bestMs) };
 }
 
 const dimsApart = (x: Action, y: Action): number => x.filter((v, i) => v !== y[i]).length;
 
 describe('contrastive: the annealing arm', () => {
-  it('by default a third of the picks are the walk\'s steps; none with arm 0', async () => {
-    const { steps } = await run(90, 3);
-    const arm = steps.filter((s) => s.origin.startsWith('anneal arm'));
-    expect(arm.length).toBeGreaterThanOrEqual(25);
-    expect(arm.length).toBeLessThanOrEqual(35);
+  it('by default the walk takes half of the picks once the best has stalled for 20 measured variants, none before; none with arm 0', async () => {
+    const { steps, best } = await run(90, 3);
+    const arm = steps.map((s, k) => ({ s, k })).filter(({ s }) => s.origin.startsWith('anneal arm'));
+    expect(arm.length).toBeGreaterThanOrEqual(5);
+    // Picks are made in rounds: the best known when its round was planned is at most the one before the pick.
+    for (const { k } of arm) {
+      expect(k).toBeGreaterThanOrEqual(20);
+      expect(best[k - 21]! / best[k - 1]!).toBeLessThanOrEqual(1.005);
+    }
+    const first = arm[0].k;
+    expect(steps.slice(first).filter((s) => s.origin.startsWith('anneal arm')).length).toBeGreaterThanOrEqual(Math.floor((steps.length - first) / 2) - 2);
     const off = await run(90, 3, { arm: 0 });
     expect(off.steps.filter((s) => s.origin.startsWith('anneal arm')).length).toBe(0);
   });
 
+  it('without the stall gate it takes its share from the start', async () => {
+    const { steps } = await run(60, 3, { armStall: 0 });
+    const arm = steps.filter((s) => s.origin.startsWith('anneal arm')).length;
+    expect(arm).toBeGreaterThanOrEqual(27);
+    expect(arm).toBeLessThanOrEqual(33);
+  });
+
   it('the walk starts at the baseline and its steps change one dimension of the variant it walks from (a jump only once every neighbour was measured)', async () => {
-    const { steps, space } = await run(90, 4);
+    const { steps, space } = await run(90, 4, { armStall: 0 });
     const byId = new Map(steps.map((s) => [s.id, s.a]));
     byId.set('v0', space.baseline()!);
     const arm = steps.filter((s) => s.origin.startsWith('anneal arm'));
@@ -73,12 +87,12 @@ describe('contrastive: the annealing arm', () => {
   it('a saved state carries the walk (its variant, temperature, share) and a restored strategy takes it back', async () => {
     const m = new ReplayMeasurer(transpose, rec, { seed: 2 });
     const space = ActionSpace.fromRecording(transpose, m);
-    const st = contrastiveSearch(space, 2);
+    const st = contrastiveSearch(space, 2, { armStall: 0 });
     await simulate(st, m, 40);
     const saved = st.saveState!() as ContrastiveState;
     expect(saved.arm?.at).toMatch(/^v\d+$/);
     expect(saved.arm!.t).toBeLessThan(0.1);
-    const again = contrastiveSearch(ActionSpace.fromRecording(transpose, m), 2);
+    const again = contrastiveSearch(ActionSpace.fromRecording(transpose, m), 2, { armStall: 0 });
     expect(again.restoreState!(saved)).toBeNull();
     const back = again.saveState!() as ContrastiveState;
     expect(back.arm!.t).toBe(saved.arm!.t);
