@@ -44,8 +44,9 @@
 // annealing from the baseline reaches the optimum in 90 of 100 seeds: the walk gives those seeds a
 // way out. Chosen on the two convolution spaces (seeds 1-40: reached 98% in 29/40 and 35/40 seeds
 // instead of 34/40 and 25/40). Tried there and not chosen: the walk always taking a third or a
-// quarter of the picks (it cost 6-19 evaluations to 98% on the held-out H200 axpy and histogram
-// spaces, which were looked at for that reason), the model ranking 2-4 steps of the walk, the walk
+// quarter of the picks (a third, the model ranking 4 steps: 98% took 8.5 instead of 6.5 evaluations on
+// the held-out H200 axpy space and 40 instead of 21 on histogram, 20 seeds;
+// those two were looked at for that reason, so they are no longer held out), the model ranking 2-4 steps of the walk, the walk
 // stopping after 15 steps without a gain, the walk also moving to the model's finds, and novelty
 // picks (pairs of dimension values measured least often; worse on both).
 // The other options below (Thompson sampling, a full pool, neighbours, a genetic arm, a staged
