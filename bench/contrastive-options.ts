@@ -48,7 +48,8 @@ for (const s of want) {
   const b100: number[] = [];
   const acc: number[] = [];
   let opt: number;
-  for (let seed = 1; seed <= seeds; seed++) {
+  const seed0 = Number(process.env.KD_SEED0 ?? 1); // first seed (KD_SEED0=21: seeds 21..20+seeds)
+  for (let seed = seed0; seed < seed0 + seeds; seed++) {
     const m = new ReplayMeasurer(task, rec, { seed });
     opt = m.optimumMs();
     const space = ActionSpace.fromRecording(task, m);

@@ -141,3 +141,21 @@ describe('the loop on a replay', () => {
     s2.close();
   });
 });
+
+describe('a recording made before the task gained a tunable', () => {
+  it('stands for the new tunable at its default: replays answer the default, the action space keeps only it', () => {
+    const t = loadTask(join(builtinTasksDir(), 'layernorm'));
+    const defaults = t.manifest.defaults ?? {};
+    const added = Object.keys(t.manifest.tunables ?? {}).find((k) => k !== Object.keys(t.manifest.tunables ?? {})[0])!;
+    const full = syntheticSpace(t, { seed: 2 });
+    // The same recording as if `added` did not exist yet: its default configurations, without the name.
+    const old: RecordedSpace = { ...full, entries: full.entries.filter((e) => e.config[added] === defaults[added]).map((e) => ({ ...e, config: Object.fromEntries(Object.entries(e.config).filter(([k]) => k !== added)) })) };
+    const m = new ReplayMeasurer(t, old, { seed: 1 });
+    expect(m.predates).toEqual([added]);
+    expect(m.has({ config: { ...defaults } })).toBe(true);
+    const space = ActionSpace.fromRecording(t, m);
+    expect(space.dims.find((d) => d.name === added)!.values).toEqual([defaults[added]]);
+    expect(space.baseline()).not.toBeNull();
+    expect(new ReplayMeasurer(t, full, { seed: 1 }).predates).toEqual([]);
+  });
+});

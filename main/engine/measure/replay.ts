@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { BuildFlags, BuildResult, Config, DuelResult, EvalResult, Failure, KernelResources, TimingResult } from '../base/types.js';
 import type { Task } from '../task/manifest.js';
-import { configKey } from '../task/space.js';
+import { configKey, defaultConfig } from '../task/space.js';
 import { mulberry32 } from '../base/random.js';
 import { duelStats, mean, medianCI } from './stats.js';
 import type { EvaluateOptions, MeasuredSpec, Measurer } from './measurer.js';
@@ -161,6 +161,8 @@ export class ReplayMeasurer implements Measurer {
   /** The recording was made from the same task contents as the task given. */
   readonly taskHashMatches: boolean;
   private readonly byKey = new Map<string, SpaceEntry>();
+  /** The task's tunables that no recorded configuration names: the recording predates them (issue 17 added some to the suite tasks, their defaults keeping the kernels recorded before), so a recorded configuration stands for them at their defaults. */
+  readonly predates: string[];
   private readonly rng: () => number;
   private readonly opts: ReplayOptions;
   /** Evaluations and duels answered (a budget check for tests and benchmarks). */
@@ -173,7 +175,11 @@ export class ReplayMeasurer implements Measurer {
     this.space = typeof space === 'string' ? loadSpace(space) : parseSpace(space, this.recording);
     if (this.space.task !== task.manifest.name) throw new Error(`recording ${this.recording} is for task ${this.space.task}, not ${task.manifest.name}`);
     this.taskHashMatches = this.space.taskHash === task.hash;
-    for (const e of this.space.entries) this.byKey.set(variantKey(e), e);
+    const defaults = defaultConfig(task);
+    const named = new Set(this.space.entries.flatMap((e) => Object.keys(e.config)));
+    this.predates = Object.keys(task.manifest.tunables ?? {}).filter((k) => !named.has(k) && k in defaults);
+    const fill = Object.fromEntries(this.predates.map((k) => [k, defaults[k]]));
+    for (const e of this.space.entries) this.byKey.set(variantKey(this.predates.length ? { ...e, config: { ...fill, ...e.config } } : e), e);
     this.opts = opts;
     this.rng = mulberry32(opts.seed ?? 1);
   }

@@ -74,7 +74,9 @@ export class ActionSpace {
 
   /** The action space of a recorded space: the task's tunables, and the flags and transforms the recording varies. */
   static fromRecording(task: Task, m: ReplayMeasurer): ActionSpace {
-    const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).map(([name, values]) => ({ name, kind: 'tunable' as const, values: [...values] }));
+    // A tunable the recording predates (ReplayMeasurer.predates) keeps its default only.
+    const defaults = task.manifest.defaults ?? {};
+    const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).map(([name, values]) => ({ name, kind: 'tunable' as const, values: m.predates.includes(name) ? [defaults[name]] : [...values] }));
     const entries = m.space.entries;
     const flagDim = (name: string, get: (f: BuildFlags) => DimValue, first: DimValue): void => {
       const vals = new Set<DimValue>(entries.map((e) => get(e.flags)));
