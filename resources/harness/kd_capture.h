@@ -86,23 +86,24 @@ static bool find_in(CodeSearch& cs, const std::string& path, const std::string& 
 // Code a library loaded at run time (recorded through CUPTI): the first recorded image that holds
 // the name and, loaded here, has the kernel.
 static bool find_runtime(CodeSearch& cs, const std::string& name, WorkDesc& w, int& module_index) {
+  // The images are only appended to (by the driver's callback): index i stays valid.
   for (size_t i : rc_holders(name)) {
-    auto known = cs.runtime_module.find(i);
-    if (known != cs.runtime_module.end()) {
-      if (library_kernel(cs.loaded[std::make_pair(std::string("runtime:") + std::to_string(i), (size_t)0)], name)) { module_index = known->second; return true; }
-      continue;
-    }
     auto key = std::make_pair(std::string("runtime:") + std::to_string(i), (size_t)0);
-    CUlibrary m = cs.loaded.count(key) ? cs.loaded[key] : (cs.loaded[key] = load_library(g_rc.images[i].image.data()));
+    auto lm = cs.loaded.find(key);
+    CUlibrary m = lm != cs.loaded.end() ? lm->second : (cs.loaded[key] = load_library(rc_image(i).image.data()));
     if (!m || !library_kernel(m, name)) continue;
-    ModuleRef r;
-    r.runtime = true;
-    r.bytes = g_rc.images[i].image.size();
-    r.path = "module-" + std::to_string(g_rc.images[i].module_id) + "-loaded-at-run-time";
-    r.image = g_rc.images[i].image;
-    w.modules.push_back(std::move(r));
-    module_index = (int)w.modules.size() - 1;
-    cs.runtime_module[i] = module_index;
+    auto known = cs.runtime_module.find(i);
+    if (known == cs.runtime_module.end()) {
+      const RuntimeCode& c = rc_image(i);
+      ModuleRef r;
+      r.runtime = true;
+      r.bytes = c.image.size();
+      r.path = "module-" + std::to_string(c.module_id) + "-loaded-at-run-time";
+      r.image = c.image;
+      w.modules.push_back(std::move(r));
+      known = cs.runtime_module.emplace(i, (int)w.modules.size() - 1).first;
+    }
+    module_index = known->second;
     return true;
   }
   return false;

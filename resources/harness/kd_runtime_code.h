@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <vector>
+#include <deque>
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -41,7 +42,7 @@ struct RuntimeCode {
 };
 struct RuntimeCodeLog {
   std::mutex mu;
-  std::vector<RuntimeCode> images;
+  std::deque<RuntimeCode> images;  // a deque: references stay valid while modules are appended
   size_t bytes = 0;
   size_t dropped = 0;    // images not kept (over the limit)
   std::string state = "not started";
@@ -109,4 +110,10 @@ static std::vector<size_t> rc_holders(const std::string& name) {
     if (std::search(b.begin(), b.end(), name.begin(), name.end()) != b.end()) out.push_back(i);
   }
   return out;
+}
+
+// Recorded image i (taken under the lock: the driver may report another module meanwhile).
+static const RuntimeCode& rc_image(size_t i) {
+  std::lock_guard<std::mutex> g(g_rc.mu);
+  return g_rc.images[i];
 }

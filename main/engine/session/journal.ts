@@ -336,8 +336,8 @@ export class Journal<T> {
 
   /**
    * What was appended to a journal after `fromByte` (the end of the complete lines read before, which
-   * held `startSeq` records), without reading what came before. `ino` and `size` identify the file as
-   * it is now: a file that was replaced (another inode) or cut (smaller than `fromByte`) must be read
+   * held `startSeq` records), without reading what came before. `ino` is the file's inode when it was
+   * read before: a file that was replaced (another inode) or cut (smaller than `fromByte`) must be read
    * whole again (`replaced: true`, nothing else read). The appended lines get every check a full read
    * gives them (seq continuing from `startSeq`, crc, envelope, record validation); a torn last line is
    * left out (it may be a line being written), and `validBytes` says where the next read starts.
@@ -348,7 +348,7 @@ export class Journal<T> {
     startSeq: number,
     ino: number,
     opts: JournalOptions<T> & { endsWith?: Buffer } = {},
-  ): { replaced: boolean; entries: JournalEntry<T>[]; validBytes: number; droppedTornTail: boolean; ino: number; endsWith: Buffer } {
+  ): { replaced: boolean; entries: JournalEntry<T>[]; validBytes: number; droppedTornTail: boolean; endsWith: Buffer } {
     let fd: number;
     try {
       fd = fs.openSync(file, 'r');
@@ -357,7 +357,7 @@ export class Journal<T> {
     }
     try {
       const st = fs.fstatSync(fd);
-      const replaced = { replaced: true, entries: [], validBytes: 0, droppedTornTail: false, ino: st.ino, endsWith: Buffer.alloc(0) };
+      const replaced = { replaced: true, entries: [], validBytes: 0, droppedTornTail: false, endsWith: Buffer.alloc(0) };
       if (st.ino !== ino || st.size < fromByte) return replaced;
       if (fromByte > 0) {
         // What was read last must still end where the tail begins (a line end, and the same bytes:
@@ -377,7 +377,7 @@ export class Journal<T> {
       const parsed = parseJournal(file, buf.subarray(0, got), opts.validate, 'full', startSeq);
       const end = parsed.validBytes;
       const endsWith = end > 0 ? Buffer.from(buf.subarray(Math.max(0, end - TAIL_GUARD_BYTES), end)) : opts.endsWith ?? Buffer.alloc(0);
-      return { replaced: false, entries: parsed.entries, validBytes: fromByte + end, droppedTornTail: parsed.droppedTornTail, ino: st.ino, endsWith };
+      return { replaced: false, entries: parsed.entries, validBytes: fromByte + end, droppedTornTail: parsed.droppedTornTail, endsWith };
     } catch (e) {
       if (e instanceof JournalError) throw e;
       throw ioError(file, 'reading', e, false);
