@@ -97,9 +97,16 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
   it('opens the PyTorch task: its reference model.py as Python, read-only (typing changes nothing), and what it takes', async () => {
     await page.getByTestId('nav-tasks').click();
     await page.getByTestId('task-axpy').waitFor(); // the view has loaded its list (and will not reset the folder field)
-    await page.getByTestId('open-folder-path').fill(taskDir);
-    await page.getByTestId('open-folder').click();
-    await page.getByTestId('pytorch-task').waitFor().catch(async (e: unknown) => {
+    // Filled and opened again while the task does not show: once in CI the first open was lost
+    // (the page still showed axpy 30 s later; the same test takes 1.4 s alone).
+    const opened = async (): Promise<boolean> => {
+      if ((await page.getByTestId('pytorch-task').count()) > 0) return true;
+      await page.getByTestId('open-folder-path').fill(taskDir);
+      await page.getByTestId('open-folder').click();
+      await page.getByTestId('pytorch-task').waitFor({ timeout: 15_000 }).catch(() => undefined);
+      return (await page.getByTestId('pytorch-task').count()) > 0;
+    };
+    await expect.poll(opened, { timeout: 90_000 }).toBe(true).catch(async (e: unknown) => {
       console.error(`e2e: no PyTorch-task line; the page says:\n${(await page.locator('body').innerText()).slice(0, 2000)}`);
       throw e;
     });
@@ -111,5 +118,5 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
     await editor.locator('.view-lines').click();
     await page.keyboard.type('XYZZY');
     expect(await shown(editor.locator('.view-lines'))).not.toContain('XYZZY');
-  }, 60_000);
+  }, 150_000);
 });
