@@ -18,6 +18,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findPython } from '../main/engine/platform/toolchain/python.js';
 import { gpuSlug } from '../main/engine/platform/gpu/detect.js';
+import { invokedAs } from '../main/engine/base/provenance.js';
 import { importProblem, listProblems, type ImportedProblem } from '../main/engine/interop/kernelbench.js';
 import { ReferenceFailure, ReferenceServer } from '../main/engine/pytorch/server.js';
 import type { RunAnswer } from '../main/engine/pytorch/protocol.js';
@@ -156,7 +157,7 @@ async function main(): Promise<void> {
     nonFiniteOutputs: rows.filter((r) => (r.reference.outputs ?? []).some((o) => (o.nonfinite ?? 0) > 0)).map((r) => r.problem),
     randomForwards: rows.filter((r) => r.warnings.some((w) => /forward is random/.test(w))).map((r) => r.problem),
   };
-  const command = `KERNELDUEL_PYTHON=${py.python} npx tsx bench/kernelbench-import.ts --kernelbench ${a.kernelbench} --levels ${a.levels.join(',')} --limit-s ${a.limitS} --max-gib ${a.maxGiB} --seed ${a.seed}${a.device === 'cuda' ? ' --device cuda' : ''}${a.jobs > 1 ? ` --jobs ${a.jobs}` : ''}`;
+  const command = invokedAs(`KERNELDUEL_PYTHON=${py.python} npx tsx bench/kernelbench-import.ts --kernelbench ${a.kernelbench} --levels ${a.levels.join(',')} --limit-s ${a.limitS} --max-gib ${a.maxGiB} --seed ${a.seed}${a.device === 'cuda' ? ' --device cuda' : ''}${a.jobs > 1 ? ` --jobs ${a.jobs}` : ''}`);
   const torchName = `torch ${py.torch} (${py.python === '/usr/bin/python3' ? 'Debian python3-torch' : py.python})`;
   const label = gpu ? `GPU ${gpu} (CUDA ${py.cudaVersion}), ${torchName}; measured on a real GPU (nothing timed: the seconds are the reference server's own)` : `CPU, ${torchName}, no GPU`;
   const host = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memGiB: Number((totalmem() / GiB).toFixed(1)), torchThreads: a.device === 'cpu' ? 'torch default (1 here)' : 'torch default' };
