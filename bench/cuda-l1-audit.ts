@@ -10,6 +10,7 @@
 //     [--prefix h200-cuda-l1-audit] [--work /tmp/kd-cuda-l1-audit] [--deadline-s 420]
 //     [--limit N] [--shard I/N] [--tasks 1/1,2/96] [--build-jobs N] [--measure-jobs N]
 //     [--build-limit-s 150] [--measure-limit-s 150] [--compile] [--compile-pass] [--compile-limit-s 60] [--redo]
+//     [--overlap-builds]
 //
 // torch.compile baselines cost 10-60 s each: --compile adds one per correct candidate in the same
 // run; --compile-pass runs only them, for rows already measured that lack one (resumable too).
@@ -18,8 +19,14 @@
 // failures and labels below say more about this machine's toolchain than about CUDA-L1.
 //
 // Builds (load_inline) run in parallel (--build-jobs, MAX_JOBS=2 each) into one extension folder per
-// candidate (a cache: a later run on the same machine reuses it); measurements run --measure-jobs at
-// a time, and their timing sections take a shared lock file exclusively, so no two time at once.
+// candidate (a cache: a later run on the same machine reuses it), all of them before the first
+// measurement: a timing sample is the larger of the CUDA events and the host clock, and compilers
+// busy on every core lengthen the host clock of a short forward (on the H200, 2026-12-01, eager
+// sigmoid read 0.045 ms beside 7 builds and 0.020 ms without them). --overlap-builds measures while
+// builds run (faster, and said in every row it touches). Measurements run --measure-jobs at a time;
+// their GPU work takes a shared lock file shared and their timing sections take it exclusively, so
+// no two time at once and nothing of theirs runs on the GPU beside a timing section (torch.compile's
+// first call, where it compiles, holds it shared too). Nothing else should use the GPU meanwhile.
 // Python with torch is found like everywhere (KERNELDUEL_PYTHON, then python3); its torch, CUDA,
 // triton and torch.compile are recorded, and a missing piece is said and skipped, not fatal.
 // Not a CUDA-harness measurement: every row carries the guarantee level `python-in-process`.
@@ -31,7 +38,7 @@ import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { findPython } from '../main/engine/platform/toolchain/python.js';
-import { buildCandidate, changedFlags, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';
+import { buildCandidate, buildErrorLine, changedFlags, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';
 import { GUARANTEE_LEVELS, type CandidateLabel } from '../main/engine/base/types.js';
 
 const { values: v } = parseArgs({
@@ -52,6 +59,7 @@ const { values: v } = parseArgs({
     compile: { type: 'boolean', default: false },
     'compile-pass': { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
+    'overlap-builds': { type: 'boolean', default: false },
     device: { type: 'string', default: 'auto' },
   },
 });
@@ -147,6 +155,8 @@ interface Row {
   claimHolds: boolean | null;
   timer: string | null;
   wallExceedsEvents: boolean | null;
+  /** Timed while candidates' builds ran on the CPU (--overlap-builds; every row written before 2026-12-01 18:40 lacks this field and was). */
+  timedBesideBuilds?: boolean;
   failure?: { kind: string; message: string };
   /** The first check that failed at KernelBench's tolerance, and why. */
   wrong?: string;
@@ -208,6 +218,7 @@ function summary(): Record<string, unknown> {
     geomeanVsEagerCustom50: geomean(custom50.map((r) => r.speedupEager as number)),
     custom50: custom50.length,
     claimsChecked: withClaim.length,
+    timedBesideBuilds: rs.filter((r) => r.candidateMs !== null && r.timedBesideBuilds !== false).length,
     claimsHoldWithin20pct: withClaim.filter((r) => r.claimHolds).length,
     timedCount: rs.filter((r) => r.candidateMs !== null).length,
     changePrecisionFlags: rs.filter((r) => (r.flagsChanged ?? []).some((f) => /tf32|Precision/i.test(f))).map((r) => r.id),
@@ -257,12 +268,13 @@ function write(final: boolean): void {
     `- Correct at KernelBench's tolerance: **${s.correctKernelBenchTol}**; at 1e-2: **${s.correct1e2}**.`,
     `- Geometric mean speedup vs eager over correct candidates: **${f2(s.geomeanVsEagerCorrect as number | null)}×** (CUDA-L1 claimed ${f2(s.geomeanClaimedSameSet as number | null)}× for the same set); vs torch.compile: ${f2(s.geomeanVsCompileCorrect as number | null)}×; over the ${s.custom50} whose own kernels did ≥ 50% of the device time: ${f2(s.geomeanVsEagerCustom50 as number | null)}×.`,
     `- Claimed speedups that hold within 20% (measured ≥ 0.8 × claimed, correct at 1e-2): **${s.claimsHoldWithin20pct} of ${s.claimsChecked}**.`,
+    `- Rows timed while builds ran on the CPU (†: the host clock of a short forward can read long there; before 2026-12-01 18:40 every run did so): ${s.timedBesideBuilds} of ${s.timedCount}.`,
     `- Candidates that turn TF32 on (or lower float32 matmul precision) at import: ${(s.changePrecisionFlags as string[]).join(', ') || 'none'}.`,
     notRun.length ? `- Not run this time: ${notRun.join('; ')}.` : '',
     '',
     '| task | claimed | label | own share | correct (KB / 1e-2) | ms | eager ms | compile ms | vs eager | vs compile | holds | build | why |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
+    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)}${r.candidateMs !== null && r.timedBesideBuilds !== false ? ' †' : ''} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
     '',
   ].join('\n');
   writeFileSync(mdPath, md);
@@ -368,11 +380,17 @@ async function main(): Promise<void> {
     const loads = r.file?.loads ?? [];
     resolveBuild({
       ok: !!r.file?.ok && loads.every((l) => l.ok), seconds: r.file?.seconds ?? r.process.durationMs / 1000,
-      failedLoads: [...loads.filter((l) => !l.ok).map((l) => `${l.name}: ${(l.error ?? '').split('\n').find((x) => /error/i.test(x)) ?? (l.error ?? '').split('\n')[0]}`), ...(r.failure ? [`${r.failure.kind}: ${r.failure.message}`] : [])],
+      failedLoads: [...loads.filter((l) => !l.ok).map((l) => `${l.name}: ${buildErrorLine(l.error ?? '')}`), ...(r.failure ? [`${r.failure.kind}: ${r.failure.message}`] : [])],
     });
   });
 
-  // Candidates that need no build first, then in the order their builds finish.
+  // Every build first (see the top of this file), unless --overlap-builds: then candidates that need
+  // no build first, and the others in the order their builds finish.
+  const overlap = !!v['overlap-builds'];
+  if (!overlap && buildQueue.length) {
+    process.stderr.write(`cuda-l1-audit: ${buildQueue.length} builds before any measurement\n`);
+    await buildsDone;
+  }
   const order = [...todo.filter((i) => !i.builds), ...todo.filter((i) => i.builds)];
   await pool(order, measureJobs, async (i) => {
     const b = builds.get(i.id);
@@ -401,7 +419,7 @@ async function main(): Promise<void> {
     const speedupEager = candMs && eagerMs ? eagerMs / candMs : null;
     const row: Row = {
       id: i.id, level: i.level, task: i.task, claimed: i.claimed, hasGlobal: i.hasGlobal, usesExtension: i.builds,
-      build: { ok: build.ok, seconds: build.seconds, failedLoads: [...build.failedLoads, ...(m.file?.loads ?? []).filter((l) => !l.ok && !l.cached).map((l) => `${l.name}: ${(l.error ?? '').split('\n')[0]}`)], ...('note' in build && build.note ? { note: build.note } : {}) },
+      build: { ok: build.ok, seconds: build.seconds, failedLoads: [...build.failedLoads, ...(m.file?.loads ?? []).filter((l) => !l.ok && !l.cached).map((l) => `${l.name}: ${buildErrorLine(l.error ?? '')}`)], ...('note' in build && build.note ? { note: build.note } : {}) },
       label: m.label, correct: m.correct, correct1e2: m.correct1e2, customShare: m.customShare,
       ownKernels: m.file?.own ?? [],
       topKernels: (m.file?.kernels?.kernels ?? []).slice(0, 3).map((k) => `${k.source}: ${k.name.slice(0, 80)} (${k.us.toFixed(1)} us)`),
@@ -409,6 +427,7 @@ async function main(): Promise<void> {
       speedupEager, speedupCompile: candMs && compileMs ? compileMs / candMs : null,
       claimHolds: speedupEager !== null && i.claimed !== null && m.correct1e2 ? speedupEager >= 0.8 * i.claimed : null,
       timer: m.time?.timer ?? null, wallExceedsEvents: m.time?.wallExceedsEvents ?? null,
+      timedBesideBuilds: overlap && buildQueue.length > 0,
       failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
       wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
       flagsChanged: changedFlags(m.file),

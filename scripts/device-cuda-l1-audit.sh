@@ -13,6 +13,11 @@
 #     e.g. scripts/device-cuda-l1-audit.sh 400 --shard 1/2     half the candidates
 #          scripts/device-cuda-l1-audit.sh 300 --compile-pass  torch.compile baselines for measured rows
 #          scripts/device-cuda-l1-audit.sh 60 --tasks control  only the control (toolchain check)
+# The rows accumulate in /tmp/kd-cuda-l1-audit/results (seeded from bench/results when it has none):
+# a lease's next call copies the working tree again, which would put the committed file back over
+# the rows of the call before. Run nothing else on the GPU beside it (its lock keeps its own timing
+# sections apart, not another tool's work): on 2026-12-01 a KernelBench import beside the compile
+# pass disturbed its timing enough that those figures were rejected.
 # Python: KERNELDUEL_PYTHON, else python3 (its torch, CUDA, triton, torch.compile and ninja are
 # recorded in the results). Nothing here changes clocks or settings of the GPU.
 set -uo pipefail
@@ -26,7 +31,9 @@ OUTDIR=${OUT:-$ROOT/device-out}
 RES="$ROOT/bench/results"
 if [ ! -x "$KD/bench" ]; then echo "no GPU bundle at $KD: run node scripts/bundle-gpu.mjs on the development machine and carry dist-gpu" >&2; exit 2; fi
 if [ ! -f "$DATA" ]; then echo "CUDA-L1's candidates not found at $DATA: copy peers/cuda-l1/h100-levels-1-2.json there or set KD_CUDA_L1_JSON" >&2; exit 2; fi
-mkdir -p "$RES" "$OUTDIR"
+WRES=/tmp/kd-cuda-l1-audit/results
+mkdir -p "$RES" "$OUTDIR" "$WRES"
+[ -f "$WRES/h200-cuda-l1-audit.json" ] || { [ -f "$RES/h200-cuda-l1-audit.json" ] && cp "$RES/h200-cuda-l1-audit.json" "$WRES/"; }
 CORES=$(nproc 2>/dev/null || echo 16)
 BUILD_JOBS=$(( CORES > 4 ? (CORES - 2) / 2 : 1 ))
 {
@@ -35,9 +42,10 @@ BUILD_JOBS=$(( CORES > 4 ? (CORES - 2) / 2 : 1 ))
   echo "cores $CORES, build jobs $BUILD_JOBS; python ${KERNELDUEL_PYTHON:-$(command -v python3)}; nvcc $(command -v nvcc); ninja $(command -v ninja)"
 } > "$RES/h200-cuda-l1-audit.machine.txt"
 # The bench stops starting work at the deadline; timeout is the backstop (rows written so far stay).
-timeout -k 10 $(( DL + 90 )) "$KD/bench" cuda-l1-audit --data "$DATA" --out "$RES" --work /tmp/kd-cuda-l1-audit \
+timeout -k 10 $(( DL + 90 )) "$KD/bench" cuda-l1-audit --data "$DATA" --out "$WRES" --work /tmp/kd-cuda-l1-audit \
   --deadline-s "$DL" --build-jobs "$BUILD_JOBS" --measure-jobs "${KD_MEASURE_JOBS:-3}" "$@" 2>&1 | tee "$RES/h200-cuda-l1-audit.log"
 rc=${PIPESTATUS[0]}
+cp "$WRES"/h200-cuda-l1-audit.json "$WRES"/h200-cuda-l1-audit.md "$RES"/ 2>/dev/null
 cp "$RES"/h200-cuda-l1-audit.json "$RES"/h200-cuda-l1-audit.md "$RES"/h200-cuda-l1-audit.log "$RES"/h200-cuda-l1-audit.machine.txt "$OUTDIR"/ 2>/dev/null
 echo "exit $rc; results in $RES and $OUTDIR"
 exit "$rc"

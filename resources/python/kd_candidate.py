@@ -102,6 +102,17 @@ def short(text, n=600):
     return text if len(text) <= n else text[: n // 2] + " ... " + text[-n // 2:]
 
 
+COMPILER_ERROR = re.compile(r"(^|[\s:)])(fatal )?error( [A-Z]*\d+)?\s*:", re.I)
+
+
+def build_error(e):
+    """A failed build's message with the compiler's own error lines first (up to 5): torch's message
+    starts with ninja's command lines, thousands of characters, so shortening it would cut them."""
+    msg = f"{type(e).__name__}: {e}"
+    said = [l.strip() for l in msg.splitlines() if COMPILER_ERROR.search(l) and "Error building extension" not in l and not l.startswith("FAILED:")][:5]
+    return short(("\n".join(said) + "\n" if said else "") + msg, 1500)
+
+
 # ----------------------------------------------------------------------------------- pure logic
 
 LIBRARY_KERNEL = re.compile(r"cublas|cutlass|gemm|gemv|sm\d+_xmma|nvjet|ampere_|volta_|turing_|hopper_|splitK|cudnn|implicit_convolve|winograd|fft", re.I)
@@ -750,7 +761,7 @@ def install_build_recorder(torch, loads, known_failures):
             try:
                 mod = orig(*args, **kw)
             except BaseException as e:
-                rec.update(ok=False, error=short(f"{type(e).__name__}: {e}", 1500), seconds=time.perf_counter() - t0)
+                rec.update(ok=False, error=build_error(e), seconds=time.perf_counter() - t0)
                 loads.append(rec)
                 raise
             rec.update(ok=True, seconds=time.perf_counter() - t0)

@@ -273,6 +273,18 @@ export async function pythonTorchEnv(python: string, workDir: string): Promise<P
   return file ?? { ok: false, why: parseError ?? `exit ${p.exitCode}: ${p.tail}` };
 }
 
+/**
+ * The line of a failed build that says why: the compiler's own `error` lines (nvcc's `file(12): error: ...`,
+ * g++'s `file:12:3: error: ...`, the linker's), up to two, else the first line. torch's
+ * "Error building extension 'x'" and ninja's command lines say nothing about the cause.
+ */
+export function buildErrorLine(text: string): string {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const said = lines.filter((l) => /(^|[\s:)])(fatal )?error( [A-Z]*\d+)?\s*:/i.test(l) && !/Error building extension/.test(l) && !/^FAILED:/.test(l));
+  const pick = said.length ? said.slice(0, 2).join(' / ') : (lines[0] ?? '');
+  return pick.slice(0, 400);
+}
+
 /** Removes a run folder (the caller's, after reading what it needs). */
 export function removeRunDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
