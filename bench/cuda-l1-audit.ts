@@ -22,7 +22,7 @@
 // candidate (a cache: a later run on the same machine reuses it), all of them before the first
 // measurement: a timing sample is the larger of the CUDA events and the host clock, and compilers
 // busy on every core lengthen the host clock of a short forward (on the H200, 2026-12-01, eager
-// sigmoid read 0.045 ms beside 7 builds and 0.020 ms without them). --overlap-builds measures while
+// sigmoid read 0.045 ms beside 7 builds, 0.020 ms in a later process with no build running). --overlap-builds measures while
 // builds run (faster, and said in every row it touches). Measurements run --measure-jobs at a time;
 // their GPU work takes a shared lock file shared and their timing sections take it exclusively, so
 // no two time at once and nothing of theirs runs on the GPU beside a timing section (torch.compile's
