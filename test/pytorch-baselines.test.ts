@@ -15,6 +15,7 @@ import { createSession, openSessionReadOnly } from '../main/engine/session/store
 import { loadTask, type Task } from '../main/engine/task/manifest.js';
 import type { BaselineFile, PyTiming } from '../main/engine/pytorch/candidate.js';
 import { writePythonTask } from './fixtures/python-task.js';
+import { baselinesSummary } from '../main/doors/cli/format.js';
 import { makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 let home = '';
@@ -63,6 +64,13 @@ describe('PyTorch baselines: the record', () => {
     expect(failed).toMatchObject({ eager: null, compile: null, compileNote: 'not run: the eager baseline failed', failure: '[timeout] the baseline passed its time limit (600 s)' });
     const skipped = skippedBaselines(task, { skip: 'compile-only run (no GPU): nothing is timed here', device: 'cuda', deviceName: 'none', torch: null });
     expect(skipped).toMatchObject({ eager: null, compile: null, failure: 'not measured: compile-only run (no GPU): nothing is timed here' });
+  });
+
+  it("the optimize summary: each baseline's time and the best's speedup over it, or why there is none", () => {
+    const b = baselinesFromFile(task, GPU, file({ eager: timing(2), compiled: { ok: false, why: 'BackendCompilerFailed: no triton' } }), undefined);
+    expect(baselinesSummary(b, 0.5)).toBe('PyTorch baselines on NVIDIA H200, guarantee level trusted-python: eager 2.000 ms → best 4.00× vs it; torch.compile none (BackendCompilerFailed: no triton)');
+    const skipped = skippedBaselines(task, { skip: 'compile-only run (no GPU): nothing is timed here', device: 'cuda', deviceName: 'none', torch: null });
+    expect(baselinesSummary(skipped, null)).toBe('PyTorch baselines: not measured: compile-only run (no GPU): nothing is timed here');
   });
 
   it('a runner that throws gives a record with the reason, not an exception (the session goes on)', async () => {

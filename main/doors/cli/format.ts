@@ -53,6 +53,7 @@ export function describeSession(s: SessionSummary): string {
 export function baselinesSummary(b: PytorchBaselines, bestMs: number | null): string {
   const vs = (t: { medianMs: number } | null, why: string | null): string =>
     t ? `${fmtMs(t.medianMs)}${bestMs ? ` → best ${(t.medianMs / bestMs).toFixed(2)}× vs it` : ''}` : `none (${why ?? 'not measured'})`;
+  if (!b.eager && !b.compile && b.failure?.startsWith('not measured: ')) return `PyTorch baselines: ${b.failure}`;
   const where = b.device === 'cpu' ? ' [CPU] (CPU times, not a GPU\'s)' : ` on ${b.deviceName}`;
   return `PyTorch baselines${where}, guarantee level ${b.guarantee}: eager ${vs(b.eager, b.failure)}; torch.compile ${vs(b.compile, b.compileNote)}`;
 }
