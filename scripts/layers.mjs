@@ -29,7 +29,7 @@ export const LAYERS = [
   {
     name: 'contract', path: 'main/contract', rank: 10, allow: ENGINE_BELOW('base', 'llm'),
     // What the renderer may see of the engine: plain data types and the LLM settings' schema (zod only).
-    only: { 'engine/base': ['main/engine/base/types.ts'], 'engine/llm': ['main/engine/llm/settings.ts'] },
+    only: { 'engine/base': ['main/engine/base/types.ts', 'main/engine/base/pytorch-baselines.ts'], 'engine/llm': ['main/engine/llm/settings.ts'] },
     note: 'the API the renderer may import: method names, argument schemas, results, events',
   },
   {

@@ -14,7 +14,7 @@ import { kernelduelCli, PY_CANDIDATES, PY_PROBLEM, pyAnswer, writePythonTask } f
 import { openSessionReadOnly, sessionsRoot } from '../main/engine/session/store.js';
 import { llmInfoOf } from '../main/engine/llm/variant-info.js';
 import type { EvalResult } from '../main/engine/base/types.js';
-import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
+import { TORCH_MAJOR, TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
 
 let srv: FakeServer;
 let home = '';
@@ -47,6 +47,28 @@ describe.skipIf(!TORCH_PYTHON)(`kernelduel optimize with Python candidates on th
     expect(run.stderr).toMatch(/\[\d\/6\] \[CPU\] v\d+ /);
     expect(run.stderr).toMatch(/best \[CPU\]: v\d+.*× the eager baseline on the CPU; label PYTORCH-ONLY, guarantee level python-in-process/);
     expect(run.stderr).not.toMatch(/compile-only/);
+  });
+
+  it('times the PyTorch baselines once before the search: eager on the CPU, and why not torch.compile', () => {
+    const s = openSessionReadOnly(sessionsRoot({ KERNELDUEL_HOME: home }), sessionId);
+    try {
+      const events = s.events();
+      const at = events.findIndex((e) => e.type === 'pytorch-baselines');
+      expect(events.filter((e) => e.type === 'pytorch-baselines')).toHaveLength(1);
+      // Before any LLM candidate was proposed (only the baseline variant came before it).
+      expect(events.slice(0, at).filter((e) => e.type === 'variant' && e.variant.origin === 'llm')).toHaveLength(0);
+      const b = events[at].type === 'pytorch-baselines' ? events[at].baselines : null;
+      expect(b).toMatchObject({ device: 'cpu', deviceName: 'cpu', guarantee: 'trusted-python', failure: null, compile: null });
+      expect(b!.eager!.medianMs).toBeGreaterThan(0);
+      expect(b!.eager!.timer).toBe('wall');
+      expect(b!.eager!.samples).toBeGreaterThanOrEqual(10);
+      if (TORCH_MAJOR < 2) expect(b!.compileNote).toMatch(/^torch \S+ has no torch\.compile$/);
+    } finally {
+      s.close();
+    }
+    expect(run.stderr).toMatch(/PyTorch baselines \[CPU\] \(CPU times, not a GPU's, torch \S+, size \d+, guarantee level trusted-python\): eager [0-9.]+ ms \(wall, \d+ samples\)/);
+    // The summary: the best's speedup vs eager, and torch.compile's reason.
+    expect(run.stderr).toMatch(/PyTorch baselines \[CPU\] \(CPU times, not a GPU's\), guarantee level trusted-python: eager [0-9.]+ (ms|µs) → best [0-9.]+× vs it; torch\.compile (none \(.+\)|[0-9.]+ (ms|µs) → best)/);
   });
 
   it('journals every candidate with its outcome: timed rewrites, wrong outputs, fallback, import error, no ModelNew', () => {

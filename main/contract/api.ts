@@ -3,7 +3,7 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PytorchBaselines, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
 import type { SessionPayload } from './session-payload.js';
 // Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
@@ -63,6 +63,8 @@ export const ParamSchemas = {
     recording: z.string().max(4096).optional(),
     /** With a recording: replay it on this many SIMULATED GPUs (a demo and test of pool runs; labelled REPLAY). */
     simulateGpus: z.number().int().min(1).max(16).optional(),
+    /** A PyTorch-reference task: time its eager / torch.compile baselines once before the search (default true). */
+    pytorchBaselines: z.boolean().optional(),
   }),
   'runs.pause': z.strictObject({ sessionId: SessionId }),
   'runs.resume': z.strictObject({ sessionId: SessionId }),
@@ -336,6 +338,8 @@ export interface SessionDetail<Row extends VariantRow = VariantRow> {
   /** Set for a session of Python candidates (ModelNew): where they ran (cpu: every time is a CPU
    * time, never a GPU's), the guarantee level of every result, and the PyTorch reference's source. */
   python?: PythonSessionDTO | null;
+  /** A PyTorch-reference task's eager / torch.compile baselines, timed once by the session (absent in sessions made before them). */
+  pytorchBaselines?: PytorchBaselinesDTO | null;
   plots: SessionPlots;
   run: RunState | null;
 }
@@ -350,6 +354,15 @@ export interface PythonSessionDTO {
   /** The reference file's name and source (read-only). */
   referenceFile: string;
   reference: string;
+}
+
+/** A session's PyTorch baselines (journal event pytorch-baselines) as the plots and the variant detail use them. */
+export interface PytorchBaselinesDTO extends PytorchBaselines {
+  /** What the guarantee level means, in one line (GUARANTEE_LEVELS). */
+  guaranteeTitle: string;
+  /** Where each sits on the plots' "speedup vs baseline" axis: the session baseline's median over its median (null without both). */
+  eagerSpeedup: number | null;
+  compileSpeedup: number | null;
 }
 
 /** What the LLM answered for a variant it proposed: its three parts (the code is the variant's source). */

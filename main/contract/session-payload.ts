@@ -5,8 +5,10 @@
 // of 13.5 MB of row objects (issue 16). Lossless: a value that does not follow from the rows (a
 // recorded reward, a speedup over another baseline) is sent as it is, and encodeSession checks that
 // decoding gives back exactly what it was given, else sends that part whole.
-// Pure and dependency-free: the core encodes, the renderer decodes (both transports carry it as is).
+// Pure: the core encodes, the renderer decodes (both transports carry it as is); the PyTorch
+// baselines are checked with zod as they are decoded (contract/pytorch-baselines.ts).
 import type { BuildFlags, CandidateLabel, Config, FailureKind, MeasurementSource } from '../engine/base/types.js';
+import { parsePytorchBaselines } from './pytorch-baselines.js';
 import type { PlotPoint, RooflinePoint, SessionDetail, SessionPlots, VariantRow, SizeWork, VariantStatus } from './api.js';
 
 const STATUSES: readonly VariantStatus[] = ['pending', 'timed', 'built', 'failed'];
@@ -273,5 +275,5 @@ export function decodeSession(p: SessionPayload): SessionDetail {
     }
     roof = { points: pts, ...limits };
   }
-  return { ...p, variants: rows, plots: { timeline: timeline ?? timelineOf(rows, recorded), ...rest, roofline: roof } };
+  return { ...p, ...(p.pytorchBaselines !== undefined ? { pytorchBaselines: parsePytorchBaselines(p.pytorchBaselines) } : {}), variants: rows, plots: { timeline: timeline ?? timelineOf(rows, recorded), ...rest, roofline: roof } };
 }

@@ -100,6 +100,7 @@ export class ApiService {
         if (isSpaceTask(task) && p.recording === undefined) throw new CoreError('failed', `${task.manifest.name} is a recorded space without kernel source: it can only be replayed (choose its REPLAY recording)`);
         return this.runs.start({
           task, strategy: p.strategy, budget: p.budget, gpu: p.gpu, ...(p.gpus !== undefined ? { gpus: p.gpus } : {}), ...(p.simulateGpus !== undefined ? { simulateGpus: p.simulateGpus } : {}), seed: p.seed, recording: p.recording, recordings: this.tasks.recordingsOf(task),
+          ...(p.pytorchBaselines !== undefined ? { pytorchBaselines: p.pytorchBaselines } : {}),
           llm: { settings: this.llm.settings(), apiKey: this.llm.apiKey() },
         });
       },

@@ -19,7 +19,7 @@ import { effectiveSource } from '../engine/source/effective.js';
 import { variantPerf } from './perf.js';
 import { journalLog } from './run/log.js';
 import { CoreError, errMsg } from './errors.js';
-import { baselineOf, duels, sessionPlots, variantRow, variantRows, type RooflineInput, type SessionEventLike, type SessionFacts } from './views.js';
+import { baselineOf, duels, pytorchBaselinesOf, sessionPlots, variantRow, variantRows, type RooflineInput, type SessionEventLike, type SessionFacts } from './views.js';
 
 /** What the views need of a session. */
 export function factsOf(s: Session): SessionFacts {
@@ -219,6 +219,7 @@ export class SessionViews {
         bestId: best?.variant.id ?? null,
         replay: recording ? { recording } : null,
         python: pythonSession(s),
+        pytorchBaselines: pytorchBaselinesOf(f),
         plots: sessionPlots(f, rows, roofline(s.meta.task.dir, s.meta.gpu?.name ?? null)),
       };
     });

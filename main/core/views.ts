@@ -1,9 +1,10 @@
 // Pure conversions from the engine's records to what the contract returns: variant rows, duels,
 // plot series, build outcomes. No I/O here, so the shapes the UI depends on are testable without a GPU.
-import type { EvalResult, VariantRecord } from '../engine/base/types.js';
+import { GUARANTEE_LEVELS, type EvalResult, type VariantRecord } from '../engine/base/types.js';
+import { pytorchBaselinesIn, type SessionEvent } from '../engine/session/events.js';
 import { parseCompilerMessages } from '../engine/build/compile.js';
 import { timedMedianMs } from '../engine/measure/verdict.js';
-import { rooflinePoint, speedupOf, timelineOf, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow } from '../contract/api.js';
+import { rooflinePoint, speedupOf, timelineOf, type PytorchBaselinesDTO, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow } from '../contract/api.js';
 
 export interface SessionEventLike {
   type: string;
@@ -50,6 +51,20 @@ export interface SessionFacts {
 export function baselineOf(f: SessionFacts): { id: string | null; ms: number | null } {
   const b = f.variants.find((v) => v.origin === 'baseline');
   return { id: b?.id ?? null, ms: b ? timedMedianMs(f.resultOf(b.id)) : null };
+}
+
+/**
+ * The session's PyTorch baselines (its last pytorch-baselines event; null in sessions without one),
+ * each placed on the plots' "speedup vs baseline" axis: the baseline variant's median over its own.
+ */
+export function pytorchBaselinesOf(f: SessionFacts): PytorchBaselinesDTO | null {
+  const b = pytorchBaselinesIn(f.events as unknown as SessionEvent[]);
+  if (!b) return null;
+  const base = baselineOf(f).ms;
+  return {
+    ...b, guaranteeTitle: GUARANTEE_LEVELS[b.guarantee].title,
+    eagerSpeedup: speedupOf(base, b.eager?.medianMs ?? null), compileSpeedup: speedupOf(base, b.compile?.medianMs ?? null),
+  };
 }
 
 /** Rows in proposal order, each with the order in which its (last) result was recorded. */

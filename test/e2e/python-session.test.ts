@@ -85,6 +85,8 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
     expect(facts).toContain('python-in-process: not ranked beside isolated (CUDA harness) results');
     expect(facts).toContain("yes at KernelBench's tolerance, yes at 1e-2");
     expect(await page.getByTestId('python-device').innerText()).toMatch(/^CPU \(torch [^)]+\): CPU times, not a GPU's/);
+    // Its speedup vs the session's PyTorch baselines (timed by optimize before the search); CPU said so.
+    expect(await page.getByTestId('vs-pytorch').innerText()).toMatch(/^[0-9.]+× vs PyTorch eager \([0-9.]+ (µs|ms)\) · (torch\.compile: none \(.+\)|[0-9.]+× vs torch\.compile \(.+\))\s*CPU$/);
     // No PTX/SASS tabs for a Python candidate; its source and the reference are Python.
     expect(await page.getByTestId('vtab-ptx').count()).toBe(0);
     await page.getByTestId('vtab-source').click();
@@ -93,6 +95,25 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
     await expect.poll(() => shown(page.getByTestId('python-reference').locator('.view-lines'))).toContain('class Model(nn.Module):');
     await page.screenshot({ path: path.join(home, 'python-session.png') });
   }, 120_000);
+
+  it('draws the PyTorch eager reference line on the best-so-far plot, labelled with its CPU time; torch.compile only with a time', async () => {
+    await page.getByTestId('nav-plots').click();
+    const history = page.getByTestId('plot-history');
+    await history.waitFor();
+    // The line's label is drawn in the chart's SVG.
+    await expect.poll(() => history.locator('svg text', { hasText: 'PyTorch eager' }).count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    expect(await history.locator('svg text', { hasText: 'PyTorch eager' }).first().textContent()).toMatch(/^PyTorch eager [0-9.]+ (µs|ms) \[CPU\]$/);
+    expect(await history.locator('.recharts-reference-line').count()).toBeGreaterThan(0);
+    const legend = await page.getByTestId('pytorch-baselines').innerText();
+    expect(legend).toMatch(/PyTorch eager [0-9.]+ (µs|ms) \(wall, \d+ samples; line at [0-9.]+×\)/);
+    expect(legend).toMatch(/CPU: CPU times, not a GPU's · trusted-python/);
+    const compile = await page.getByTestId('pytorch-compile').innerText();
+    if (compile.startsWith('torch.compile: no line')) {
+      // torch without torch.compile (Debian's 1.13): its reason, and no line drawn for it.
+      expect(compile).toMatch(/^torch\.compile: no line — torch \S+ has no torch\.compile$/);
+      expect(await history.locator('svg text', { hasText: 'torch.compile' }).count()).toBe(0);
+    }
+  }, 60_000);
 
   it('opens the PyTorch task: its reference model.py as Python, read-only (typing changes nothing), and what it takes', async () => {
     await page.getByTestId('nav-tasks').click();

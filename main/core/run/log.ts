@@ -1,6 +1,7 @@
 // The run log's wording, once: the lines a live run writes as it goes (main/core/run/runs.ts) and
 // the same lines rebuilt from a session's journal, so a session opened after its run (or after a
 // reload of the page) shows what its run said. Pure.
+import { describeBaselines } from '../pytorch-baselines.js';
 import type { DuelResult, EvalResult } from '../../engine/base/types.js';
 import type { JournalEntry } from '../../engine/session/journal.js';
 import type { SessionEvent, SessionMeta } from '../../engine/session/events.js';
@@ -52,6 +53,7 @@ export function journalLog(meta: SessionMeta, entries: Array<JournalEntry<Sessio
       out.push({ at: e.t, level: r.result.failure ? 'warn' : 'info', message: resultLine(i, budget, r.variantId, r.result, ms, ms !== null && baselineMs ? baselineMs / ms : null) });
     } else if (r.type === 'duel') out.push({ at: e.t, level: 'info', message: duelLine(r.a, r.b, r.result) });
     else if (r.type === 'note') out.push({ at: e.t, level: r.level, message: r.message });
+    else if (r.type === 'pytorch-baselines') out.push({ at: e.t, level: r.baselines.eager ? 'info' : 'warn', message: describeBaselines(r.baselines) });
     else if (r.type === 'status') {
       const bs = best && baselineMs ? baselineMs / best.ms : null;
       out.push({ at: e.t, level: 'info', message: `${r.status}: ${doneLine(r.budgetUsed ?? index, best?.id ?? null, bs).slice('done: '.length)}` });

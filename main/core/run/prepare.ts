@@ -23,6 +23,9 @@ import { LlmStrategy, mixedStrategy } from '../../engine/search/llm.js';
 import { findPython } from '../../engine/platform/toolchain/python.js';
 import { workRoot } from '../../engine/base/paths.js';
 import { PythonMeasurer } from '../python-measurer.js';
+import type { BaselinePlan } from '../pytorch-baselines.js';
+import { cudaDeviceSelector } from '../../engine/platform/gpu/detect.js';
+import type { GpuInfo } from '../../engine/base/types.js';
 
 export type Backend =
   | {
@@ -68,6 +71,8 @@ export interface RunOptions {
   llm?: LlmSettingsInput;
   /** The API key itself (e.g. from the OS keychain); never stored. Default: the environment variable the settings name. */
   apiKey?: string;
+  /** Time the PyTorch baselines (eager, torch.compile) of a PyTorch-reference task once per session (default true). */
+  pytorchBaselines?: boolean;
   /** Limits of a pool run's fault handling (main/engine/search/pool.ts); defaults there. */
   pool?: { hangMs?: number; healthMs?: number; lookaheadPerLane?: number };
 }
@@ -97,6 +102,8 @@ export interface PreparedRun {
   warnings: string[];
   /** A pool run's GPUs (`--gpus`, or simulated ones): the pool loop measures on these; `measurer` is the first one's. */
   lanes?: Lane[];
+  /** A PyTorch-reference task's baselines: where to time them, or why not; null: not such a task, or not asked for. */
+  pytorchBaselines: BaselinePlan | null;
 }
 
 export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<PreparedRun> {
@@ -132,6 +139,8 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   let arch: string | null = null;
   let lanes: Lane[] | undefined;
   let poolGpus: Array<{ index: number; uuid: string; name: string }> | undefined;
+  /** The GPU the run times on (the first of a pool), for the PyTorch baselines. */
+  let runGpu: GpuInfo | null = null;
   if (o.backend.kind === 'python') {
     const pm = await pythonMeasurer(task, o.backend);
     measurer = pm;
@@ -160,6 +169,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     label = `${gpus.length} GPU${gpus.length === 1 ? '' : 's'} (${gpus.map((g) => g.index).join(',')}) ${gpus[0].name}`;
     gpuMeta = { name: gpus[0].name, uuid: gpus[0].uuid, arch };
     poolGpus = gpus.map((g) => ({ index: g.index, uuid: g.uuid, name: g.name }));
+    runGpu = gpus[0];
   } else {
     const b = o.backend;
     const gpu = await pickGpu({ index: b.noGpu ? null : b.gpu, uuid: b.uuid, name: b.gpuName });
@@ -169,6 +179,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     arch = ev.env.arch;
     label = gpu ? `GPU ${gpu.index} ${gpu.name}` : 'compile-only (no GPU)';
     gpuMeta = gpu ? { name: gpu.name, uuid: gpu.uuid, arch: ev.env.arch } : null;
+    runGpu = gpu;
   }
   session ??= createSession(root, {
     id: newSessionId(), task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash }, gpu: gpuMeta,
@@ -182,6 +193,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
             ...(o.backend.duelRounds ? { duelRounds: o.backend.duelRounds } : {}), ...(o.backend.timingArgs ? { timingArgs: o.backend.timingArgs } : {}) }
         : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
+      ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).
       ...(provider ? { llm: provider.describe() } : {}) },
     createdAt: new Date().toISOString(), kernelduelVersion: KERNELDUEL_VERSION,
@@ -208,7 +220,23 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     strategy = o.strategy === 'llm' ? llm : mixedStrategy({ llm, task, session, seed: o.seed });
   } else strategy = makeStrategy(o.strategy as Exclude<RunStrategyName, 'llm' | 'mixed'>, space, o.seed);
   if (lanes && !o.resume) session.append({ type: 'note', level: 'info', message: `GPU pool of ${lanes.length}: ${lanes.map((l) => `${l.id} ${l.gpu.name}${l.gpu.uuid ? ` ${l.gpu.uuid}` : ''}`).join('; ')}` });
-  return { task, measurer, session, space, strategy, label, arch, warnings, ...(lanes ? { lanes } : {}) };
+  const wantBaselines = task.pytorch && o.pytorchBaselines !== false && session.meta.settings.pytorchBaselines !== false;
+  const pytorchBaselines = wantBaselines ? await baselinePlan(o.backend, measurer, runGpu) : null;
+  return { task, measurer, session, space, strategy, label, arch, warnings, pytorchBaselines, ...(lanes ? { lanes } : {}) };
+}
+
+/** Where a PyTorch task's baselines are timed: the run's own device (a CPU run's are CPU times), or why they are not. */
+async function baselinePlan(b: Backend, measurer: Measurer, gpu: GpuInfo | null): Promise<BaselinePlan> {
+  if (measurer instanceof PythonMeasurer) {
+    return { target: { device: measurer.device, deviceName: measurer.gpuName, python: measurer.python, torch: measurer.torch } };
+  }
+  if (b.kind === 'replay') return { skip: 'REPLAY: the PyTorch baselines are measured live only', device: 'cuda', deviceName: 'REPLAY', torch: null };
+  if (!gpu || measurer.compileOnly) return { skip: 'compile-only run (no GPU): nothing is timed here', device: 'cuda', deviceName: 'none', torch: null };
+  const py = await findPython();
+  if (!py.python || !py.can.gpuReference) {
+    return { skip: `no CUDA in Python's torch (${py.problems.join(' ') || 'torch sees no GPU'}): CPU times would stand beside this run's GPU times`, device: 'cuda', deviceName: gpu.name, torch: py.torch };
+  }
+  return { target: { device: 'cuda', deviceName: gpu.name, python: py.python, torch: py.torch, env: { CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }, queueKey: gpu.uuid || String(gpu.index) } };
 }
 
 /** The Python-candidate backend: finds Python with torch and the device it can time on (a clear error naming what is missing). */

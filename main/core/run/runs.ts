@@ -34,6 +34,8 @@ export interface StartRequest {
   recordings: string[];
   /** For the llm and mixed strategies. */
   llm?: { settings: LlmSettings; apiKey: string | undefined };
+  /** false: do not time a PyTorch task's eager / torch.compile baselines (default: timed once, before the search). */
+  pytorchBaselines?: boolean;
 }
 
 interface ActiveRun {
@@ -90,6 +92,7 @@ export class Runs {
       task: task.dir, strategy: p.strategy, budget: p.budget, seed, sessionsRoot: this.o.sessionsRoot,
       backend: recording ? { kind: 'replay', recording, seed, ...(p.simulateGpus ? { simulateGpus: { count: p.simulateGpus, latencyMs: [20] } } : {}) } : p.gpus !== undefined ? { kind: 'gpu', gpus: p.gpus } : p.gpu === null ? { kind: 'gpu', noGpu: true } : { kind: 'gpu', gpu: p.gpu },
       ...(llm && p.llm ? { llm: p.llm.settings, apiKey: p.llm.apiKey } : {}),
+      ...(p.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
     };
     const handle = startRun(opts, this.o.thread);
     const it = handle.events[Symbol.asyncIterator]();
@@ -123,7 +126,8 @@ export class Runs {
         else if (m.type === 'llm') {
           this.hub.emit({ ...m.event, sessionId: sid });
           if (m.event.type === 'llm.prompt') this.hub.log(sid, 'info', `asking the model (prompt ${m.event.promptId}, ${m.event.chars} characters) for ${m.event.answerIds.length} answer(s)`);
-        } else if (m.type === 'error') failed = m.message;
+        } else if (m.type === 'pytorch-baselines') this.hub.log(sid, m.baselines.eager ? 'info' : 'warn', m.line);
+        else if (m.type === 'error') failed = m.message;
         // paused / resumed: the phase was set when the command was sent.
       }
       const stopping = run.state.phase === 'stopping';

@@ -13,6 +13,9 @@ import { runLoop, type LoopEvent } from '../../engine/search/loop.js';
 import { runPoolLoop } from '../../engine/search/pool.js';
 import { prepareRun, type LlmStreamEvent, type RunOptions } from './prepare.js';
 import { modelNote } from '../views.js';
+import { describeBaselines, measurePytorchBaselines, skippedBaselines } from '../pytorch-baselines.js';
+import { workRoot } from '../../engine/base/paths.js';
+import type { PytorchBaselines } from '../../engine/base/types.js';
 
 const WORKER_KIND = 'kernelduel-optimise';
 
@@ -20,6 +23,8 @@ export type OptimisationMessage =
   | { type: 'started'; sessionId: string; sessionDir: string; label: string; warnings: string[]; compileOnly: boolean; arch: string | null }
   | { type: 'event'; event: LoopEvent }
   | { type: 'llm'; event: LlmStreamEvent }
+  /** A PyTorch-reference task's baselines, measured (or not, with why) before the search started. */
+  | { type: 'pytorch-baselines'; baselines: PytorchBaselines; line: string }
   | { type: 'paused' }
   | { type: 'resumed' }
   | { type: 'finished'; evaluated: number }
@@ -163,6 +168,16 @@ async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void
   const session = run.session;
   post({ type: 'started', sessionId: session.id, sessionDir: session.dir, label: run.label, warnings: run.warnings, compileOnly: run.measurer.compileOnly, arch: run.arch });
   try {
+    // A PyTorch task's eager / torch.compile baselines, once per session, before the search starts
+    // (nothing of this run is timing then; on a GPU the measurement holds the GPU's queue).
+    const plan = run.pytorchBaselines;
+    if (plan && !ac.signal.aborted && !session.events().some((e) => e.type === 'pytorch-baselines')) {
+      const baselines = 'skip' in plan
+        ? skippedBaselines(run.task, plan)
+        : await measurePytorchBaselines(run.task, plan.target, { workRoot: workRoot(), timingArgs: opts.backend.kind === 'python' ? opts.backend.timingArgs : undefined, signal: ac.signal });
+      session.append({ type: 'pytorch-baselines', baselines });
+      post({ type: 'pytorch-baselines', baselines, line: describeBaselines(baselines) });
+    }
     const common = {
       session, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
       onEvent: (event: LoopEvent) => {

@@ -1,5 +1,5 @@
 // Human-readable summaries of results for the CLI.
-import type { EvalResult } from '../../engine/base/types.js';
+import type { EvalResult, PytorchBaselines } from '../../engine/base/types.js';
 import type { SessionSummary } from '../../engine/session/list.js';
 import { pythonDeviceOf, replayRecordingOf } from '../../engine/session/run-settings.js';
 import type { Task } from '../../engine/task/manifest.js';
@@ -47,4 +47,13 @@ export function describeSession(s: SessionSummary): string {
   const best = s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}${replay ? ' [REPLAY]' : py === 'cpu' ? ' [CPU]' : ''}` : '';
   const hint = s.status === 'interrupted' ? ' (kernelduel optimize --resume ' + s.id + ')' : '';
   return `${s.id}  ${s.meta?.task.name ?? '?'}  ${strategy}  ${where}  ${s.results} results${budget}  ${s.status ?? ''}${hint}${best}${s.tornTail ? '  (torn last line: repaired when opened)' : ''}${s.error ? `  ERROR ${s.error}` : ''}`;
+}
+
+/** The optimize summary's PyTorch baselines line: each baseline's time and the best's speedup over it, or why there is none. */
+export function baselinesSummary(b: PytorchBaselines, bestMs: number | null): string {
+  const vs = (t: { medianMs: number } | null, why: string | null): string =>
+    t ? `${fmtMs(t.medianMs)}${bestMs ? ` → best ${(t.medianMs / bestMs).toFixed(2)}× vs it` : ''}` : `none (${why ?? 'not measured'})`;
+  if (!b.eager && !b.compile && b.failure?.startsWith('not measured: ')) return `PyTorch baselines: ${b.failure}`;
+  const where = b.device === 'cpu' ? ' [CPU] (CPU times, not a GPU\'s)' : ` on ${b.deviceName}`;
+  return `PyTorch baselines${where}, guarantee level ${b.guarantee}: eager ${vs(b.eager, b.failure)}; torch.compile ${vs(b.compile, b.compileNote)}`;
 }

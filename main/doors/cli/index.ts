@@ -12,6 +12,7 @@ import type { BuildResult, Config, EvalResult, VariantSpec } from '../../engine/
 import { enumerateSpace } from '../../engine/task/space.js';
 import { listSessions } from '../../engine/session/list.js';
 import { openSession, openSessionReadOnly, readSessionMeta, sessionsRoot } from '../../engine/session/store.js';
+import { pytorchBaselinesIn } from '../../engine/session/events.js';
 import { exportVariant } from '../../engine/export/cu.js';
 import type { LoopEvent } from '../../engine/search/loop.js';
 import { KERNELDUEL_VERSION } from '../../engine/base/version.js';
@@ -28,7 +29,7 @@ import type { RunOptions, LlmStreamEvent } from '../../core/run/prepare.js';
 import { ResumeConflict, resumeRunOptions } from '../../core/run/resume.js';
 import { startRun, type OptimisationMessage } from '../../core/run/worker.js';
 import { describePlan, planEval, type EvalPlan } from '../../core/eval-plan.js';
-import { describeResult, describeSession, fmtMs } from './format.js';
+import { baselinesSummary, describeResult, describeSession, fmtMs } from './format.js';
 import { OptimizeProgress } from './progress.js';
 import { registerSpaceCommands } from './spaces.js';
 import { registerKernelBenchImport } from './kernelbench.js';
@@ -127,6 +128,8 @@ interface OptimizeFlags extends LlmFlags {
   /** Python candidates: cuda or cpu (default: CUDA when torch has it). */
   device?: string;
   duelRounds?: number;
+  /** false with --no-pytorch-baselines. */
+  pytorchBaselines?: boolean;
   json?: boolean;
 }
 
@@ -195,7 +198,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
       return {
         task: t.dir, strategy: o.strategy as RunOptions['strategy'], budget: o.budget, seed: o.seed,
         backend: { kind: 'python', ...(o.device ? { device: o.device as 'cuda' | 'cpu' } : {}), ...(o.duelRounds ? { duelRounds: o.duelRounds } : {}) },
-        flags: false, transforms: false,
+        flags: false, transforms: false, ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
         ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
       };
     }
@@ -216,7 +219,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     backend: o.replay
       ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed, ...(pool.simulateGpus ? { simulateGpus: pool.simulateGpus } : {}) }
       : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs, ...(pool.gpus ? { gpus: pool.gpus } : {}) },
-    flags: !o.tunablesOnly, transforms: !o.tunablesOnly,
+    flags: !o.tunablesOnly, transforms: !o.tunablesOnly, ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
     ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
   };
 }
@@ -381,6 +384,7 @@ program
   .option('--candidates <python|cuda>', 'PyTorch-reference tasks: KernelBench-style Python candidates (ModelNew, written by --strategy llm) or CUDA entry points (default: python when kernel.cu is the import\'s placeholder)')
   .option('--device <cuda|cpu>', 'Python candidates: where to run them (default: CUDA when torch has it; on the CPU every time is labelled CPU)')
   .option('--duel-rounds <n>', 'Python candidates: pairs of fresh-process measurements per duel (default 3)', (v) => Number(v))
+  .option('--no-pytorch-baselines', 'PyTorch-reference tasks: do not time the eager / torch.compile baselines before the search (timed once per session by default)')
   .option('--llm-base-url <url>', `OpenAI-compatible base URL (llm/mixed; default ${LLM_DEFAULTS.baseURL})`)
   .option('--llm-model <name>', `model name (default ${LLM_DEFAULTS.model})`)
   .option('--llm-key-env <VAR>', `environment variable holding the API key (default ${LLM_DEFAULTS.apiKeyEnv}); the key is never stored`)
@@ -479,7 +483,10 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
         process.once('SIGINT', stop);
       } else if (m.type === 'event') onEvent(m.event);
       else if (m.type === 'llm') onLlm(m.event);
-      else if (m.type === 'error') failed = m;
+      else if (m.type === 'pytorch-baselines') {
+        if (o.json) process.stdout.write(JSON.stringify({ type: 'pytorch-baselines', baselines: m.baselines }) + '\n');
+        else log(m.line);
+      } else if (m.type === 'error') failed = m;
     }
   } finally {
     progress?.stop();
@@ -493,8 +500,10 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
   if (!started) throw new UsageError('the run ended before it started');
   const snap = openSessionReadOnly(root, started.sessionId);
   const best = snap.best();
+  const baselines = pytorchBaselinesIn(snap.events());
   snap.close();
   const taskName = snap.meta.task.name;
+  if (baselines && !o.json) log(baselinesSummary(baselines, best?.medianMs ?? null));
   if (!o.json && runOptions.backend.kind === 'python') {
     const py = best ? snap.resultOf(best.variant.id)?.python : undefined;
     if (best) log(`best${tag}: ${best.variant.id}${best.variant.origin === 'baseline' ? ' (the baseline: the reference run eagerly)' : ''} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the eager baseline${cpu ? ' on the CPU' : ''}` : ''}${py ? `; label ${py.label.toUpperCase()}, guarantee level ${py.guarantee}` : ''}`);

@@ -264,10 +264,11 @@ export interface ConnectionReport {
  * How much of the measurement-truth design (docs/ISOLATION.md) stands behind a result. `isolated`:
  * the CUDA harness (capture / executor / judge: no untrusted host code where numbers are made).
  * `python-in-process`: a KernelBench-style Python candidate run by resources/python/kd_candidate.py,
- * whose host code runs in the measuring process (docs/PYTHON-CANDIDATES.md). Never rank the two side
- * by side without the label.
+ * whose host code runs in the measuring process (docs/PYTHON-CANDIDATES.md). `trusted-python`: the
+ * task's own PyTorch Model (eager, torch.compile) timed by that runner, no candidate code in the
+ * process (the PyTorch baselines). Never rank them side by side without the label.
  */
-export type GuaranteeLevel = 'isolated' | 'python-in-process';
+export type GuaranteeLevel = 'isolated' | 'python-in-process' | 'trusted-python';
 
 /** What held and what did not, per level (kd_candidate.py's GUARANTEE carries the same lists; a test keeps them equal). */
 export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: readonly string[]; doesNotHold: readonly string[] }> = {
@@ -293,7 +294,49 @@ export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: re
       'the result file is written by the process that ran candidate code',
     ],
   },
+  'trusted-python': {
+    title: "trusted PyTorch code (the task's own Model, eager or torch.compile) timed by the Python runner: no candidate code runs in that process",
+    holds: [
+      'sizes and inputs come from the problem file, weights from Model(*get_init_inputs()) under a fixed seed',
+      'each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (the same timing method as Python candidates)',
+      'no candidate code is imported or run in the process that times it',
+    ],
+    doesNotHold: [
+      'not the CUDA harness: the forward is timed from Python, its host overhead counted (as KernelBench counts it)',
+      'timed calls reuse a few input sets (fresh copies)',
+    ],
+  },
 };
+
+/** One PyTorch baseline's time (kd_candidate.py `baseline`): its median, the clock that made it and the samples it was taken from. */
+export interface PytorchBaselineTime {
+  medianMs: number;
+  timer: 'events' | 'wall';
+  samples: number;
+}
+
+/**
+ * The PyTorch baselines of a PyTorch-reference task, measured once per optimisation session at the
+ * task's timed size on the run's device (journal event `pytorch-baselines`). Eager is always asked
+ * for, torch.compile where this torch has it; a time that is missing says why (`compileNote`,
+ * `failure`), and is never replaced by a guess. `device` cpu: CPU times, labelled so everywhere.
+ */
+export interface PytorchBaselines {
+  /** The task's size index they were timed at (its first timed size). */
+  size: number;
+  device: 'cuda' | 'cpu';
+  /** The GPU's name, or 'cpu'. */
+  deviceName: string;
+  torch: string | null;
+  guarantee: GuaranteeLevel;
+  eager: PytorchBaselineTime | null;
+  compile: (PytorchBaselineTime & { compileS: number }) | null;
+  /** Why torch.compile has no time (e.g. "torch 1.13.1 has no torch.compile", "no CUDA"); null when it has one. */
+  compileNote: string | null;
+  /** Why the measurement gave no eager time (it failed, or was not made); the session went on. */
+  failure: string | null;
+  measuredAt: string;
+}
 
 /**
  * What a Python candidate's forward ran: `custom` (kernels compiled from its own source did some of

@@ -4,7 +4,8 @@
 // and duels are checked for the fields the engine relies on and then taken as the engine's types
 // (fields the schema does not name pass through, so newer results read in older code).
 import { z } from 'zod';
-import type { DuelResult, EvalResult, VariantRecord } from '../base/types.js';
+import type { DuelResult, EvalResult, PytorchBaselines, VariantRecord } from '../base/types.js';
+import { PytorchBaselinesSchema } from '../base/pytorch-baselines.js';
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 /** A kernel source's id in a session: a hex sha256 prefix. */
@@ -88,6 +89,8 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('note'), level: z.enum(['info', 'warn', 'error']), message: z.string() }),
   z.object({ type: z.literal('status'), status: SessionStatusSchema, budgetUsed: z.number().optional() }),
+  /** A PyTorch-reference task's eager / torch.compile baselines, measured once per session (journals before them have none). */
+  z.object({ type: z.literal('pytorch-baselines'), baselines: PytorchBaselinesSchema }),
 ]);
 
 /** Events as they are in the journal. */
@@ -178,4 +181,11 @@ function quickEvent(x: unknown): boolean {
 export function parseSessionEvent(x: unknown): StoredSessionEvent {
   if (quickEvent(x)) return x as StoredSessionEvent;
   return SessionEventSchema.parse(x);
+}
+
+/** A session's PyTorch baselines: its last pytorch-baselines event's, or null (sessions before them, other tasks). */
+export function pytorchBaselinesIn(events: readonly SessionEvent[]): PytorchBaselines | null {
+  let b: PytorchBaselines | null = null;
+  for (const e of events) if (e.type === 'pytorch-baselines') b = e.baselines;
+  return b;
 }

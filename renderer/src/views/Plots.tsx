@@ -10,6 +10,7 @@ import { useApp, fmtMs, fmtRate, fmtX, speedupColor } from '../store.js';
 import { roofsFor } from '../roofline.js';
 import { axisTicks, fmtDuration, fmtTick, pace, paramImportance } from '../analysis.js';
 import { NoSession } from './Variants.js';
+import { BaselinesLegend, baselineLines } from '../pytorch-baselines.js';
 
 function Panel(props: { title: string; children: ReactNode; note?: string; testid?: string; wide?: boolean }) {
   return (
@@ -204,11 +205,13 @@ export function PlotsView() {
               <Legend verticalAlign="top" wrapperStyle={{ fontSize: 11, paddingBottom: 4 }} />
               <Line type="stepAfter" dataKey="bestSpeedup" name={`best so far (${session.summary.strategy})`} stroke="#2563eb" dot={false} activeDot={false} isAnimationActive={false} connectNulls />
               <Line dataKey="speedup" name="each variant" stroke="#64748b" strokeWidth={0} dot={(d: object) => <Dot key={(d as { index: number }).index} {...(d as object)} onOpen={open} />} activeDot={(d: object) => <Dot key="active" {...(d as object)} r={5} fill="#1e3a8a" onOpen={open} />} isAnimationActive={false} />
+              {baselineLines(session.pytorchBaselines)}
               {(baselines?.curves ?? []).map((c) => (
                 <Line key={c.name} data={c.points} type="stepAfter" dataKey="bestSpeedup" name={`${c.name} (REPLAY, median of ${baselines!.seeds})`} stroke={BASELINE_COLOURS[c.name] ?? '#64748b'} strokeDasharray="5 3" dot={false} activeDot={false} isAnimationActive={false} />
               ))}
             </LineChart>
           </ResponsiveContainer>
+          <BaselinesLegend b={session.pytorchBaselines} />
         </Panel>
         <Panel title="Parameter importance" testid="plot-importance" note="share of the variance of ln(speedup) each tunable explains on its own (one-way ANOVA η², the first-order term of fANOVA), over timed variants">
           {importance.length ? (
@@ -283,6 +286,7 @@ export function PlotsView() {
                   <XAxis dataKey="x" type="number" domain={values.length > 1 ? [values[0], values[values.length - 1]] : ['auto', 'auto']} scale={values.length > 2 && values[0] > 0 && values[values.length - 1] / values[0] > 8 ? 'log' : 'auto'} ticks={values} tick={{ fontSize: 10 }} label={{ value: `${name} (value)`, position: 'insideBottom', offset: -12, style: AXIS }} />
                   <YAxis dataKey="speedup" type="number" width={52} tick={{ fontSize: 10 }} tickFormatter={(v: number) => `${fmtTick(v)}×`} label={{ value: 'speedup (×)', angle: -90, position: 'insideLeft', offset: 4, dy: 36, style: AXIS }} />
                   <Tooltip content={tip((q) => [`${name} = ${String(q.x)}`, `speedup ${fmtX(Number(q.speedup))}`])} />
+                  {baselineLines(session.pytorchBaselines)}
                   <Scatter data={pts} isAnimationActive={false} shape={(d: object) => <Dot {...(d as object)} fill="#2563eb" onOpen={open} />}>
                     {pts.map((q) => <Cell key={q.variantId} />)}
                   </Scatter>

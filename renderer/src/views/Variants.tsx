@@ -6,6 +6,7 @@ import { useEffect, useMemo, useState } from 'react';
 import Editor, { DiffEditor } from '@monaco-editor/react';
 import type { KernelCodeDTO, PythonSessionDTO, VariantDetail } from '../../../main/contract/api.js';
 import { useApp, fmtConfig, fmtMs, fmtPct, fmtRate, fmtX } from '../store.js';
+import { vsPytorchText } from '../pytorch-baselines.js';
 import { flagsText } from '../table.js';
 import { lineage, pathTo } from '../tree.js';
 import { Split } from '../layout.js';
@@ -48,6 +49,13 @@ function DeviceCode(props: { sessionId: string; id: string; which: 'ptx' | 'sass
   );
 }
 
+/** The variant's speedup vs the session's PyTorch baselines (PyTorch-reference tasks), CPU times said so. */
+function VsPytorch({ ms }: { ms: number | null }) {
+  const b = useApp((s) => s.session?.pytorchBaselines ?? null);
+  if (!b) return null;
+  return <><dt>vs PyTorch</dt><dd data-testid="vs-pytorch">{vsPytorchText(b, ms)}{b.device === 'cpu' ? <b className="cpu-inline"> CPU</b> : null}</dd></>;
+}
+
 /** A Python candidate's facts: whose kernels did the work, correctness at both tolerances, where it ran, its guarantee level. */
 function PythonFacts({ d }: { d: VariantDetail }) {
   const py = d.result?.python;
@@ -59,6 +67,7 @@ function PythonFacts({ d }: { d: VariantDetail }) {
       <dt>status</dt><dd>{d.row.status}{d.row.failure ? <span className="fail"> — {d.row.failure.kind}: {d.row.failure.reason}</span> : null}</dd>
       <dt>time</dt>
       <dd>{fmtMs(d.row.medianMs)} [{fmtMs(d.row.ciLowMs)}, {fmtMs(d.row.ciHighMs)}] 95% CI · {fmtX(d.row.speedup)} vs the eager baseline{py.device === 'cpu' && d.row.medianMs !== null ? <b className="cpu-inline"> CPU</b> : null}</dd>
+      <VsPytorch ms={d.row.medianMs} />
       <dt>guarantee</dt><dd data-testid="python-guarantee">{py.guarantee}: not ranked beside isolated (CUDA harness) results</dd>
       <dt>correct</dt><dd>{py.correct === null ? 'not reached' : `${py.correct ? 'yes' : 'NO'} at KernelBench's tolerance, ${py.correct1e2 ? 'yes' : 'NO'} at 1e-2`}</dd>
       <dt>ran on</dt><dd data-testid="python-device">{py.device === 'cpu' ? <><b className="cpu-inline">CPU</b> (torch {py.torch ?? '?'}): CPU times, not a GPU's</> : `${py.device} (torch ${py.torch ?? '?'})`}{py.sandboxed ? ' · sandboxed' : ` · NOT sandboxed${py.sandboxProblem ? ` (${py.sandboxProblem})` : ''}`}</dd>
@@ -96,6 +105,7 @@ function Facts({ d }: { d: VariantDetail }) {
           {r?.compileOnly ? 'compile-only: built, not checked or timed' : <>{fmtMs(d.row.medianMs)} [{fmtMs(d.row.ciLowMs)}, {fmtMs(d.row.ciHighMs)}] 95% CI · {fmtX(d.row.speedup)} vs baseline</>}
           {r?.source.kind === 'replay' ? <b className="replay-inline"> REPLAY</b> : null}
         </dd>
+        <VsPytorch ms={d.row.medianMs} />
         <dt>achieved</dt>
         <dd data-testid="variant-achieved">
           {p.achievedGbps !== null ? `${fmtRate(p.achievedGbps, 'B/s')}` : '-'}

@@ -1,0 +1,44 @@
+// A PyTorch-reference session's baselines (eager, torch.compile) where the session's plots and the
+// variant detail show them: horizontal reference lines on the "speedup vs baseline" axes, labelled
+// with their time (CPU times say CPU), a legend line saying why torch.compile has none where it was
+// not run (never a line without a time), and a variant's speedup over each.
+import { ReferenceLine } from 'recharts';
+import { speedupOf, type PytorchBaselinesDTO } from '../../main/contract/api.js';
+import { fmtMs, fmtX } from './store.js';
+
+const EAGER = '#ea580c';
+const COMPILE = '#0891b2';
+
+/** The reference lines of the baselines that have a time (none for a session without them). */
+export function baselineLines(b: PytorchBaselinesDTO | null | undefined) {
+  if (!b) return [];
+  const cpu = b.device === 'cpu' ? ' [CPU]' : '';
+  const lines: Array<{ key: string; y: number; label: string; colour: string }> = [];
+  if (b.eager && b.eagerSpeedup) lines.push({ key: 'eager', y: b.eagerSpeedup, label: `PyTorch eager ${fmtMs(b.eager.medianMs)}${cpu}`, colour: EAGER });
+  if (b.compile && b.compileSpeedup) lines.push({ key: 'compile', y: b.compileSpeedup, label: `torch.compile ${fmtMs(b.compile.medianMs)}${cpu}`, colour: COMPILE });
+  return lines.map((l) => (
+    <ReferenceLine key={l.key} y={l.y} stroke={l.colour} strokeDasharray="6 3" ifOverflow="extendDomain" label={{ value: l.label, position: 'insideTopLeft', fontSize: 10, fill: l.colour }} />
+  ));
+}
+
+/** The baselines in words, under a plot: each one's time and where its line is, or why it has none. */
+export function BaselinesLegend({ b }: { b: PytorchBaselinesDTO | null | undefined }) {
+  if (!b) return null;
+  const cpu = b.device === 'cpu' ? <b className="cpu-inline"> CPU</b> : null;
+  return (
+    <div className="muted small" data-testid="pytorch-baselines" title={`guarantee level ${b.guarantee}: ${b.guaranteeTitle}`}>
+      <span style={{ color: EAGER }}>— —</span>{' '}
+      <span data-testid="pytorch-eager">{b.eager ? `PyTorch eager ${fmtMs(b.eager.medianMs)} (${b.eager.timer}, ${b.eager.samples} samples; line at ${fmtX(b.eagerSpeedup)})` : `PyTorch eager: none (${b.failure ?? 'not measured'})`}</span>
+      {' · '}<span style={{ color: COMPILE }}>— —</span>{' '}
+      <span data-testid="pytorch-compile">{b.compile ? `torch.compile ${fmtMs(b.compile.medianMs)} (compiled in ${b.compile.compileS.toFixed(1)} s; line at ${fmtX(b.compileSpeedup)})` : `torch.compile: no line — ${b.compileNote ?? 'not run'}`}</span>
+      {cpu}{b.device === 'cpu' ? ': CPU times, not a GPU\'s' : ` on ${b.deviceName}`} · {b.guarantee}
+    </div>
+  );
+}
+
+/** A variant's speedup over each baseline (its median over theirs), or why there is none. */
+export function vsPytorchText(b: PytorchBaselinesDTO, ms: number | null): string {
+  const eager = b.eager ? `${fmtX(speedupOf(b.eager.medianMs, ms))} vs PyTorch eager (${fmtMs(b.eager.medianMs)})` : `PyTorch eager: none (${b.failure ?? 'not measured'})`;
+  const compile = b.compile ? `${fmtX(speedupOf(b.compile.medianMs, ms))} vs torch.compile (${fmtMs(b.compile.medianMs)})` : `torch.compile: none (${b.compileNote ?? 'not run'})`;
+  return `${eager} · ${compile}`;
+}
