@@ -27,9 +27,9 @@ export function BaselinesLegend({ b }: { b: PytorchBaselinesDTO | null | undefin
   const cpu = b.device === 'cpu' ? <b className="cpu-inline"> CPU</b> : null;
   return (
     <div className="muted small" data-testid="pytorch-baselines" title={`guarantee level ${b.guarantee}: ${b.guaranteeTitle}`}>
-      <span style={{ color: EAGER }}>— —</span>{' '}
+      {b.eager ? <><span style={{ color: EAGER }}>— —</span>{' '}</> : null}
       <span data-testid="pytorch-eager">{b.eager ? `PyTorch eager ${fmtMs(b.eager.medianMs)} (${b.eager.timer}, ${b.eager.samples} samples; line at ${fmtX(b.eagerSpeedup)})` : `PyTorch eager: none (${b.failure ?? 'not measured'})`}</span>
-      {' · '}<span style={{ color: COMPILE }}>— —</span>{' '}
+      {' · '}{b.compile ? <><span style={{ color: COMPILE }}>— —</span>{' '}</> : null}
       <span data-testid="pytorch-compile">{b.compile ? `torch.compile ${fmtMs(b.compile.medianMs)} (compiled in ${b.compile.compileS.toFixed(1)} s; line at ${fmtX(b.compileSpeedup)})` : `torch.compile: no line — ${b.compileNote ?? 'not run'}`}</span>
       {cpu}{b.device === 'cpu' ? ': CPU times, not a GPU\'s' : ` on ${b.deviceName}`} · {b.guarantee}
     </div>
