@@ -110,7 +110,8 @@ async function main(): Promise<void> {
   mkdirSync(tasksDir, { recursive: true });
   mkdirSync(a.out, { recursive: true });
   const partial = join(a.out, `${base}.partial.jsonl`);
-  const rows: Row[] = a.resume && existsSync(partial) ? readFileSync(partial, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row) : [];
+  // A problem's last line wins (a problem computed again alone appends a second line).
+  const rows: Row[] = a.resume && existsSync(partial) ? [...new Map(readFileSync(partial, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row).map((r) => [r.problem, r] as const)).values()] : [];
   if (!a.resume) rmSync(partial, { force: true });
   const done = new Set(rows.map((r) => r.problem));
   const todo: Array<{ level: number; file: string; problem: string }> = [];
@@ -141,6 +142,19 @@ async function main(): Promise<void> {
     }
   };
   await Promise.all(Array.from({ length: Math.min(a.jobs, Math.max(1, todo.length)) }, () => worker()));
+  // With several problems at a time, one may run out of memory only because the others hold it:
+  // those are computed again alone (on 2026-12-01 two 14 GiB problems did so on the H200 at 6–8 at a time).
+  if (a.jobs > 1) {
+    for (const row of rows.filter((r) => r.reference.outcome === 'too-big-for-memory' && /^oom|SIGKILL/.test(r.reference.why ?? ''))) {
+      const file = join(a.kernelbench, row.problem);
+      if (!existsSync(file)) continue;
+      const r = await importProblem(file, { python, outDir: tasksDir, force: true, command: 'bench/kernelbench-import.ts' });
+      const again = await computeReference(r, a, python);
+      row.reference = again.outcome === 'too-big-for-memory' ? { ...again, why: `${again.why ?? ''} (also alone)` } : { ...again, ...(again.why ? {} : { why: `ran out of memory beside ${a.jobs - 1} other problems; alone: ${again.outcome}` }) };
+      appendFileSync(partial, JSON.stringify(row) + '\n');
+      process.stderr.write(`${row.problem}: again alone: reference ${again.outcome}\n`);
+    }
+  }
   // Rows in the problems' order (the jobs finish out of order; resumed rows keep their place first).
   rows.sort((x, y) => (order.get(x.problem) ?? -1) - (order.get(y.problem) ?? -1));
   const count = <T extends string>(xs: T[]): Record<string, number> => xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), {});
