@@ -47,9 +47,17 @@
 // of 72/100, but convolution A100 65/100 instead of 76/100, and on the held-out H200 transpose
 // space 66/100 instead of 76/100 (bench/results/README.md). The walk always taking a third or a
 // quarter of the picks cost evaluations on the H200 axpy and histogram spaces.
-// The other options below (Thompson sampling, a full pool, neighbours, a genetic arm, a staged
-// local walk, an initial design around the baseline) are off: none helped on the convolution
-// spaces over 10 seeds.
+// Thompson sampling over a bootstrap ensemble of the pairwise trees (issue 18, fourth round; off:
+// `acquisition: 'thompson', model: { ensemble: 8 }`, optionally `greedyPicks` and `dropDims`):
+// each pick ranks the candidates by one of 8 bootstrap fits of the trees instead of the fit on all
+// pairs. On the convolution spaces (tuned on, seeds 1-40) it reached 98% in 68/80 seed-runs
+// instead of 59/80 (A4000 38/40 instead of 25/40, A100 30/40 instead of 34/40), but on the
+// held-out H200 spaces at 100 seeds it cost evaluations on histogram (27.5 instead of 23) and
+// gained nothing on transpose (78/100 instead of 76/100), so it stayed off
+// (bench/results/strategies-options-thompson-trees.md).
+// The other options below (Thompson sampling with the linear model's Laplace posterior, a full
+// pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
+// off: none helped on the convolution spaces over 10 seeds.
 import type { DuelResult, EvalResult, VariantRecord } from '../base/types.js';
 import type { ModelStats, ObservedSpec, Strategy } from './loop.js';
 import type { Action, ActionSpace, Proposal } from './actions.js';
@@ -95,6 +103,8 @@ export interface ContrastiveOptions {
   acquisition?: 'greedy' | 'thompson';
   /** Spread of the posterior draws (Thompson sampling). */
   spread?: number;
+  /** With Thompson sampling: the first this many picks of each round are the model's best (greedy), the rest posterior draws. */
+  greedyPicks?: number;
   /** Score every valid unmeasured variant when the action space has at most this many (0: the policy's candidates only). */
   pool?: number;
   /** Neighbours of the elites added to the candidates (one dimension changed). */
@@ -175,7 +185,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -515,7 +525,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         while (taken.has(j));
       } else {
         // Pairs of medians share their variants (n variants give up to n²/2 pairs): widen the draws by sqrt(pairs per variant).
-        const score = o.acquisition === 'thompson' ? model.posteriorScorer(rng, o.spread * Math.sqrt(Math.max(1, model.stats().trainedOn / Math.max(1, measured.length)))) : (f: Float64Array) => model.score(f);
+        const score = o.acquisition === 'thompson' && i >= o.greedyPicks ? model.posteriorScorer(rng, o.spread * Math.sqrt(Math.max(1, model.stats().trainedOn / Math.max(1, measured.length)))) : (f: Float64Array) => model.score(f);
         let best = -Infinity;
         feats.forEach((f, k) => {
           if (taken.has(k)) return;
