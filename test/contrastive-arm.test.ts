@@ -121,4 +121,11 @@ describe('contrastive: Thompson sampling over the trees ensemble', () => {
     expect(ts.filter((k, i) => k !== greedy[i]).length).toBeGreaterThan(10);
     expect(await keys({ ...TS, greedyPicks: 4 })).toEqual(greedy);
   });
+
+  it('thompsonStall keeps every pick greedy until the best stalls that long: a stall longer than the run is the default run, a short one is not', async () => {
+    const greedy = await keys();
+    expect(await keys({ ...TS, thompsonStall: 1000 })).toEqual(greedy);
+    const short = await keys({ ...TS, thompsonStall: 1 });
+    expect(short.filter((k, i) => k !== greedy[i]).length).toBeGreaterThan(0);
+  });
 });

@@ -55,6 +55,9 @@
 // held-out H200 spaces at 100 seeds it cost evaluations on histogram (27.5 instead of 23) and
 // gained nothing on transpose (78/100 instead of 76/100), so it stayed off
 // (bench/results/strategies-options-thompson-trees.md).
+// `thompsonStall: 20` (greedy until the best has stalled for 20 measured variants, then Thompson)
+// keeps histogram at the default's 21 (20 seeds) but loses convolution A100 seeds (15/20 against
+// 17/20) for A4000's (19/20 against 15/20): off too (20 seeds only; the same file).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -105,6 +108,8 @@ export interface ContrastiveOptions {
   spread?: number;
   /** With Thompson sampling: the first this many picks of each round are the model's best (greedy), the rest posterior draws. */
   greedyPicks?: number;
+  /** With Thompson sampling: picks stay greedy until the best has not improved (by 0.5%) for this many measured variants (0: from the start). */
+  thompsonStall?: number;
   /** Score every valid unmeasured variant when the action space has at most this many (0: the policy's candidates only). */
   pool?: number;
   /** Neighbours of the elites added to the candidates (one dimension changed). */
@@ -185,7 +190,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -525,7 +530,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         while (taken.has(j));
       } else {
         // Pairs of medians share their variants (n variants give up to n²/2 pairs): widen the draws by sqrt(pairs per variant).
-        const score = o.acquisition === 'thompson' && i >= o.greedyPicks ? model.posteriorScorer(rng, o.spread * Math.sqrt(Math.max(1, model.stats().trainedOn / Math.max(1, measured.length)))) : (f: Float64Array) => model.score(f);
+        const score = o.acquisition === 'thompson' && i >= o.greedyPicks && measured.length - bestAt >= o.thompsonStall ? model.posteriorScorer(rng, o.spread * Math.sqrt(Math.max(1, model.stats().trainedOn / Math.max(1, measured.length)))) : (f: Float64Array) => model.score(f);
         let best = -Infinity;
         feats.forEach((f, k) => {
           if (taken.has(k)) return;
