@@ -38,6 +38,7 @@ import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { findPython } from '../main/engine/platform/toolchain/python.js';
+import { pool } from './lib/pool.js';
 import { buildCandidate, buildErrorLine, changedFlags, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';
 import { GUARANTEE_LEVELS, type CandidateLabel } from '../main/engine/base/types.js';
 
@@ -280,17 +281,7 @@ function write(final: boolean): void {
   writeFileSync(mdPath, md);
 }
 
-// ------------------------------------------------------------------------------------------- pool
-
-async function pool<T>(items: T[], jobs: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(jobs, items.length) }, async () => {
-    while (next < items.length) {
-      const t = items[next++];
-      await fn(t);
-    }
-  }));
-}
+// ------------------------------------------------------------------------------------------- items
 
 function itemDir(i: Item): string {
   const d = join(work, `${i.level}_${i.task}_${i.hash}`);

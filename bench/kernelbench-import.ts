@@ -16,6 +16,7 @@
 import { appendFileSync, existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pool } from './lib/pool.js';
 import { findPython } from '../main/engine/platform/toolchain/python.js';
 import { gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
@@ -122,33 +123,29 @@ async function main(): Promise<void> {
     }
   }
   const order = new Map(todo.map((t, i) => [t.problem, i]));
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < todo.length) {
-      const { file, problem } = todo[next++];
-      const r = await importProblem(file, { python, outDir: tasksDir, force: true, command: 'bench/kernelbench-import.ts' });
-      const ref = await computeReference(r, a, python);
-      const row: Row = {
-        problem,
-        task: r.name,
-        imported: !r.failure,
-        ...(r.failure ? { importFailure: r.failure } : { shapesFrom: r.shapesFrom, shapesNote: r.shapesNote, gib: Number(((r.bytes ?? 0) / GiB).toFixed(3)) }),
-        warnings: r.warnings,
-        reference: ref,
-      };
-      rows.push(row);
-      appendFileSync(partial, JSON.stringify(row) + '\n');
-      process.stderr.write(`${row.problem}: ${row.imported ? `imported (${row.shapesFrom})` : `NOT imported (${r.failure?.kind})`}; reference ${ref.outcome}${ref.seconds ? ` (${(ref.seconds.inputs + ref.seconds.forward).toFixed(1)} s)` : ''}\n`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(a.jobs, Math.max(1, todo.length)) }, () => worker()));
+  const imported = new Map<string, ImportedProblem>(); // for a problem computed again alone
+  await pool(todo, a.jobs, async ({ file, problem }) => {
+    const r = await importProblem(file, { python, outDir: tasksDir, force: true, command: 'bench/kernelbench-import.ts' });
+    imported.set(problem, r);
+    const ref = await computeReference(r, a, python);
+    const row: Row = {
+      problem,
+      task: r.name,
+      imported: !r.failure,
+      ...(r.failure ? { importFailure: r.failure } : { shapesFrom: r.shapesFrom, shapesNote: r.shapesNote, gib: Number(((r.bytes ?? 0) / GiB).toFixed(3)) }),
+      warnings: r.warnings,
+      reference: ref,
+    };
+    rows.push(row);
+    appendFileSync(partial, JSON.stringify(row) + '\n');
+    process.stderr.write(`${row.problem}: ${row.imported ? `imported (${row.shapesFrom})` : `NOT imported (${r.failure?.kind})`}; reference ${ref.outcome}${ref.seconds ? ` (${(ref.seconds.inputs + ref.seconds.forward).toFixed(1)} s)` : ''}\n`);
+  });
   // With several problems at a time, one may run out of memory only because the others hold it:
   // those are computed again alone (on 2026-12-01 two 14 GiB problems did so on the H200 at 6–8 at a time).
   if (a.jobs > 1) {
     for (const row of rows.filter((r) => r.reference.outcome === 'too-big-for-memory' && /^oom|SIGKILL/.test(r.reference.why ?? ''))) {
-      const file = join(a.kernelbench, row.problem);
-      if (!existsSync(file)) continue;
-      const r = await importProblem(file, { python, outDir: tasksDir, force: true, command: 'bench/kernelbench-import.ts' });
+      const r = imported.get(row.problem); // imported in this run (a resumed row's task folder may be gone)
+      if (!r) continue;
       const again = await computeReference(r, a, python);
       row.reference = again.outcome === 'too-big-for-memory' ? { ...again, why: `${again.why ?? ''} (also alone)` } : { ...again, ...(again.why ? {} : { why: `ran out of memory beside ${a.jobs - 1} other problems; alone: ${again.outcome}` }) };
       appendFileSync(partial, JSON.stringify(row) + '\n');

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { PytorchBaselines, PytorchBaselineTime } from '../engine/base/types.js';
 import type { Task } from '../engine/task/manifest.js';
 import { measureBaseline, removeRunDir, type BaselineFile, type PyTiming } from '../engine/pytorch/candidate.js';
-import { gpuQueue } from '../engine/measure/evaluate.js';
+import type { GpuQueue } from '../engine/measure/evaluate.js';
 
 /** Where and with what the baselines are timed. */
 export interface BaselineTarget {
@@ -21,8 +21,8 @@ export interface BaselineTarget {
   torch: string | null;
   /** Extra environment of the runner (CUDA_VISIBLE_DEVICES naming the run's GPU). */
   env?: Record<string, string>;
-  /** The GPU queue's key (the evaluator's): held exclusively while the baselines are timed. */
-  queueKey?: string;
+  /** The run's GPU queue (the evaluators' on that GPU): held exclusively while the baselines are timed. */
+  queue?: GpuQueue;
 }
 
 /** What a run does about the baselines: measure them on `target`, or say why not (`skip`). */
@@ -74,7 +74,7 @@ export async function measurePytorchBaselines(task: Task, t: BaselineTarget, o: 
   if (size === undefined) throw new Error(`task ${task.manifest.name} has no timed size`);
   const workDir = path.join(o.workRoot, 'pytorch-baselines', task.hash.slice(0, 16), randomBytes(6).toString('hex'));
   const measure = o.measure ?? measureBaseline;
-  const slot = t.device === 'cuda' && t.queueKey ? await gpuQueue(t.queueKey).acquire('exclusive') : null;
+  const slot = t.device === 'cuda' && t.queue ? await t.queue.acquire('exclusive') : null;
   try {
     const r = await measure(task.referencePath, {
       python: t.python, workDir, timeoutMs: o.timeoutMs ?? 600_000, sandbox: false, device: t.device, compile: true, compileLimitS: o.compileLimitS,

@@ -7,7 +7,7 @@ import type { Task } from '../../engine/task/manifest.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
 import { loadSpace, ReplayMeasurer, recordedArch } from '../../engine/measure/replay.js';
 import { isSourceFree, originLabel, replayTask, resolveTaskOrSpace } from '../../engine/measure/space-task.js';
-import type { Evaluator } from '../../engine/measure/evaluate.js';
+import { gpuQueueOf, type Evaluator } from '../../engine/measure/evaluate.js';
 import { pickGpu, pickGpus, type GpuPoolChoice } from '../gpus.js';
 import { evaluatorLane, type Lane } from '../../engine/measure/lane.js';
 import { simulatedGpuLanes, type SimulatedFault } from '../../engine/measure/simulated-gpus.js';
@@ -236,7 +236,7 @@ async function baselinePlan(b: Backend, measurer: Measurer, gpu: GpuInfo | null)
   if (!py.python || !py.can.gpuReference) {
     return { skip: `no CUDA in Python's torch (${py.problems.join(' ') || 'torch sees no GPU'}): CPU times would stand beside this run's GPU times`, device: 'cuda', deviceName: gpu.name, torch: py.torch };
   }
-  return { target: { device: 'cuda', deviceName: gpu.name, python: py.python, torch: py.torch, env: { CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }, queueKey: gpu.uuid || String(gpu.index) } };
+  return { target: { device: 'cuda', deviceName: gpu.name, python: py.python, torch: py.torch, env: { CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }, queue: gpuQueueOf(gpu) } };
 }
 
 /** The Python-candidate backend: finds Python with torch and the device it can time on (a clear error naming what is missing). */

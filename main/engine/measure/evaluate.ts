@@ -168,6 +168,11 @@ export class GpuQueue {
   }
 }
 const gpuQueues = new Map<string, GpuQueue>();
+/** The queue of one GPU (null: no GPU), keyed as every evaluator on it keys it. */
+export function gpuQueueOf(gpu: { uuid: string; index: number } | null): GpuQueue {
+  return gpuQueue(gpu ? gpu.uuid || String(gpu.index) : 'none');
+}
+
 export function gpuQueue(key: string): GpuQueue {
   let q = gpuQueues.get(key);
   if (!q) {
@@ -350,7 +355,7 @@ export class Evaluator {
 
   /** The GPU queue this evaluator measures through (shared per GPU). */
   queue(): GpuQueue {
-    return gpuQueue(this.gpu ? this.gpu.uuid || String(this.gpu.index) : 'none');
+    return gpuQueueOf(this.gpu);
   }
 
   harness(): Promise<string> {
