@@ -673,9 +673,17 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
       await page.keyboard.press('Control+Home');
       return page.getByTestId('editor-status').innerText();
     }).toMatch(/^Ln 1, Col 1/);
-    await page.getByTestId('build').click();
-    // nvcc on a loaded 2-core machine (another test file compiling beside it) took over 90 s once.
-    await page.getByTestId('compiler-message').first().waitFor({ timeout: 170_000 });
+    // nvcc on a loaded 2-core machine (another test file compiling beside it) took over 90 s once;
+    // twice in CI no message came in 170 s at all (cause not found): the build is asked for again
+    // (idempotent: the same source) every 60 s while no message shows, within the same 170 s.
+    const until = Date.now() + 170_000;
+    for (;;) {
+      await page.getByTestId('build').click();
+      const left = until - Date.now();
+      const shown = await page.getByTestId('compiler-message').first().waitFor({ timeout: Math.max(1_000, Math.min(60_000, left)) }).then(() => true, () => false);
+      if (shown) break;
+      if (Date.now() >= until) throw new Error('no compiler message within 170 s (the build was asked for every 60 s)');
+    }
     expect(await page.getByTestId('compiler-message').evaluateAll((els) => els.map((e) => e.getAttribute('data-line')))).toContain(String(line));
     const msg = page.locator(`[data-testid="compiler-message"][data-line="${line}"]`).first();
     await msg.click();
