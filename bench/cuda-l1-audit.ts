@@ -186,6 +186,9 @@ const todo = v['compile-pass'] ? [] : [
 /** A child's time limit: its own, but never much past the deadline (a killed child keeps what its file had). */
 const bounded = (limitMs: number): number => Math.max(20_000, Math.min(limitMs, deadlineMs - Date.now() + 30_000));
 
+/** The eager time of the torch.compile process within 10% of the audit's own (or no compile time to judge). */
+const eagerAgrees = (r: { eagerMs: number | null; eagerMsCompileRun?: number | null }): boolean =>
+  !r.eagerMs || !r.eagerMsCompileRun || Math.abs(r.eagerMsCompileRun / r.eagerMs - 1) <= 0.1;
 const geomean = (xs: number[]): number | null => (xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length) : null);
 const f2 = (x: number | null | undefined, d = 2): string => (x === null || x === undefined ? '—' : x.toFixed(d));
 
@@ -200,6 +203,10 @@ function summary(): Record<string, unknown> {
   const correct2 = rs.filter((r) => r.correct1e2 === true && r.speedupEager !== null);
   const custom50 = correct.filter((r) => (r.customShare ?? 0) >= 0.5);
   const withClaim = correct2.filter((r) => r.claimed !== null && r.speedupEager !== null);
+  // The torch.compile process times eager again: where its eager disagrees with the audit's own by
+  // more than 10%, that process's timing was disturbed and its torch.compile time is not trusted.
+  const agree = rs.filter((r) => r.eagerMs && r.eagerMsCompileRun).map((r) => (r.eagerMsCompileRun as number) / (r.eagerMs as number)).sort((a, b) => a - b);
+  const compileTrusted = correct.filter((r) => r.speedupCompile !== null && eagerAgrees(r));
   const byLabel: Record<string, number> = {};
   for (const r of rs) byLabel[r.label] = (byLabel[r.label] ?? 0) + 1;
   return {
@@ -216,6 +223,10 @@ function summary(): Record<string, unknown> {
     geomeanVsEagerCorrect: geomean(correct.map((r) => r.speedupEager as number)),
     geomeanClaimedSameSet: geomean(correct.filter((r) => r.claimed !== null && r.claimed > 0).map((r) => r.claimed as number)),
     geomeanVsCompileCorrect: geomean(correct.filter((r) => r.speedupCompile !== null).map((r) => r.speedupCompile as number)),
+    geomeanVsCompileCorrectEagerAgrees: geomean(compileTrusted.map((r) => r.speedupCompile as number)),
+    compileTimed: correct.filter((r) => r.speedupCompile !== null).length,
+    compileEagerAgrees: compileTrusted.length,
+    eagerRatioCompileRun: agree.length ? { n: agree.length, min: agree[0], median: agree[Math.floor(agree.length / 2)], max: agree[agree.length - 1], within10pct: agree.filter((x) => Math.abs(x - 1) <= 0.1).length } : null,
     geomeanVsEagerCustom50: geomean(custom50.map((r) => r.speedupEager as number)),
     custom50: custom50.length,
     claimsChecked: withClaim.length,
@@ -267,15 +278,16 @@ function write(final: boolean): void {
     `- Control (a correct load_inline ReLU written for KernelDuel): ${s.control === null ? 'not run' : s.toolchainOk ? '**built, correct, labelled custom**: the toolchain works, build failures below are the candidates\' own' : `**NOT OK** (${JSON.stringify(s.control)}): build failures and labels below may be this machine's, not CUDA-L1's`}.`,
     `- Labels: ${Object.entries(s.byLabel as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ') || 'none yet'}. Candidates using a C++/CUDA extension: ${s.usesExtension} (built: ${s.builtOk}); with a \`__global__\` kernel: ${s.withGlobalKernel}.`,
     `- Correct at KernelBench's tolerance: **${s.correctKernelBenchTol}**; at 1e-2: **${s.correct1e2}**.`,
-    `- Geometric mean speedup vs eager over correct candidates: **${f2(s.geomeanVsEagerCorrect as number | null)}×** (CUDA-L1 claimed ${f2(s.geomeanClaimedSameSet as number | null)}× for the same set); vs torch.compile: ${f2(s.geomeanVsCompileCorrect as number | null)}×; over the ${s.custom50} whose own kernels did ≥ 50% of the device time: ${f2(s.geomeanVsEagerCustom50 as number | null)}×.`,
+    `- Geometric mean speedup vs eager over correct candidates: **${f2(s.geomeanVsEagerCorrect as number | null)}×** (CUDA-L1 claimed ${f2(s.geomeanClaimedSameSet as number | null)}× for the same set); vs torch.compile: ${f2(s.geomeanVsCompileCorrect as number | null)}× over ${s.compileTimed} timed (${f2(s.geomeanVsCompileCorrectEagerAgrees as number | null)}× over the ${s.compileEagerAgrees} whose torch.compile process timed eager within 10% of the audit's eager); over the ${s.custom50} whose own kernels did ≥ 50% of the device time: ${f2(s.geomeanVsEagerCustom50 as number | null)}×.`,
     `- Claimed speedups that hold within 20% (measured ≥ 0.8 × claimed, correct at 1e-2): **${s.claimsHoldWithin20pct} of ${s.claimsChecked}**.`,
     `- Rows timed while builds ran on the CPU (†: the host clock of a short forward can read long there; before 2026-12-01 18:40 every run did so): ${s.timedBesideBuilds} of ${s.timedCount}.`,
     `- Candidates that turn TF32 on (or lower float32 matmul precision) at import: ${(s.changePrecisionFlags as string[]).join(', ') || 'none'}.`,
+    s.eagerRatioCompileRun ? `- Eager timed again in the torch.compile processes, ÷ the audit's eager: median ${f2((s.eagerRatioCompileRun as { median: number }).median, 3)}, range ${f2((s.eagerRatioCompileRun as { min: number }).min, 3)}–${f2((s.eagerRatioCompileRun as { max: number }).max, 3)}, within 10% for ${(s.eagerRatioCompileRun as { within10pct: number }).within10pct} of ${(s.eagerRatioCompileRun as { n: number }).n} (‡: outside 10%, that torch.compile time is not trusted).` : '',
     notRun.length ? `- Not run this time: ${notRun.join('; ')}.` : '',
     '',
     '| task | claimed | label | own share | correct (KB / 1e-2) | ms | eager ms | compile ms | vs eager | vs compile | holds | build | why |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)}${r.candidateMs !== null && r.timedBesideBuilds !== false ? ' †' : ''} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
+    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)}${r.candidateMs !== null && r.timedBesideBuilds !== false ? ' †' : ''} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)}${eagerAgrees(r) ? '' : ' ‡'} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
     '',
   ].join('\n');
   writeFileSync(mdPath, md);

@@ -9,6 +9,8 @@
 //   ... --kernelbench ../shared/kernelbench --levels 1,2 --limit-s 30 --max-gib 4 --out bench/results
 //   ... --device cuda --jobs 4 --max-gib 24     (on a GPU machine: the bundle's `bench kernelbench-import`)
 //   ... --resume    (keeps the problems already done in <out>/<name>.partial.jsonl)
+//   ... --again level1/36_RMSNorm_.py,level1/37_FrobeniusNorm_.py   (computes only these again, one at a
+//       time, and keeps every other problem's row from <out>/<name>.json)
 //
 // --jobs N imports and computes N problems at a time (each in its own Python process; on a GPU they
 // share it, which is fine: nothing here is timed, the seconds in the files are only the reference
@@ -33,12 +35,13 @@ interface Args {
   out: string;
   tasks: string | null;
   resume: boolean;
+  again: string[] | null;
   device: 'cpu' | 'cuda';
   jobs: number;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { kernelbench: process.env.KERNELBENCH_DIR ?? '../shared/kernelbench', levels: [1, 2], limitS: 30, maxGiB: 4, seed: 1, out: 'bench/results', tasks: null, resume: false, device: 'cpu', jobs: 1 };
+  const a: Args = { kernelbench: process.env.KERNELBENCH_DIR ?? '../shared/kernelbench', levels: [1, 2], limitS: 30, maxGiB: 4, seed: 1, out: 'bench/results', tasks: null, resume: false, again: null, device: 'cpu', jobs: 1 };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i + 1];
     switch (argv[i]) {
@@ -50,6 +53,7 @@ function parseArgs(argv: string[]): Args {
       case '--out': a.out = v; i++; break;
       case '--tasks': a.tasks = v; i++; break;
       case '--resume': a.resume = true; break;
+      case '--again': a.again = v.split(',').map((x) => x.trim()).filter(Boolean); i++; break;
       case '--device':
         if (v !== 'cpu' && v !== 'cuda') throw new Error(`--device: cpu or cuda, not ${v}`);
         a.device = v; i++; break;
@@ -112,17 +116,32 @@ async function main(): Promise<void> {
   mkdirSync(a.out, { recursive: true });
   const partial = join(a.out, `${base}.partial.jsonl`);
   // A problem's last line wins (a problem computed again alone appends a second line).
-  const rows: Row[] = a.resume && existsSync(partial) ? [...new Map(readFileSync(partial, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row).map((r) => [r.problem, r] as const)).values()] : [];
+  const finalJson = join(a.out, `${base}.json`);
+  let earlier: { command: string; date: string; seconds: number; jobs: number; again: Array<Record<string, unknown>> } | null = null;
+  let rows: Row[] = a.resume && existsSync(partial) ? [...new Map(readFileSync(partial, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row).map((r) => [r.problem, r] as const)).values()] : [];
+  if (a.again) {
+    // Every other problem keeps its row of the last whole run; the named ones are computed again, alone.
+    if (!existsSync(finalJson)) throw new Error(`--again needs the last run's ${finalJson}`);
+    const prev = (JSON.parse(readFileSync(finalJson, 'utf8')) as { problems?: Row[] }).problems ?? [];
+    const unknown = a.again.filter((p) => !prev.some((r) => r.problem === p));
+    if (unknown.length) throw new Error(`--again: ${unknown.join(', ')} not in ${finalJson} (names as level1/36_RMSNorm_.py)`);
+    rows = prev.filter((r) => !a.again?.includes(r.problem));
+    const p = JSON.parse(readFileSync(finalJson, 'utf8')) as { command?: string; date?: string; seconds?: number; settings?: { jobs?: number }; again?: Array<Record<string, unknown>> };
+    earlier = { command: p.command ?? '?', date: p.date ?? '?', seconds: p.seconds ?? 0, jobs: p.settings?.jobs ?? 1, again: p.again ?? [] };
+    a.jobs = 1;
+  }
   if (!a.resume) rmSync(partial, { force: true });
   const done = new Set(rows.map((r) => r.problem));
   const todo: Array<{ level: number; file: string; problem: string }> = [];
+  const listed: string[] = [];
   for (const level of a.levels) {
     for (const file of listProblems(join(a.kernelbench, `level${level}`))) {
       const problem = `level${level}/${file.split('/').pop()}`;
-      if (!done.has(problem)) todo.push({ level, file, problem });
+      listed.push(problem);
+      if (!done.has(problem) && (!a.again || a.again.includes(problem))) todo.push({ level, file, problem });
     }
   }
-  const order = new Map(todo.map((t, i) => [t.problem, i]));
+  const order = new Map(listed.map((p, i) => [p, i]));
   const imported = new Map<string, ImportedProblem>(); // for a problem computed again alone
   await pool(todo, a.jobs, async ({ file, problem }) => {
     const r = await importProblem(file, { python, outDir: tasksDir, force: true, command: 'bench/kernelbench-import.ts' });
@@ -152,7 +171,7 @@ async function main(): Promise<void> {
       process.stderr.write(`${row.problem}: again alone: reference ${again.outcome}\n`);
     }
   }
-  // Rows in the problems' order (the jobs finish out of order; resumed rows keep their place first).
+  // Rows in the problems' order (the jobs finish out of order).
   rows.sort((x, y) => (order.get(x.problem) ?? -1) - (order.get(y.problem) ?? -1));
   const count = <T extends string>(xs: T[]): Record<string, number> => xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), {});
   const summary = {
@@ -172,8 +191,13 @@ async function main(): Promise<void> {
   const torchName = `torch ${py.torch} (${py.python === '/usr/bin/python3' ? 'Debian python3-torch' : py.python})`;
   const label = gpu ? `GPU ${gpu} (CUDA ${py.cudaVersion}), ${torchName}; measured on a real GPU (nothing timed: the seconds are the reference server's own)` : `CPU, ${torchName}, no GPU`;
   const host = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memGiB: Number((totalmem() / GiB).toFixed(1)), torchThreads: a.device === 'cpu' ? 'torch default (1 here)' : 'torch default' };
-  const result = { label, command, date: new Date().toISOString(), seconds: (Date.now() - started) / 1000, python: { path: py.python, version: py.version, torch: py.torch, cuda: py.cuda }, host, settings: { device: a.device, jobs: a.jobs, seed: a.seed, limitSeconds: a.limitS, maxTensorGiB: a.maxGiB, importRunLimitSeconds: 5, importRunMaxGiB: 1 }, summary, problems: rows };
-  writeFileSync(join(a.out, `${base}.json`), JSON.stringify(result, null, 2) + '\n');
+  const now = new Date().toISOString();
+  const thisRun = { command: `${command} --again ${a.again?.join(',') ?? ''}`, date: now, seconds: (Date.now() - started) / 1000, problems: a.again ?? [] };
+  // With --again the file stays the last whole run's (its command, date and settings) and lists the later partial runs.
+  const result = earlier
+    ? { label, command: earlier.command, date: earlier.date, seconds: earlier.seconds, again: [...earlier.again, thisRun], python: { path: py.python, version: py.version, torch: py.torch, cuda: py.cuda }, host, settings: { device: a.device, jobs: earlier.jobs, seed: a.seed, limitSeconds: a.limitS, maxTensorGiB: a.maxGiB, importRunLimitSeconds: 5, importRunMaxGiB: 1 }, summary, problems: rows }
+    : { label, command, date: now, seconds: (Date.now() - started) / 1000, python: { path: py.python, version: py.version, torch: py.torch, cuda: py.cuda }, host, settings: { device: a.device, jobs: a.jobs, seed: a.seed, limitSeconds: a.limitS, maxTensorGiB: a.maxGiB, importRunLimitSeconds: 5, importRunMaxGiB: 1 }, summary, problems: rows };
+  writeFileSync(finalJson, JSON.stringify(result, null, 2) + '\n');
   const md = [
     `# KernelBench import and ${gpu ? `reference computation on the GPU (${gpu})` : 'CPU reference computation'}`,
     '',
@@ -183,6 +207,7 @@ async function main(): Promise<void> {
     command,
     '```',
     '',
+    ...('again' in result ? result.again.map((r) => `Computed again alone on ${String(r.date)}: ${(r.problems as string[]).join(', ')} (\`${String(r.command)}\`).\n`) : []),
     `- Problems: ${summary.problems} (levels ${a.levels.join(', ')} of KernelBench, as in ${a.kernelbench}).`,
     `- Imported: **${summary.imported}** (shapes from a small forward on the CPU: ${summary.shapesFrom.cpu ?? 0}, torch's meta device: ${summary.shapesFrom.meta ?? 0}, extrapolated from smaller batches: ${summary.shapesFrom.scaled ?? 0}). Not imported: ${Object.entries(summary.importFailures).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}.`,
     `- Reference outputs computed on the ${gpu ? 'GPU' : 'CPU'} for seed ${a.seed} at the problem's own sizes within ${a.limitS} s: **${summary.referenceOk + summary.referenceComputedButRandom}** (${summary.referenceComputedButRandom} of them random forwards: dropout). Outcomes: ${Object.entries(summary.referenceOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
