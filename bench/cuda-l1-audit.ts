@@ -57,6 +57,8 @@ const { values: v } = parseArgs({
     'build-limit-s': { type: 'string', default: '150' },
     'measure-limit-s': { type: 'string', default: '150' },
     'compile-limit-s': { type: 'string', default: '60' },
+    'warmup-ms': { type: 'string', default: '0' },
+    'prewarm-ms': { type: 'string', default: '0' },
     compile: { type: 'boolean', default: false },
     'compile-pass': { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
@@ -79,6 +81,10 @@ const measureJobs = Math.max(1, num('measure-jobs', v['measure-jobs'], 3));
 const buildLimitMs = num('build-limit-s', v['build-limit-s'], 150) * 1000;
 const measureLimitMs = num('measure-limit-s', v['measure-limit-s'], 150) * 1000;
 const compileLimitS = num('compile-limit-s', v['compile-limit-s'], 60);
+// The runner's timing settings (resources/python/kd_candidate.py): warm-up calls until --warmup-ms have
+// passed, and the GPU kept busy --prewarm-ms before each sample's flush (both 0: its defaults).
+const timing = { warmupMs: num('warmup-ms', v['warmup-ms'], 0), prewarmMs: num('prewarm-ms', v['prewarm-ms'], 0) };
+const timingArgs = [...(timing.warmupMs ? ['--warmup-ms', String(timing.warmupMs)] : []), ...(timing.prewarmMs ? ['--prewarm-ms', String(timing.prewarmMs)] : [])];
 const outDir = resolve(v.out ?? 'bench/results');
 const work = resolve(v.work ?? '/tmp/kd-cuda-l1-audit');
 const device = (v.device === 'cpu' || v.device === 'cuda' ? v.device : 'auto') as 'cpu' | 'cuda' | 'auto';
@@ -158,6 +164,10 @@ interface Row {
   wallExceedsEvents: boolean | null;
   /** Timed while candidates' builds ran on the CPU (--overlap-builds; every row written before 2026-12-01 18:40 lacks this field and was). */
   timedBesideBuilds?: boolean;
+  /** The runner's timing settings this row was measured with (rows before 2026-12-01 21:30 lack it: both 0). */
+  timing?: { warmupMs: number; prewarmMs: number };
+  /** The same, for the torch.compile process (the compile pass may run with other settings). */
+  compileTiming?: { warmupMs: number; prewarmMs: number };
   failure?: { kind: string; message: string };
   /** The first check that failed at KernelBench's tolerance, and why. */
   wrong?: string;
@@ -258,6 +268,7 @@ function write(final: boolean): void {
     method: {
       correctness: 'checks on fresh seeds (default 3), every element, against the problem\'s Model run with torch\'s default flags (as KernelBench); KernelBench tolerance (fp32 atol=rtol=1e-4, 16-bit 1e-2) and 1e-2; weights from torch.manual_seed(42) before each model is built',
       timing: 'per sample: L2 flush (256 MiB), device sync, CUDA events and host clock to a device-wide sync; sample = max(event, host - empty-call floor); median; >= 10 samples, >= 0.3 s or rsd < 2%, <= 3 s; eager timed the same way in the same process before the candidate was imported; torch.compile (default mode) in a separate process',
+      timingSettings: timing,
       customShare: 'torch.profiler CUDA records of two forwards; own = kernel whose function name is a __global__ or @triton.jit function of the candidate source',
       claimHolds: 'measured speedup vs eager >= 0.8 x claimed (correct at 1e-2)',
     },
@@ -331,7 +342,7 @@ async function main(): Promise<void> {
   /** The torch.compile baseline of one task (its own process, no candidate code), or why there is none. */
   const compileBaseline = async (i: Item, d: string): Promise<{ ms: number | null; note?: string; eagerMs?: number }> => {
     if (Date.now() + compileLimitS * 1000 > deadlineMs) return { ms: null, note: 'not run: deadline' };
-    const bl = await measureBaseline(join(d, 'problem.py'), { python, workDir: join(d, 'compile-run'), timeoutMs: bounded((compileLimitS + 60) * 1000), sandbox: false, device: runDevice, lockFile, compile: true, compileLimitS, env: { TORCHINDUCTOR_CACHE_DIR: join(work, 'inductor') } });
+    const bl = await measureBaseline(join(d, 'problem.py'), { python, workDir: join(d, 'compile-run'), timeoutMs: bounded((compileLimitS + 60) * 1000), sandbox: false, device: runDevice, lockFile, compile: true, compileLimitS, timingArgs, env: { TORCHINDUCTOR_CACHE_DIR: join(work, 'inductor') } });
     const c = bl.file?.compiled;
     const eagerMs = bl.file?.eager?.medianMs;
     if (c && c.ok) return { ms: c.medianMs, eagerMs, note: c.matchesEager1e2 ? undefined : 'torch.compile output differs from eager at 1e-2' };
@@ -353,6 +364,7 @@ async function main(): Promise<void> {
       r.compileMs = c.ms;
       r.compileNote = c.note;
       r.eagerMsCompileRun = c.eagerMs ?? null;
+      r.compileTiming = timing;
       r.speedupCompile = c.ms && r.candidateMs ? c.ms / r.candidateMs : null;
       write(false);
       process.stderr.write(`${r.id}: torch.compile ${f2(c.ms, 3)} ms (${c.note ?? 'ok'})\n`);
@@ -405,14 +417,16 @@ async function main(): Promise<void> {
     const d = itemDir(i);
     const t0 = Date.now();
     const m: CandidateOutcome = await measureCandidate(join(d, 'problem.py'), join(d, 'candidate.py'), {
-      python, workDir: join(d, 'measure-run'), extDir: join(d, 'ext'), timeoutMs: bounded(measureLimitMs), sandbox: true, device: runDevice, lockFile, eager: true, env: { MAX_JOBS: '2' },
+      python, workDir: join(d, 'measure-run'), extDir: join(d, 'ext'), timeoutMs: bounded(measureLimitMs), sandbox: true, device: runDevice, lockFile, eager: true, timingArgs, env: { MAX_JOBS: '2' },
     });
     const eagerMs = m.file?.eager?.medianMs ?? null;
     let compileMs: number | null = null;
     let compileNote: string | undefined;
     let eagerMsCompileRun: number | null = null;
+    let compileTiming: Row['compileTiming'];
     if (compileOk && m.correct1e2 && m.time) {
       const c = await compileBaseline(i, d);
+      compileTiming = timing;
       compileMs = c.ms;
       compileNote = c.note;
       eagerMsCompileRun = c.eagerMs ?? null;
@@ -431,6 +445,8 @@ async function main(): Promise<void> {
       claimHolds: speedupEager !== null && i.claimed !== null && m.correct1e2 ? speedupEager >= 0.8 * i.claimed : null,
       timer: m.time?.timer ?? null, wallExceedsEvents: m.time?.wallExceedsEvents ?? null,
       timedBesideBuilds: overlap && buildQueue.length > 0,
+      timing,
+      ...(compileTiming ? { compileTiming } : {}),
       failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
       wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
       flagsChanged: changedFlags(m.file),

@@ -192,7 +192,8 @@ async function main(): Promise<void> {
   const label = gpu ? `GPU ${gpu} (CUDA ${py.cudaVersion}), ${torchName}; measured on a real GPU (nothing timed: the seconds are the reference server's own)` : `CPU, ${torchName}, no GPU`;
   const host = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memGiB: Number((totalmem() / GiB).toFixed(1)), torchThreads: a.device === 'cpu' ? 'torch default (1 here)' : 'torch default' };
   const now = new Date().toISOString();
-  const thisRun = { command: `${command} --again ${a.again?.join(',') ?? ''}`, date: now, seconds: (Date.now() - started) / 1000, problems: a.again ?? [] };
+  // invokedAs gives the bundle's own command line (with --again) where it ran from the bundle.
+  const thisRun = { command: command.includes('--again') ? command : `${command} --again ${a.again?.join(',') ?? ''}`, date: now, seconds: (Date.now() - started) / 1000, problems: a.again ?? [] };
   // With --again the file stays the last whole run's (its command, date and settings) and lists the later partial runs.
   const result = earlier
     ? { label, command: earlier.command, date: earlier.date, seconds: earlier.seconds, again: [...earlier.again, thisRun], python: { path: py.python, version: py.version, torch: py.torch, cuda: py.cuda }, host, settings: { device: a.device, jobs: earlier.jobs, seed: a.seed, limitSeconds: a.limitS, maxTensorGiB: a.maxGiB, importRunLimitSeconds: 5, importRunMaxGiB: 1 }, summary, problems: rows }
@@ -204,7 +205,7 @@ async function main(): Promise<void> {
     `**${label}.** ${host.cpu}, ${host.cores} cores, ${host.memGiB} GiB. Generated ${result.date} in ${(result.seconds / 60).toFixed(0)} min by`,
     '',
     '```',
-    command,
+    result.command,
     '```',
     '',
     ...('again' in result ? result.again.map((r) => `Computed again alone on ${String(r.date)}: ${(r.problems as string[]).join(', ')} (\`${String(r.command)}\`).\n`) : []),

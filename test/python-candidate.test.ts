@@ -167,7 +167,7 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
     await Promise.all([coreRun, ...Object.entries(CANDIDATES).map(async ([name, code]) => {
       writeFileSync(join(dir, `${name}.py`), code);
       results[name] = await measureCandidate(join(dir, 'problem.py'), join(dir, `${name}.py`), {
-        python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3, timingArgs: fast,
+        python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3, timingArgs: name === 'good' ? [...fast, '--warmup-ms', '150'] : fast,
         ...(name === 'good' ? { overrides: { batch: 7 } } : {}),
       });
     })]);
@@ -198,6 +198,13 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
     expect(r.time?.verifiedCalls).toBeGreaterThanOrEqual(1);
     expect(r.file?.eager?.medianMs).toBeGreaterThan(0);
     expect(r.file?.checks?.[0].outputs[0].shape).toEqual([7, 32]);
+    // --warmup-ms 150: warm-up calls go on past --warmup 2 until 150 ms have passed (a tiny Linear
+    // takes well under a millisecond), for the eager baseline and the candidate; no GPU to pre-warm.
+    for (const t of [r.time, r.file?.eager]) {
+      expect(t?.warmupMs).toBe(150);
+      expect(t?.warmupCalls).toBeGreaterThan(2);
+      expect(t?.prewarmMs).toBe(0);
+    }
   });
 
   it('a cached first output fails the later checks (fresh seeds per check) and is not timed', () => {

@@ -487,6 +487,25 @@ class GpuLock:
                 os.close(fd)
 
 
+def sleep_cycles_per_ms(torch, dev):
+    """How many cycles of torch.cuda._sleep (a one-thread spinning kernel) make a millisecond on this
+    GPU now (measured with events), or None where torch lacks _sleep."""
+    if not hasattr(torch.cuda, "_sleep"):
+        return None
+    cycles = 1_000_000
+    best = None
+    for _ in range(3):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        torch.cuda._sleep(cycles)
+        e1.record()
+        torch.cuda.synchronize(dev)
+        ms = e0.elapsed_time(e1)
+        if ms > 0:
+            best = cycles / ms if best is None else max(best, cycles / ms)
+    return best
+
+
 def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
     """Times `call(*args)` the same way for baselines and candidates (module docstring, step 6).
     `verify(index_of_set, outputs)` returns None or why the outputs are wrong."""
@@ -497,11 +516,20 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
     ev = []
     wall = []
     verified = 0
+    warmup_ms = getattr(opts, "warmup_ms", 0.0) or 0.0
+    prewarm_ms = getattr(opts, "prewarm_ms", 0.0) or 0.0
     with lock.hold(False):
-        for i in range(opts.warmup):  # module loads, autotuning, clocks
+        w0 = perf()
+        i = 0
+        # module loads, autotuning, clocks: --warmup calls, and calls until --warmup-ms have passed
+        while i < opts.warmup or (perf() - w0) * 1e3 < warmup_ms:
             out = call(*clone_args(input_sets[i % len(input_sets)]))
             del out
+            i += 1
+            if warmup_ms:
+                sync(torch, dev)
         sync(torch, dev)
+    spin = sleep_cycles_per_ms(torch, dev) if cuda and prewarm_ms > 0 else None
     def sample(fn, args):
         """One sample: L2 flushed, the device idle; (event ms or None, host ms up to a device-wide
         synchronise, the result)."""
@@ -509,6 +537,8 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
             t0 = perf()
             res = fn(*args)
             return None, (perf() - t0) * 1e3, res
+        if spin:  # --prewarm-ms: the GPU busy (one spinning thread) just before the flush, so its clocks are up
+            torch.cuda._sleep(int(spin * prewarm_ms))
         flush.zero_()
         torch.cuda.synchronize(dev)
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -575,6 +605,9 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         "wallExceedsEvents": bool(cuda and med_wall_net > 1.2 * med_ev + 0.05),
         "verifiedCalls": verified,
         "inputSets": len(input_sets),
+        "warmupCalls": i,
+        "warmupMs": warmup_ms,
+        "prewarmMs": prewarm_ms if spin else 0.0,
     }
 
 
@@ -976,6 +1009,8 @@ def main(argv):
             sp.add_argument("--min-time-s", type=float, default=0.3)
             sp.add_argument("--max-time-s", type=float, default=3.0)
             sp.add_argument("--input-sets", type=int, default=2)
+            sp.add_argument("--warmup-ms", type=float, default=0.0, help="warm-up calls until this many ms have passed (besides --warmup calls)")
+            sp.add_argument("--prewarm-ms", type=float, default=0.0, help="keep the GPU busy this long (a spinning kernel) before each sample's L2 flush")
 
     sp = sub.add_parser("env")
     sp.add_argument("--out", required=True)

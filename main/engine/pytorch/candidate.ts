@@ -36,6 +36,11 @@ const TimingSchema = z.object({
   wallExceedsEvents: z.boolean(),
   verifiedCalls: z.number(),
   inputSets: z.number(),
+  /** Warm-up calls made, and the settings that shaped the samples (runners before 2026-12-01 21:30 have none). */
+  warmupCalls: z.number().optional(),
+  warmupMs: z.number().optional(),
+  /** The GPU kept busy this long (a spinning kernel) before each sample's flush; 0: not. */
+  prewarmMs: z.number().optional(),
 });
 export type PyTiming = z.infer<typeof TimingSchema>;
 

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Is a short eager forward's time (the Python runner's baseline, resources/python/kd_candidate.py) the
+# same from process to process, and what moves it? (issue 15: on 2026-12-01 the CUDA-L1 audit's eager
+# times for forwards under 0.3 ms differed by up to 2.7x between runs and between the audit and its
+# torch.compile processes, though the timer was CUDA events; forwards of 3-4 ms agreed within 2%,
+# alone and beside 14 busy CPU loops.) For each problem, N fresh processes per condition, one at a
+# time, nothing else on the GPU:
+#   plain        the runner's defaults
+#   warm         --warmup-ms 50 --prewarm-ms 1 (warm-up calls for 50 ms; GPU busy 1 ms before each sample)
+#   plain+load   the defaults while LOAD busy loops keep CPU cores busy
+#   warm+load    both
+# One JSON line per run (median, event and host-clock medians, timer, rsd) to $OUT/eager-noise.jsonl,
+# and a summary (per problem and condition: median of medians, spread) at the end. Problems are
+# KernelBench files or CUDA-L1 ids (1/20: the reference CUDA-L1 used for level 1 task 20, read from
+# shared/peers/cuda-l1/h100-levels-1-2.json). Run from the repository root with the GPU bundle at
+# dist-gpu/kernelduel. Changes no GPU setting.
+#   scripts/device-eager-noise.sh [N=3] [LOAD=14] [problem ...]
+set -uo pipefail
+N=${1:-3}; LOAD=${2:-14}; shift 2 2>/dev/null || shift $#
+PROBLEMS=("$@")
+[ ${#PROBLEMS[@]} -gt 0 ] || PROBLEMS=(1/20 1/76 2/1 2/80)
+PY=${KERNELDUEL_PYTHON:-python3}
+RUNNER=dist-gpu/kernelduel/resources/python/kd_candidate.py
+L1=${KD_CUDA_L1_JSON:-shared/peers/cuda-l1/h100-levels-1-2.json}
+OUTDIR=${OUT:-/tmp/eager-noise}; mkdir -p "$OUTDIR"; W=$(mktemp -d)
+J="$OUTDIR/eager-noise.jsonl"; : > "$J"
+nvidia-smi --query-gpu=name,uuid,clocks.sm,clocks.max.sm --format=csv,noheader > "$OUTDIR/eager-noise-gpu.txt" 2>&1
+files=()
+for p in "${PROBLEMS[@]}"; do
+  if [ -f "$p" ]; then files+=("$p"); continue; fi
+  f="$W/cuda-l1-${p/\//_}.py"
+  "$PY" - "$L1" "$p" "$f" <<'PYEOF' || { echo "no CUDA-L1 reference for $p" >&2; continue; }
+import json, sys
+lvl, task = sys.argv[2].split("/")
+for e in json.load(open(sys.argv[1]))[lvl]:
+    if str(e["task_id"]) == task:
+        open(sys.argv[3], "w").write(e["ref_code"]); break
+else:
+    sys.exit(1)
+PYEOF
+  files+=("$f")
+done
+run() { # run CONDITION PROBLEM [runner args...]
+  local c=$1 p=$2; shift 2
+  local f="$W/r.json"; rm -f "$f"
+  "$PY" "$RUNNER" baseline "$p" --out "$f" --device cuda "$@" > "$W/log" 2>&1 || { echo "{\"condition\": \"$c\", \"problem\": \"$p\", \"failed\": true}" >> "$J"; return; }
+  "$PY" - "$f" "$c" "$p" <<'PYEOF' >> "$J"
+import json, sys
+d = json.load(open(sys.argv[1])); e = d.get("eager") or {}
+print(json.dumps({"condition": sys.argv[2], "problem": sys.argv[3].split("/")[-1], **{k: e.get(k) for k in ("medianMs", "eventMedianMs", "wallMedianMs", "floorMs", "timer", "rsd", "samples", "warmupCalls", "prewarmMs")}}))
+PYEOF
+}
+rounds() { # rounds SUFFIX: each problem, N times per condition, the conditions interleaved
+  for k in $(seq "$N"); do for p in "${files[@]}"; do
+    run "plain$1" "$p"; run "warm$1" "$p" --warmup-ms 50 --prewarm-ms 1
+  done; done
+}
+rounds ""
+pids=(); for _ in $(seq "$LOAD"); do "$PY" -c 'while True: pass' & pids+=($!); done
+rounds "+load"
+kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null
+"$PY" - "$J" <<'PYEOF' | tee "$OUTDIR/eager-noise-summary.txt"
+import json, sys, statistics
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+by = {}
+for r in rows:
+    if r.get("medianMs"): by.setdefault((r["problem"], r["condition"]), []).append(r["medianMs"])
+print("problem | condition | medians (ms) | median | spread (max-min)/median")
+for (p, c), xs in sorted(by.items()):
+    m = statistics.median(xs)
+    print(f"{p} | {c} | {' '.join(f'{x:.4f}' for x in xs)} | {m:.4f} | {(max(xs) - min(xs)) / m * 100:.1f}%")
+PYEOF
+rm -rf "$W"
