@@ -59,6 +59,7 @@ const { values: v } = parseArgs({
     'compile-limit-s': { type: 'string', default: '60' },
     'warmup-ms': { type: 'string', default: '0' },
     'prewarm-ms': { type: 'string', default: '0' },
+    'gated-samples': { type: 'string', default: '0' },
     compile: { type: 'boolean', default: false },
     'compile-pass': { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
@@ -83,8 +84,14 @@ const measureLimitMs = num('measure-limit-s', v['measure-limit-s'], 150) * 1000;
 const compileLimitS = num('compile-limit-s', v['compile-limit-s'], 60);
 // The runner's timing settings (resources/python/kd_candidate.py): warm-up calls until --warmup-ms have
 // passed, and the GPU kept busy --prewarm-ms before each sample's flush (both 0: its defaults).
-const timing = { warmupMs: num('warmup-ms', v['warmup-ms'], 0), prewarmMs: num('prewarm-ms', v['prewarm-ms'], 0) };
-const timingArgs = [...(timing.warmupMs ? ['--warmup-ms', String(timing.warmupMs)] : []), ...(timing.prewarmMs ? ['--prewarm-ms', String(timing.prewarmMs)] : [])];
+// --gated-samples N adds N samples behind a gate after the timing (the GPU's own time for the call:
+// diagnostics beside the figure, never the figure).
+const timing = { warmupMs: num('warmup-ms', v['warmup-ms'], 0), prewarmMs: num('prewarm-ms', v['prewarm-ms'], 0), gatedSamples: Math.floor(num('gated-samples', v['gated-samples'], 0)) };
+const timingArgs = [
+  ...(timing.warmupMs ? ['--warmup-ms', String(timing.warmupMs)] : []),
+  ...(timing.prewarmMs ? ['--prewarm-ms', String(timing.prewarmMs)] : []),
+  ...(timing.gatedSamples ? ['--gated-samples', String(timing.gatedSamples)] : []),
+];
 const outDir = resolve(v.out ?? 'bench/results');
 const work = resolve(v.work ?? '/tmp/kd-cuda-l1-audit');
 const device = (v.device === 'cpu' || v.device === 'cuda' ? v.device : 'auto') as 'cpu' | 'cuda' | 'auto';
@@ -165,9 +172,17 @@ interface Row {
   /** Timed while candidates' builds ran on the CPU (--overlap-builds; every row written before 2026-12-01 18:40 lacks this field and was). */
   timedBesideBuilds?: boolean;
   /** The runner's timing settings this row was measured with (rows before 2026-12-01 21:30 lack it: both 0). */
-  timing?: { warmupMs: number; prewarmMs: number };
+  timing?: { warmupMs: number; prewarmMs: number; gatedSamples?: number };
   /** The same, for the torch.compile process (the compile pass may run with other settings). */
-  compileTiming?: { warmupMs: number; prewarmMs: number };
+  compileTiming?: { warmupMs: number; prewarmMs: number; gatedSamples?: number };
+  /** The host's median time for the forward call to return (Python launching its kernels), eager and candidate (runs after 2026-12-01 21:30). */
+  eagerHostCallMs?: number | null;
+  candidateHostCallMs?: number | null;
+  /** The GPU's own time behind a gate (--gated-samples; diagnostics). */
+  eagerDeviceMs?: number | null;
+  candidateDeviceMs?: number | null;
+  /** Eager's or the candidate's figure is Python's launch time (host call >= 80% of the figure): it moves with the CPU's speed and load. */
+  hostBound?: boolean | null;
   failure?: { kind: string; message: string };
   /** The first check that failed at KernelBench's tolerance, and why. */
   wrong?: string;
@@ -238,6 +253,11 @@ function summary(): Record<string, unknown> {
     compileEagerAgrees: compileTrusted.length,
     eagerRatioCompileRun: agree.length ? { n: agree.length, min: agree[0], median: agree[Math.floor(agree.length / 2)], max: agree[agree.length - 1], within10pct: agree.filter((x) => Math.abs(x - 1) <= 0.1).length } : null,
     geomeanVsEagerCustom50: geomean(custom50.map((r) => r.speedupEager as number)),
+    // Rows whose eager and candidate figures are the GPU's (not Python's launch time), where known.
+    hostBoundKnown: correct.filter((r) => r.hostBound !== undefined && r.hostBound !== null).length,
+    hostBound: correct.filter((r) => r.hostBound === true).length,
+    geomeanVsEagerNotHostBound: geomean(correct.filter((r) => r.hostBound === false).map((r) => r.speedupEager as number)),
+    geomeanClaimedNotHostBound: geomean(correct.filter((r) => r.hostBound === false && r.claimed !== null && r.claimed > 0).map((r) => r.claimed as number)),
     custom50: custom50.length,
     claimsChecked: withClaim.length,
     timedBesideBuilds: rs.filter((r) => r.candidateMs !== null && r.timedBesideBuilds !== false).length,
@@ -293,12 +313,13 @@ function write(final: boolean): void {
     `- Claimed speedups that hold within 20% (measured ≥ 0.8 × claimed, correct at 1e-2): **${s.claimsHoldWithin20pct} of ${s.claimsChecked}**.`,
     `- Rows timed while builds ran on the CPU (†: the host clock of a short forward can read long there; before 2026-12-01 18:40 every run did so): ${s.timedBesideBuilds} of ${s.timedCount}.`,
     `- Candidates that turn TF32 on (or lower float32 matmul precision) at import: ${(s.changePrecisionFlags as string[]).join(', ') || 'none'}.`,
+    (s.hostBoundKnown as number) > 0 ? `- Host-bound (h: the eager or the candidate figure is mostly Python launching kernels, so it moves with the CPU): ${s.hostBound} of ${s.hostBoundKnown} correct rows; over the other ${(s.hostBoundKnown as number) - (s.hostBound as number)}, geomean vs eager ${f2(s.geomeanVsEagerNotHostBound as number | null)}× (claimed ${f2(s.geomeanClaimedNotHostBound as number | null)}×).` : '',
     s.eagerRatioCompileRun ? `- Eager timed again in the torch.compile processes, ÷ the audit's eager: median ${f2((s.eagerRatioCompileRun as { median: number }).median, 3)}, range ${f2((s.eagerRatioCompileRun as { min: number }).min, 3)}–${f2((s.eagerRatioCompileRun as { max: number }).max, 3)}, within 10% for ${(s.eagerRatioCompileRun as { within10pct: number }).within10pct} of ${(s.eagerRatioCompileRun as { n: number }).n} (‡: outside 10%, that torch.compile time is not trusted).` : '',
     notRun.length ? `- Not run this time: ${notRun.join('; ')}.` : '',
     '',
     '| task | claimed | label | own share | correct (KB / 1e-2) | ms | eager ms | compile ms | vs eager | vs compile | holds | build | why |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)}${r.candidateMs !== null && r.timedBesideBuilds !== false ? ' †' : ''} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)}${eagerAgrees(r) ? '' : ' ‡'} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
+    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)}${r.candidateMs !== null && r.timedBesideBuilds !== false ? ' †' : ''}${r.hostBound ? ' h' : ''} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)}${eagerAgrees(r) ? '' : ' ‡'} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
     '',
   ].join('\n');
   writeFileSync(mdPath, md);
@@ -433,6 +454,10 @@ async function main(): Promise<void> {
     } else if (!compileOk) compileNote = 'not run (see the environment line)';
     else compileNote = 'not run: candidate incorrect or not timed';
     const candMs = m.time?.medianMs ?? null;
+    const eagerHostCallMs = m.file?.eager?.hostCallMedianMs ?? null;
+    const candidateHostCallMs = m.time?.hostCallMedianMs ?? null;
+    const hostBound = eagerMs === null || candMs === null || eagerHostCallMs === null || candidateHostCallMs === null ? null
+      : eagerHostCallMs >= 0.8 * eagerMs || candidateHostCallMs >= 0.8 * candMs;
     const speedupEager = candMs && eagerMs ? eagerMs / candMs : null;
     const row: Row = {
       id: i.id, level: i.level, task: i.task, claimed: i.claimed, hasGlobal: i.hasGlobal, usesExtension: i.builds,
@@ -447,6 +472,8 @@ async function main(): Promise<void> {
       timedBesideBuilds: overlap && buildQueue.length > 0,
       timing,
       ...(compileTiming ? { compileTiming } : {}),
+      eagerHostCallMs, candidateHostCallMs, hostBound,
+      eagerDeviceMs: m.file?.eager?.gated?.deviceMedianMs ?? null, candidateDeviceMs: m.time?.gated?.deviceMedianMs ?? null,
       failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
       wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
       flagsChanged: changedFlags(m.file),

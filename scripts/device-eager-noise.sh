@@ -9,11 +9,14 @@
 #   warm         --warmup-ms 50 --prewarm-ms 1 (warm-up calls for 50 ms; GPU busy 1 ms before each sample)
 #   plain+load   the defaults while LOAD busy loops keep CPU cores busy
 #   warm+load    both
-# One JSON line per run (median, event and host-clock medians, timer, rsd) to $OUT/eager-noise.jsonl,
-# and a summary (per problem and condition: median of medians, spread) at the end. Problems are
+# Every run also takes 20 samples behind a gate (--gated-samples: the GPU's own time for the call)
+# and reports the host's time for the call to return: if the gated time holds still while the
+# reported one moves with the host-call time, the figure is Python's launch speed, not the GPU's.
+# One JSON line per run to $OUT/eager-noise.jsonl, and a summary (per problem and condition: the
+# medians of the runs and their spread, for each of the three) at the end. Problems are
 # KernelBench files or CUDA-L1 ids (1/20: the reference CUDA-L1 used for level 1 task 20, read from
 # shared/peers/cuda-l1/h100-levels-1-2.json). Run from the repository root with the GPU bundle at
-# dist-gpu/kernelduel. Changes no GPU setting.
+# dist-gpu/kernelduel (KD_NOISE_DEVICE=cpu runs it on the CPU, to try the script). Changes no GPU setting.
 #   scripts/device-eager-noise.sh [N=3] [LOAD=14] [problem ...]
 set -uo pipefail
 N=${1:-3}; LOAD=${2:-14}; shift 2 2>/dev/null || shift $#
@@ -43,11 +46,12 @@ done
 run() { # run CONDITION PROBLEM [runner args...]
   local c=$1 p=$2; shift 2
   local f="$W/r.json"; rm -f "$f"
-  "$PY" "$RUNNER" baseline "$p" --out "$f" --device cuda "$@" > "$W/log" 2>&1 || { echo "{\"condition\": \"$c\", \"problem\": \"$p\", \"failed\": true}" >> "$J"; return; }
+  "$PY" "$RUNNER" baseline "$p" --out "$f" --device "${KD_NOISE_DEVICE:-cuda}" --gated-samples 20 "$@" > "$W/log" 2>&1 || { echo "{\"condition\": \"$c\", \"problem\": \"$p\", \"failed\": true}" >> "$J"; return; }
   "$PY" - "$f" "$c" "$p" <<'PYEOF' >> "$J"
 import json, sys
 d = json.load(open(sys.argv[1])); e = d.get("eager") or {}
-print(json.dumps({"condition": sys.argv[2], "problem": sys.argv[3].split("/")[-1], **{k: e.get(k) for k in ("medianMs", "eventMedianMs", "wallMedianMs", "floorMs", "timer", "rsd", "samples", "warmupCalls", "prewarmMs")}}))
+g = e.get("gated") or {}
+print(json.dumps({"condition": sys.argv[2], "problem": sys.argv[3].split("/")[-1], **{k: e.get(k) for k in ("medianMs", "eventMedianMs", "wallMedianMs", "hostCallMedianMs", "floorMs", "timer", "rsd", "samples", "warmupCalls", "prewarmMs")}, "deviceMedianMs": g.get("deviceMedianMs"), "gateMs": g.get("gateMs"), "gateStarved": g.get("starved")}))
 PYEOF
 }
 rounds() { # rounds SUFFIX: each problem, N times per condition, the conditions interleaved
@@ -64,10 +68,14 @@ import json, sys, statistics
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 by = {}
 for r in rows:
-    if r.get("medianMs"): by.setdefault((r["problem"], r["condition"]), []).append(r["medianMs"])
-print("problem | condition | medians (ms) | median | spread (max-min)/median")
-for (p, c), xs in sorted(by.items()):
-    m = statistics.median(xs)
-    print(f"{p} | {c} | {' '.join(f'{x:.4f}' for x in xs)} | {m:.4f} | {(max(xs) - min(xs)) / m * 100:.1f}%")
+    if r.get("medianMs"): by.setdefault((r["problem"], r["condition"]), []).append(r)
+spread = lambda xs: (max(xs) - min(xs)) / statistics.median(xs) * 100
+print("problem | condition | reported medians (ms) | spread | host call medians | spread | GPU's own time behind a gate | spread")
+for (p, c), rs in sorted(by.items()):
+    cols = []
+    for key in ("medianMs", "hostCallMedianMs", "deviceMedianMs"):
+        xs = [r[key] for r in rs if r.get(key)]
+        cols += [" ".join(f"{x:.4f}" for x in xs) or "-", f"{spread(xs):.1f}%" if xs else "-"]
+    print(f"{p} | {c} | " + " | ".join(cols))
 PYEOF
 rm -rf "$W"

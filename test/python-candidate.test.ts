@@ -204,6 +204,9 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
       expect(t?.warmupMs).toBe(150);
       expect(t?.warmupCalls).toBeGreaterThan(2);
       expect(t?.prewarmMs).toBe(0);
+      // the host's time for the call to return, beside the samples (on the CPU it is the sample)
+      expect(t?.hostCallMedianMs).toBeGreaterThan(0);
+      expect(t?.hostCallMedianMs).toBeLessThanOrEqual((t?.medianMs ?? 0) * 1.5 + 0.05);
     }
   });
 

@@ -529,22 +529,30 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
             if warmup_ms:
                 sync(torch, dev)
         sync(torch, dev)
-    spin = sleep_cycles_per_ms(torch, dev) if cuda and prewarm_ms > 0 else None
-    def sample(fn, args):
+    gated_n = getattr(opts, "gated_samples", 0) or 0
+    spin = sleep_cycles_per_ms(torch, dev) if cuda and (prewarm_ms > 0 or gated_n > 0) else None
+    host_call = []  # ms for the call to return (Python's launch of every kernel, and any host work)
+    def sample(fn, args, gate_ms=0.0):
         """One sample: L2 flushed, the device idle; (event ms or None, host ms up to a device-wide
-        synchronise, the result)."""
+        synchronise, the result). gate_ms: a spinning kernel queued before the start event, so the
+        events time the GPU's work alone (diagnostics only: host work would hide behind it)."""
         if not cuda:
             t0 = perf()
             res = fn(*args)
+            host_call.append((perf() - t0) * 1e3)
             return None, (perf() - t0) * 1e3, res
-        if spin:  # --prewarm-ms: the GPU busy (one spinning thread) just before the flush, so its clocks are up
+        if spin and prewarm_ms > 0:  # --prewarm-ms: the GPU busy (one spinning thread) just before the flush, so its clocks are up
             torch.cuda._sleep(int(spin * prewarm_ms))
         flush.zero_()
         torch.cuda.synchronize(dev)
         e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         t0 = perf()
+        if gate_ms > 0:
+            torch.cuda._sleep(int(spin * gate_ms))
         e0.record()
+        tc = perf()
         res = fn(*args)
+        host_call.append((perf() - tc) * 1e3)
         e1.record()
         torch.cuda.synchronize(dev)
         t1 = perf()
@@ -552,6 +560,7 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
 
     with lock.hold(True):
         floor_ms = statistics.median(sample(lambda: None, ())[1] for _ in range(5))  # the empty call
+        host_call.clear()
         started = perf()
         extra = None
         n = 0
@@ -580,6 +589,23 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
             tight = len(eff) >= 5 and statistics.pstdev(eff) / max(statistics.mean(eff), 1e-9) < 0.02
             if n >= opts.max_samples or spent >= opts.max_time_s or (n >= opts.min_samples and (spent >= opts.min_time_s or tight)):
                 extra = sysrand.randint(0, 3)  # the last (verified) call's position is unpredictable
+    host_call_med = statistics.median(host_call) if host_call else None
+    gated = None
+    if cuda and gated_n > 0 and spin:
+        # Diagnostics (--gated-samples): the GPU's own time for the call, behind a gate long enough
+        # that Python has queued the whole call before the GPU starts it; never the figure reported.
+        gate_ms = min(50.0, max(1.0, 4 * (host_call_med or 0.0)))
+        dev_ms, starved = [], 0
+        with lock.hold(True):
+            for j in range(gated_n):
+                args = clone_args(input_sets[j % len(input_sets)])
+                n_before = len(host_call)
+                e_ms, _w, out = sample(call, args, gate_ms=gate_ms)
+                if host_call[n_before] > 0.8 * gate_ms:
+                    starved += 1
+                dev_ms.append(e_ms)
+                del out, args
+        gated = {"deviceMedianMs": statistics.median(dev_ms), "gateMs": gate_ms, "samples": gated_n, "starved": starved}
     if cuda:
         eff = [max(e, w - floor_ms) for e, w in zip(ev, wall)]
         med_ev, med_wall_net = statistics.median(ev), statistics.median([w - floor_ms for w in wall])
@@ -608,6 +634,10 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         "warmupCalls": i,
         "warmupMs": warmup_ms,
         "prewarmMs": prewarm_ms if spin else 0.0,
+        # the median time for the call to return on the host (Python launching the forward's kernels):
+        # near the event time, the figure is the host's, and moves with the CPU's speed and load
+        "hostCallMedianMs": host_call_med,
+        **({"gated": gated} if gated else {}),
     }
 
 
@@ -1011,6 +1041,7 @@ def main(argv):
             sp.add_argument("--input-sets", type=int, default=2)
             sp.add_argument("--warmup-ms", type=float, default=0.0, help="warm-up calls until this many ms have passed (besides --warmup calls)")
             sp.add_argument("--prewarm-ms", type=float, default=0.0, help="keep the GPU busy this long (a spinning kernel) before each sample's L2 flush")
+            sp.add_argument("--gated-samples", type=int, default=0, help="diagnostics: after the timing, this many samples behind a gate (the GPU's own time for the call)")
 
     sp = sub.add_parser("env")
     sp.add_argument("--out", required=True)

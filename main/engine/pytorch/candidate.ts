@@ -41,6 +41,10 @@ const TimingSchema = z.object({
   warmupMs: z.number().optional(),
   /** The GPU kept busy this long (a spinning kernel) before each sample's flush; 0: not. */
   prewarmMs: z.number().optional(),
+  /** The median time for the call to return on the host (Python launching the kernels); near the event time, the figure is the host's. */
+  hostCallMedianMs: z.number().nullable().optional(),
+  /** Diagnostics (--gated-samples): the GPU's own time for the call behind a gate; never the figure reported. */
+  gated: z.object({ deviceMedianMs: z.number(), gateMs: z.number(), samples: z.number(), starved: z.number() }).optional(),
 });
 export type PyTiming = z.infer<typeof TimingSchema>;
 
