@@ -18,6 +18,12 @@
 # the rows of the call before. Run nothing else on the GPU beside it (its lock keeps its own timing
 # sections apart, not another tool's work): on 2026-12-01 a KernelBench import beside the compile
 # pass disturbed its timing enough that those figures were rejected.
+# Failed builds are kept across leases: every call packs the candidates whose every extension failed
+# to build (their kd-build.json, compiler errors included) into $OUT/cuda-l1-failed-builds.tgz with
+# the toolchain that failed them (torch, its CUDA, nvcc); carry it back as
+# .kd-cache/cuda-l1-failed-builds.tgz (git-ignored; KD_AUDIT_BUILD_CACHE) and a fresh machine with the
+# same toolchain skips those builds (the rows say `cached`). A build that timed out or was cut by the
+# deadline is not a failure and is never packed; successful builds are built again.
 # Python: KERNELDUEL_PYTHON, else python3 (its torch, CUDA, triton, torch.compile and ninja are
 # recorded in the results). Nothing here changes clocks or settings of the GPU.
 set -uo pipefail
@@ -34,6 +40,47 @@ if [ ! -f "$DATA" ]; then echo "CUDA-L1's candidates not found at $DATA: copy pe
 WRES=/tmp/kd-cuda-l1-audit/results
 mkdir -p "$RES" "$OUTDIR" "$WRES"
 [ -f "$WRES/h200-cuda-l1-audit.json" ] || { [ -f "$RES/h200-cuda-l1-audit.json" ] && cp "$RES/h200-cuda-l1-audit.json" "$WRES/"; }
+WORK=/tmp/kd-cuda-l1-audit
+PYBIN=${KERNELDUEL_PYTHON:-python3}
+STAMP="$("$PYBIN" -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null) / $(nvcc --version 2>/dev/null | tail -1)"
+CACHE_IN=${KD_AUDIT_BUILD_CACHE:-$ROOT/.kd-cache/cuda-l1-failed-builds.tgz}
+if [ -f "$CACHE_IN" ] && [ ! -e "$WORK/.build-cache-read" ]; then
+  ctmp=$(mktemp -d)
+  if tar xzf "$CACHE_IN" -C "$ctmp" 2>/dev/null && [ "$(cat "$ctmp/toolchain.txt" 2>/dev/null)" = "$STAMP" ]; then
+    (cd "$ctmp/builds" && cp -rn . "$WORK"/) && echo "build cache: $(find "$ctmp/builds" -name kd-build.json | wc -l) failed builds of $CACHE_IN ($STAMP)"
+  else
+    echo "build cache $CACHE_IN ignored: made with '$(cat "$ctmp/toolchain.txt" 2>/dev/null)', this machine has '$STAMP'"
+  fi
+  rm -rf "$ctmp"; touch "$WORK/.build-cache-read"
+fi
+pack_failed_builds() {
+  local ptmp; ptmp=$(mktemp -d)
+  "$PYBIN" - "$WORK" "$ptmp/builds" <<'PYEOF'
+import json, os, shutil, sys
+src, dst = sys.argv[1:3]
+n = 0
+for d in sorted(os.listdir(src)):
+    if d.endswith("_control"):  # the control checks this machine's toolchain: always built again
+        continue
+    p = os.path.join(src, d, "ext", "kd-build.json")
+    try:
+        b = json.load(open(p))
+    except Exception:
+        continue
+    loads = b.get("loads") or []
+    # only builds the compiler refused: every extension failed with an error (not a timeout or a cut)
+    if b.get("ok") or not loads or any(l.get("ok") or not l.get("error") for l in loads):
+        continue
+    os.makedirs(os.path.join(dst, d, "ext"), exist_ok=True)
+    shutil.copy(p, os.path.join(dst, d, "ext", "kd-build.json"))
+    n += 1
+print(f"build cache: packed {n} failed builds")
+PYEOF
+  echo "$STAMP" > "$ptmp/toolchain.txt"
+  mkdir -p "$ptmp/builds"
+  tar czf "$WRES/cuda-l1-failed-builds.tgz" -C "$ptmp" toolchain.txt builds && cp "$WRES/cuda-l1-failed-builds.tgz" "$OUTDIR"/
+  rm -rf "$ptmp"
+}
 CORES=$(nproc 2>/dev/null || echo 16)
 BUILD_JOBS=$(( CORES > 4 ? (CORES - 2) / 2 : 1 ))
 {
@@ -45,6 +92,7 @@ BUILD_JOBS=$(( CORES > 4 ? (CORES - 2) / 2 : 1 ))
 timeout -k 10 $(( DL + 90 )) "$KD/bench" cuda-l1-audit --data "$DATA" --out "$WRES" --work /tmp/kd-cuda-l1-audit \
   --deadline-s "$DL" --build-jobs "$BUILD_JOBS" --measure-jobs "${KD_MEASURE_JOBS:-3}" "$@" 2>&1 | tee "$RES/h200-cuda-l1-audit.log"
 rc=${PIPESTATUS[0]}
+pack_failed_builds
 cp "$WRES"/h200-cuda-l1-audit.json "$WRES"/h200-cuda-l1-audit.md "$RES"/ 2>/dev/null
 cp "$RES"/h200-cuda-l1-audit.json "$RES"/h200-cuda-l1-audit.md "$RES"/h200-cuda-l1-audit.log "$RES"/h200-cuda-l1-audit.machine.txt "$OUTDIR"/ 2>/dev/null
 echo "exit $rc; results in $RES and $OUTDIR"
