@@ -666,6 +666,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     // Escape: close any suggestion widget (an Enter would accept a suggestion instead of a newline).
     await page.keyboard.type('int kd_broken = ;');
     await page.keyboard.press('Escape');
+    // The typed line must be in the editor (the cursor is on it, so it is drawn): a lost key would
+    // leave a source that builds, and no message would ever come.
+    await expect.poll(() => ed.innerText(), { message: 'the typed line "int kd_broken = ;" is not in the editor', timeout: 15_000 }).toContain('kd_broken');
     const line = Number(/Ln (\d+)/.exec(await page.getByTestId('editor-status').innerText())![1]);
     // Pressed again while the status is not there yet (idempotent): under load a key pressed while
     // Monaco was still closing its widget was seen lost.
@@ -682,7 +685,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
       const left = until - Date.now();
       const shown = await page.getByTestId('compiler-message').first().waitFor({ timeout: Math.max(1_000, Math.min(60_000, left)) }).then(() => true, () => false);
       if (shown) break;
-      if (Date.now() >= until) throw new Error('no compiler message within 170 s (the build was asked for every 60 s)');
+      const result = await page.getByTestId('build-result').innerText().catch(() => '');
+      if (/Build ok/.test(result)) throw new Error(`the build succeeded, so the typed error was not in the source it saw (${result.slice(0, 200)})`);
+      if (Date.now() >= until) throw new Error(`no compiler message within 170 s (the build was asked for every 60 s; build pane: ${result.slice(0, 200) || 'no result'}; busy: ${await page.getByTestId('build').isDisabled()})`);
     }
     expect(await page.getByTestId('compiler-message').evaluateAll((els) => els.map((e) => e.getAttribute('data-line')))).toContain(String(line));
     const msg = page.locator(`[data-testid="compiler-message"][data-line="${line}"]`).first();
