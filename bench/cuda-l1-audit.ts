@@ -10,7 +10,7 @@
 //     [--prefix h200-cuda-l1-audit] [--work /tmp/kd-cuda-l1-audit] [--deadline-s 420]
 //     [--limit N] [--shard I/N] [--tasks 1/1,2/96] [--build-jobs N] [--measure-jobs N]
 //     [--build-limit-s 150] [--measure-limit-s 150] [--compile] [--compile-pass] [--compile-limit-s 60] [--redo]
-//     [--overlap-builds]
+//     [--overlap-builds] [--warmup-ms MS] [--prewarm-ms MS] [--gated-samples N] [--quiet-timing]
 //
 // torch.compile baselines cost 10-60 s each: --compile adds one per correct candidate in the same
 // run; --compile-pass runs only them, for rows already measured that lack one (resumable too).
@@ -60,6 +60,7 @@ const { values: v } = parseArgs({
     'warmup-ms': { type: 'string', default: '0' },
     'prewarm-ms': { type: 'string', default: '0' },
     'gated-samples': { type: 'string', default: '0' },
+    'quiet-timing': { type: 'boolean', default: false },
     compile: { type: 'boolean', default: false },
     'compile-pass': { type: 'boolean', default: false },
     redo: { type: 'boolean', default: false },
@@ -86,8 +87,12 @@ const compileLimitS = num('compile-limit-s', v['compile-limit-s'], 60);
 // passed, and the GPU kept busy --prewarm-ms before each sample's flush (both 0: its defaults).
 // --gated-samples N adds N samples behind a gate after the timing (the GPU's own time for the call:
 // diagnostics beside the figure, never the figure).
-const timing = { warmupMs: num('warmup-ms', v['warmup-ms'], 0), prewarmMs: num('prewarm-ms', v['prewarm-ms'], 0), gatedSamples: Math.floor(num('gated-samples', v['gated-samples'], 0)) };
+// --quiet-timing: each measuring process holds the audit's lock shared for all its work and times
+// only while every other one waits (the runner's --quiet-lock), so no sibling's CPU work runs beside
+// a timing section; builds are apart anyway (see the top of this file).
+const timing = { warmupMs: num('warmup-ms', v['warmup-ms'], 0), prewarmMs: num('prewarm-ms', v['prewarm-ms'], 0), gatedSamples: Math.floor(num('gated-samples', v['gated-samples'], 0)), quiet: !!v['quiet-timing'] };
 const timingArgs = [
+  ...(timing.quiet ? ['--quiet-lock'] : []),
   ...(timing.warmupMs ? ['--warmup-ms', String(timing.warmupMs)] : []),
   ...(timing.prewarmMs ? ['--prewarm-ms', String(timing.prewarmMs)] : []),
   ...(timing.gatedSamples ? ['--gated-samples', String(timing.gatedSamples)] : []),
@@ -172,9 +177,9 @@ interface Row {
   /** Timed while candidates' builds ran on the CPU (--overlap-builds; every row written before 2026-12-01 18:40 lacks this field and was). */
   timedBesideBuilds?: boolean;
   /** The runner's timing settings this row was measured with (rows before 2026-12-01 21:30 lack it: both 0). */
-  timing?: { warmupMs: number; prewarmMs: number; gatedSamples?: number };
+  timing?: { warmupMs: number; prewarmMs: number; gatedSamples?: number; quiet?: boolean };
   /** The same, for the torch.compile process (the compile pass may run with other settings). */
-  compileTiming?: { warmupMs: number; prewarmMs: number; gatedSamples?: number };
+  compileTiming?: { warmupMs: number; prewarmMs: number; gatedSamples?: number; quiet?: boolean };
   /** The host's median time for the forward call to return (Python launching its kernels), eager and candidate (runs after 2026-12-01 21:30). */
   eagerHostCallMs?: number | null;
   candidateHostCallMs?: number | null;

@@ -35,6 +35,22 @@ describe.skipIf(!TORCH_PYTHON)(`kd_candidate.py logic (${TORCH_SKIP_REASON})`, (
     expect(classify({ source }).own).toEqual(['add_kernel', 'fused_relu', 'scale_kernel', 'tail_kernel']);
   });
 
+  it('--quiet-lock: a runner times only when no other quiet runner is working, and one waiting to time goes before later arrivals', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-quietlock-'));
+    try {
+      const r = JSON.parse(execFileSync(PY, [join(import.meta.dirname, 'fixtures', 'lock_order.py'), candidateScript(), join(dir, 'gpu.lock')], { encoding: 'utf8', timeout: 60_000 })) as Record<string, Record<string, number>>;
+      // The timer asked at 0.4 s while the holder worked (shared) until 1.5 s: it times after that.
+      expect(r.timer.exclusive).toBeGreaterThanOrEqual(r.holder.done);
+      // The late runner asked at 0.8 s, before the holder was done: it waits until the timing ends
+      // (without the turnstile it would be let in at once and could delay the timing indefinitely).
+      expect(r.late.asked).toBeLessThan(r.holder.done);
+      expect(r.late.shared).toBeGreaterThanOrEqual(r.timer.exclusiveEnd);
+      expect(r.timer.exclusiveEnd - r.timer.exclusive).toBeGreaterThanOrEqual(0.59);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('tells the candidate\'s kernels from PyTorch\'s by function name (demangled, mangled, namespaced), and computes the share', () => {
     const r = classify({
       own: ['fused_relu', 'scale_kernel', 'gemm'],

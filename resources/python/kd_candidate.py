@@ -464,27 +464,75 @@ def compare(torch, got, want):
 
 
 class GpuLock:
-    """Several runners on one GPU: timing holds the lock file exclusively, other GPU work shared."""
+    """Several runners on one GPU: timing holds the lock file exclusively, other GPU work shared.
 
-    def __init__(self, path):
+    quiet (--quiet-lock): all of this process's work holds the lock shared from start() on (its
+    imports, checks, profiling, torch.compile's compiling), and it lets go only while it times, so
+    a timing section runs while every other quiet runner waits: no sibling's CPU work beside it.
+    A turnstile file (<lock>.turn) gives a runner that wants to time precedence over runners that
+    arrive later (flock alone would let new shared holders starve it)."""
+
+    def __init__(self, path, quiet=False):
         self.path = path
-        self.fd = None
+        self.quiet = bool(path) and quiet
+        self.base = None  # the shared hold of a quiet runner
+
+    def _take(self, exclusive):
+        import fcntl
+        turn = os.open(self.path + ".turn", os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(turn, fcntl.LOCK_EX)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(turn, fcntl.LOCK_UN)
+            os.close(turn)
+        return fd
+
+    @staticmethod
+    def _drop(fd):
+        import fcntl
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def start(self):
+        if self.quiet and self.base is None:
+            self.base = self._take(False)
 
     @contextlib.contextmanager
     def hold(self, exclusive):
         if not self.path:
             yield
             return
-        import fcntl
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        if self.base is not None:
+            if not exclusive:  # already held shared for the whole process
+                yield
+                return
+            # flock: this process's own shared hold would block its exclusive one; drop it meanwhile
+            self._drop(self.base)
+            self.base = None
+            fd = self._take(True)
+            try:
+                yield
+            finally:
+                self._drop(fd)
+                self.base = self._take(False)
+            return
+        fd = self._take(exclusive) if self.quiet else None
+        if fd is None:
+            import fcntl
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            except BaseException:
+                os.close(fd)
+                raise
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             yield
         finally:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            finally:
-                os.close(fd)
+            self._drop(fd)
 
 
 def sleep_cycles_per_ms(torch, dev):
@@ -753,9 +801,10 @@ def reference_sets(torch, problem, model, dev, n, fp32=False):
 
 
 def cmd_baseline(a):
+    lock = GpuLock(a.lock, quiet=a.quiet_lock)
+    lock.start()  # --quiet-lock: from here on, shared (imports included)
     torch = import_torch()
     dev = pick_device(torch, a.device)
-    lock = GpuLock(a.lock)
     w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "baseline", "device": str(dev), "torch": torch.__version__, "guarantee": "trusted-python"})
     problem = load_problem(a.problem, parse_set(a.set))
     init = list(problem.get_init_inputs())
@@ -892,9 +941,10 @@ def save_build(a, data):
 
 
 def cmd_measure(a):
+    lock = GpuLock(a.lock, quiet=a.quiet_lock)
+    lock.start()  # --quiet-lock: from here on, shared (imports included)
     torch = import_torch()
     dev = pick_device(torch, a.device)
-    lock = GpuLock(a.lock)
     prepare_ext_env(a)
     loads = []
     w = Writer(a.out, {"ok": False, "protocol": PROTOCOL, "command": "measure", "device": str(dev), "torch": torch.__version__, "guarantee": GUARANTEE, "loads": loads, "stage": "reference",
@@ -1030,6 +1080,7 @@ def main(argv):
         sp.add_argument("--device", default="auto")
         sp.add_argument("--weights-seed", type=int, default=DEFAULT_WEIGHTS_SEED)
         sp.add_argument("--lock", default=None)
+        sp.add_argument("--quiet-lock", action="store_true", help="hold --lock shared for all of this process's work, exclusively while timing: no other quiet runner's CPU work runs beside a timing section")
         sp.add_argument("--fp32-reference", action="store_true", help="compute the reference with TF32 off (default: torch's defaults, as KernelBench does)")
         sp.add_argument("--set", action="append", default=[], help="NAME=VALUE: a module-level constant of the problem (a task's size)")
         if timing:

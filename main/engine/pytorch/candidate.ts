@@ -3,7 +3,7 @@
 // process and reads back the result file it writes. Candidate code (build, measure) runs inside the
 // bubblewrap sandbox when it works here, with a wall-clock limit that kills the process group; the
 // result says which. It does not decide what a result means (core/pytorch.ts, bench/cuda-l1-audit.ts).
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -182,7 +182,12 @@ export async function runRunner<T>(args: string[], schema: z.ZodType<T>, o: Runn
     if (st.active && st.bwrap) {
       const writable = [o.workDir, ...(o.writable ?? [])];
       for (const w of writable) mkdirSync(w, { recursive: true });
-      if (o.lockFile && existsSync(o.lockFile)) writable.push(o.lockFile); // the file alone: other runs' folders stay out of reach
+      if (o.lockFile && existsSync(o.lockFile)) {
+        // the files alone: other runs' folders stay out of reach (the turnstile of --quiet-lock beside the lock)
+        const turn = `${o.lockFile}.turn`;
+        if (!existsSync(turn)) writeFileSync(turn, '', { flag: 'a' });
+        writable.push(o.lockFile, turn);
+      }
       // The runner's whole folder: it imports kd_reference.py beside it (a checkout under /tmp, where
       // the sandbox mounts a fresh /tmp, would otherwise show it the script alone).
       sandbox = { bwrap: st.bwrap, args: bwrapArgs({ writable, readable: [path.dirname(script), ...(o.readable ?? [])], cwd: o.workDir }) };
