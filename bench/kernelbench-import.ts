@@ -208,7 +208,7 @@ async function main(): Promise<void> {
     result.command,
     '```',
     '',
-    ...('again' in result ? result.again.map((r) => `Computed again alone on ${String(r.date)}: ${(r.problems as string[]).join(', ')} (\`${String(r.command)}\`).\n`) : []),
+    ...(earlier ? [...earlier.again, thisRun] : []).map((r) => `Computed again alone on ${String(r.date)}: ${(r.problems as string[]).join(', ')} (\`${String(r.command)}\`).\n`),
     `- Problems: ${summary.problems} (levels ${a.levels.join(', ')} of KernelBench, as in ${a.kernelbench}).`,
     `- Imported: **${summary.imported}** (shapes from a small forward on the CPU: ${summary.shapesFrom.cpu ?? 0}, torch's meta device: ${summary.shapesFrom.meta ?? 0}, extrapolated from smaller batches: ${summary.shapesFrom.scaled ?? 0}). Not imported: ${Object.entries(summary.importFailures).map(([k, v]) => `${v} ${k}`).join(', ') || 'none'}.`,
     `- Reference outputs computed on the ${gpu ? 'GPU' : 'CPU'} for seed ${a.seed} at the problem's own sizes within ${a.limitS} s: **${summary.referenceOk + summary.referenceComputedButRandom}** (${summary.referenceComputedButRandom} of them random forwards: dropout). Outcomes: ${Object.entries(summary.referenceOutcomes).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
