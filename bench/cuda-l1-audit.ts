@@ -432,7 +432,9 @@ async function main(): Promise<void> {
     process.stderr.write(`cuda-l1-audit: ${buildQueue.length} builds before any measurement\n`);
     await buildsDone;
   }
-  const order = [...todo.filter((i) => !i.builds), ...todo.filter((i) => i.builds)];
+  // Builds apart (the default): the candidates with an extension first, since whether their own
+  // kernels run is what the audit is for (on 2026-12-01 a deadline cut all 68 of them, measured last).
+  const order = overlap ? [...todo.filter((i) => !i.builds), ...todo.filter((i) => i.builds)] : [...todo.filter((i) => i.builds), ...todo.filter((i) => !i.builds)];
   await pool(order, measureJobs, async (i) => {
     const b = builds.get(i.id);
     const build = b ? await b : { ok: null, seconds: null, failedLoads: [] as string[] };
