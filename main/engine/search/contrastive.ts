@@ -121,8 +121,6 @@ export interface ContrastiveOptions {
   portfolio?: boolean;
   /** A genetic arm: once the model ranks proposals, each pick comes from the model or from the genetic algorithm's operators (genetic.ts, told every result), chosen by Thompson sampling on how often each found a new best. */
   genetic?: boolean;
-  /** A bonus for untried combinations (off: 0): each candidate's score gains novelty × (the spread of this round's scores) × (the share of its pairs of parameter values that no measured variant has), so that the greedy picks also cover interactions the model has no data on. */
-  novelty?: number;
   /** Children of the measured elites (uniform crossover of two, as the genetic algorithm) added to the candidates; the model ranks them with the rest (default 16; 0: none). */
   crossover?: number;
   /** How many of the fastest measured variants breed. */
@@ -192,7 +190,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, novelty: 0, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -514,7 +512,6 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     }
     const feats = cands.map((a) => encoder.encode(a));
     const taken = new Set<number>();
-    let pairsSeen: Set<string> | undefined; // the pairs of parameter values the measured variants have (novelty)
     for (let i = 0; i < o.picks && taken.size < cands.length; i++) {
       if (armPick()) continue;
       if (ga && drawBeta(credit.genetic) > drawBeta(credit.model)) {
@@ -534,18 +531,10 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       } else {
         // Pairs of medians share their variants (n variants give up to n²/2 pairs): widen the draws by sqrt(pairs per variant).
         const score = o.acquisition === 'thompson' && i >= o.greedyPicks && measured.length - bestAt >= o.thompsonStall ? model.posteriorScorer(rng, o.spread * Math.sqrt(Math.max(1, model.stats().trainedOn / Math.max(1, measured.length)))) : (f: Float64Array) => model.score(f);
-        const scores = feats.map((f, k) => (taken.has(k) ? -Infinity : score(f)));
-        if (o.novelty > 0) {
-          const fin = scores.filter((x) => Number.isFinite(x));
-          const mean = fin.reduce((t, x) => t + x, 0) / Math.max(1, fin.length);
-          const sd = Math.sqrt(fin.reduce((t, x) => t + (x - mean) ** 2, 0) / Math.max(1, fin.length));
-          pairsSeen ??= seenPairs();
-          cands.forEach((a, k) => {
-            if (Number.isFinite(scores[k])) scores[k] += o.novelty * sd * novelShare(a, pairsSeen as Set<string>);
-          });
-        }
         let best = -Infinity;
-        scores.forEach((sc, k) => {
+        feats.forEach((f, k) => {
+          if (taken.has(k)) return;
+          const sc = score(f);
           if (sc > best) [best, j] = [sc, k];
         });
       }
@@ -553,30 +542,6 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       seen.add(cands[j]);
       queue.push({ a: cands[j], stage1: tunablesOnly, parents: anchorOf.get(space.key(cands[j])) ?? lineage(bestId()) });
     }
-  };
-
-  /** The searched dimensions with a choice (novelty's pairs are over these). */
-  const choiceDims = (): number[] => space.dims.map((d, i) => (d.values.length > 1 && active(i, tunablesOnly) ? i : -1)).filter((i) => i >= 0);
-  const pairKey = (i: number, vi: number, j: number, vj: number): string => `${i}:${vi}|${j}:${vj}`;
-  /** Every pair of (dimension, value) that some measured variant has. */
-  const seenPairs = (): Set<string> => {
-    const dims = choiceDims();
-    const out = new Set<string>();
-    for (const m of measured) for (let x = 0; x < dims.length; x++) for (let y = x + 1; y < dims.length; y++) out.add(pairKey(dims[x], m.a[dims[x]], dims[y], m.a[dims[y]]));
-    return out;
-  };
-  /** The share of a's pairs of (dimension, value) that no measured variant has. */
-  const novelShare = (a: Action, seenP: Set<string>): number => {
-    const dims = choiceDims();
-    let n = 0;
-    let fresh = 0;
-    for (let x = 0; x < dims.length; x++) {
-      for (let y = x + 1; y < dims.length; y++) {
-        n++;
-        if (!seenP.has(pairKey(dims[x], a[dims[x]], dims[y], a[dims[y]]))) fresh++;
-      }
-    }
-    return n ? fresh / n : 0;
   };
 
   /** Every valid unmeasured action when the space is small enough to list (stage 1: with flags and transforms at their defaults). */
