@@ -469,8 +469,8 @@ class GpuLock:
     quiet (--quiet-lock): all of this process's work holds the lock shared from start() on (its
     imports, checks, profiling, torch.compile's compiling), and it lets go only while it times, so
     a timing section runs while every other quiet runner waits: no sibling's CPU work beside it.
-    A turnstile file (<lock>.turn) gives a runner that wants to time precedence over runners that
-    arrive later (flock alone would let new shared holders starve it)."""
+    Every hold passes a turnstile file (<lock>.turn) first, so a runner waiting to time goes before
+    runners that arrive later (flock alone would let new shared holders starve it)."""
 
     def __init__(self, path, quiet=False):
         self.path = path
@@ -520,15 +520,7 @@ class GpuLock:
                 self._drop(fd)
                 self.base = self._take(False)
             return
-        fd = self._take(exclusive) if self.quiet else None
-        if fd is None:
-            import fcntl
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            except BaseException:
-                os.close(fd)
-                raise
+        fd = self._take(exclusive)
         try:
             yield
         finally:
@@ -582,13 +574,14 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
     host_call = []  # ms for the call to return (Python's launch of every kernel, and any host work)
     def sample(fn, args, gate_ms=0.0):
         """One sample: L2 flushed, the device idle; (event ms or None, host ms up to a device-wide
-        synchronise, the result). gate_ms: a spinning kernel queued before the start event, so the
-        events time the GPU's work alone (diagnostics only: host work would hide behind it)."""
+        synchronise, the result, host ms for the call to return). gate_ms: a spinning kernel queued
+        before the start event, so the events time the GPU's work alone (diagnostics only: host work
+        would hide behind it)."""
         if not cuda:
             t0 = perf()
             res = fn(*args)
-            host_call.append((perf() - t0) * 1e3)
-            return None, (perf() - t0) * 1e3, res
+            ms = (perf() - t0) * 1e3
+            return None, ms, res, ms
         if spin and prewarm_ms > 0:  # --prewarm-ms: the GPU busy (one spinning thread) just before the flush, so its clocks are up
             torch.cuda._sleep(int(spin * prewarm_ms))
         flush.zero_()
@@ -600,22 +593,22 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         e0.record()
         tc = perf()
         res = fn(*args)
-        host_call.append((perf() - tc) * 1e3)
+        call_ms = (perf() - tc) * 1e3
         e1.record()
         torch.cuda.synchronize(dev)
         t1 = perf()
-        return e0.elapsed_time(e1), (t1 - t0) * 1e3, res
+        return e0.elapsed_time(e1), (t1 - t0) * 1e3, res, call_ms
 
     with lock.hold(True):
         floor_ms = statistics.median(sample(lambda: None, ())[1] for _ in range(5))  # the empty call
-        host_call.clear()
         started = perf()
         extra = None
         n = 0
         while True:
             k = n % len(input_sets)
             args = clone_args(input_sets[k])
-            e_ms, w_ms, out = sample(call, args)
+            e_ms, w_ms, out, call_ms = sample(call, args)
+            host_call.append(call_ms)
             if e_ms is not None:
                 ev.append(e_ms)
             wall.append(w_ms)
@@ -647,9 +640,8 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         with lock.hold(True):
             for j in range(gated_n):
                 args = clone_args(input_sets[j % len(input_sets)])
-                n_before = len(host_call)
-                e_ms, _w, out = sample(call, args, gate_ms=gate_ms)
-                if host_call[n_before] > 0.8 * gate_ms:
+                e_ms, _w, out, call_ms = sample(call, args, gate_ms=gate_ms)
+                if call_ms > 0.8 * gate_ms:
                     starved += 1
                 dev_ms.append(e_ms)
                 del out, args
