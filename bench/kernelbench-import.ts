@@ -122,11 +122,11 @@ async function main(): Promise<void> {
   if (a.again) {
     // Every other problem keeps its row of the last whole run; the named ones are computed again, alone.
     if (!existsSync(finalJson)) throw new Error(`--again needs the last run's ${finalJson}`);
-    const prev = (JSON.parse(readFileSync(finalJson, 'utf8')) as { problems?: Row[] }).problems ?? [];
+    const p = JSON.parse(readFileSync(finalJson, 'utf8')) as { problems?: Row[]; command?: string; date?: string; seconds?: number; settings?: { jobs?: number }; again?: Array<Record<string, unknown>> };
+    const prev = p.problems ?? [];
     const unknown = a.again.filter((p) => !prev.some((r) => r.problem === p));
     if (unknown.length) throw new Error(`--again: ${unknown.join(', ')} not in ${finalJson} (names as level1/36_RMSNorm_.py)`);
     rows = prev.filter((r) => !a.again?.includes(r.problem));
-    const p = JSON.parse(readFileSync(finalJson, 'utf8')) as { command?: string; date?: string; seconds?: number; settings?: { jobs?: number }; again?: Array<Record<string, unknown>> };
     earlier = { command: p.command ?? '?', date: p.date ?? '?', seconds: p.seconds ?? 0, jobs: p.settings?.jobs ?? 1, again: p.again ?? [] };
     a.jobs = 1;
   }
@@ -187,13 +187,12 @@ async function main(): Promise<void> {
     nonFiniteOutputs: rows.filter((r) => (r.reference.outputs ?? []).some((o) => (o.nonfinite ?? 0) > 0)).map((r) => r.problem),
     randomForwards: rows.filter((r) => r.warnings.some((w) => /forward is random/.test(w))).map((r) => r.problem),
   };
-  const command = invokedAs(`KERNELDUEL_PYTHON=${py.python} npx tsx bench/kernelbench-import.ts --kernelbench ${a.kernelbench} --levels ${a.levels.join(',')} --limit-s ${a.limitS} --max-gib ${a.maxGiB} --seed ${a.seed}${a.device === 'cuda' ? ' --device cuda' : ''}${a.jobs > 1 ? ` --jobs ${a.jobs}` : ''}`);
+  const command = invokedAs(`KERNELDUEL_PYTHON=${py.python} npx tsx bench/kernelbench-import.ts --kernelbench ${a.kernelbench} --levels ${a.levels.join(',')} --limit-s ${a.limitS} --max-gib ${a.maxGiB} --seed ${a.seed}${a.device === 'cuda' ? ' --device cuda' : ''}${a.jobs > 1 ? ` --jobs ${a.jobs}` : ''}${a.again ? ` --again ${a.again.join(',')}` : ''}`);
   const torchName = `torch ${py.torch} (${py.python === '/usr/bin/python3' ? 'Debian python3-torch' : py.python})`;
   const label = gpu ? `GPU ${gpu} (CUDA ${py.cudaVersion}), ${torchName}; measured on a real GPU (nothing timed: the seconds are the reference server's own)` : `CPU, ${torchName}, no GPU`;
   const host = { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, memGiB: Number((totalmem() / GiB).toFixed(1)), torchThreads: a.device === 'cpu' ? 'torch default (1 here)' : 'torch default' };
   const now = new Date().toISOString();
-  // invokedAs gives the bundle's own command line (with --again) where it ran from the bundle.
-  const thisRun = { command: command.includes('--again') ? command : `${command} --again ${a.again?.join(',') ?? ''}`, date: now, seconds: (Date.now() - started) / 1000, problems: a.again ?? [] };
+  const thisRun = { command, date: now, seconds: (Date.now() - started) / 1000, problems: a.again ?? [] };
   // With --again the file stays the last whole run's (its command, date and settings) and lists the later partial runs.
   const result = earlier
     ? { label, command: earlier.command, date: earlier.date, seconds: earlier.seconds, again: [...earlier.again, thisRun], python: { path: py.python, version: py.version, torch: py.torch, cuda: py.cuda }, host, settings: { device: a.device, jobs: earlier.jobs, seed: a.seed, limitSeconds: a.limitS, maxTensorGiB: a.maxGiB, importRunLimitSeconds: 5, importRunMaxGiB: 1 }, summary, problems: rows }
