@@ -146,6 +146,42 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return torch.relu(self.lin(x[: x.shape[0] // 2]))
 `,
+  // CUDA-L1's level 1 task 9 (LazyMatmul): a torch.Tensor subclass with empty storage that computes
+  // only when it is read, so the timed calls do no work; compared, it gives the right values.
+  deferred: `${HEAD}class Deferred(torch.Tensor):
+    @staticmethod
+    def __new__(cls, fn):
+        r = torch.Tensor._make_subclass(cls, torch.empty(0))
+        r.fn = fn
+        return r
+    @property
+    def shape(self):
+        return self.fn().shape
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        args = [a.fn() if isinstance(a, Deferred) else a for a in args]
+        return func(*args, **(kwargs or {}))
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return Deferred(lambda: torch.relu(self.lin(x)))
+`,
+  // Plain tensors for the checks (its first 3 calls), then a subclass holding the same values in the
+  // timed calls: every timed output is looked at, not only the verified ones.
+  hollow: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.calls = 0
+    def forward(self, x):
+        self.calls += 1
+        y = torch.relu(self.lin(x))
+        return y if self.calls <= 3 else Hollow._make_subclass(Hollow, y)
+class Hollow(torch.Tensor):
+    pass
+`,
   raises: `${HEAD}class ModelNew(nn.Module):
     def __init__(self, n):
         super().__init__()
@@ -239,6 +275,22 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
     expect(r.correct).toBe(true);
     expect(r.failure?.kind).toBe('correctness');
     expect(r.failure?.message).toMatch(/timed call \d+/);
+  });
+
+  it('an output that is a tensor subclass (a lazy product with empty storage that computes when read) fails, not timed', () => {
+    const r = results.deferred;
+    expect(r.correct).not.toBe(true);
+    expect(r.failure?.kind).toBe('correctness');
+    expect(r.failure?.message).toMatch(/Deferred \(a subclass of torch\.Tensor\), not a plain tensor/);
+    expect(r.time).toBeNull();
+  });
+
+  it('a subclass returned only in timed calls (plain in the checks) is caught there, verified or not', () => {
+    const r = results.hollow;
+    expect(r.correct).toBe(true);
+    expect(r.failure?.kind).toBe('correctness');
+    expect(r.failure?.message).toMatch(/Hollow \(a subclass of torch\.Tensor\)/);
+    expect(r.time).toBeNull();
   });
 
   it('an extension that fails to build and falls back to PyTorch is labelled fallback, its load recorded', () => {

@@ -76,6 +76,8 @@ GUARANTEE = {
         "reference outputs are computed before any candidate code is imported",
         "every output element is checked; on CUDA the caching allocator's free memory is poisoned (NaN) before every check",
         "1 in 8 timed calls and the last are verified against the reference",
+        "every output of every call is a plain tensor whose storage holds all its elements (no subclass or lazy tensor that computes when read)",
+        "the GPU's own time (samples behind a gate) is reported beside the one-call time, with the host's time to issue the call",
         "each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)",
         "the kernels launched are recorded; a candidate whose own kernels did no work is labelled, not reported as a custom kernel",
     ],
@@ -360,9 +362,13 @@ def clone_args(args):
 
 
 def flat_outputs(out):
+    """The forward's tensors, in order. Each must be a plain tensor whose storage holds every element
+    now: a subclass of torch.Tensor can defer its work until it is compared (CUDA-L1's level 1 task 9
+    returns a lazy product with empty storage, which computes only when read, so its timed calls did
+    no work), and a tensor without storage (meta) has no values to check."""
     import torch
     if isinstance(out, torch.Tensor):
-        return [out]
+        return [materialised(torch, out)]
     if isinstance(out, (list, tuple)):
         res = []
         for o in out:
@@ -371,6 +377,23 @@ def flat_outputs(out):
     if isinstance(out, (int, float, bool)):
         return [torch.tensor(out)]
     raise Fail("runtime", f"the forward returned {type(out).__name__}, not tensors")
+
+
+def materialised(torch, t):
+    """t itself if it is a plain tensor (or a Parameter) with storage for all its elements; else Fail."""
+    kind = type(t)
+    if kind is not torch.Tensor and kind is not torch.nn.Parameter:
+        raise Fail("correctness", f"the forward returned a {kind.__module__}.{kind.__qualname__} (a subclass of torch.Tensor), not a plain tensor: a subclass can do its work when it is read instead of when it is timed")
+    if t.is_meta or getattr(t, "is_sparse", False) or t.layout != torch.strided:
+        raise Fail("correctness", f"the forward returned a {'meta' if t.is_meta else str(t.layout)} tensor, not a dense one with values")
+    n = t.numel()
+    if n:
+        need = (t.storage_offset() + sum((d - 1) * st for d, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+        storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+        have = storage.nbytes() if hasattr(storage, "nbytes") else storage.size() * t.element_size()
+        if have < need:
+            raise Fail("correctness", f"the forward returned a tensor of shape {list(t.shape)} whose storage holds {have} bytes, fewer than the {need} its elements need")
+    return t
 
 
 def fresh_seed():
@@ -574,21 +597,23 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
     host_call = []  # ms for the call to return (Python's launch of every kernel, and any host work)
     def sample(fn, args, gate_ms=0.0):
         """One sample: L2 flushed, the device idle; (event ms or None, host ms up to a device-wide
-        synchronise, the result, host ms for the call to return). gate_ms: a spinning kernel queued
-        before the start event, so the events time the GPU's work alone (diagnostics only: host work
-        would hide behind it)."""
+        synchronise, the result, host ms for the call to return, ms the gate ran on the GPU).
+        gate_ms: a spinning kernel queued before the start event, so the events time the GPU's work
+        alone, not Python launching it (the GPU time below); the host ms then less the gate's own
+        time still sees work queued after the end event."""
         if not cuda:
             t0 = perf()
             res = fn(*args)
             ms = (perf() - t0) * 1e3
-            return None, ms, res, ms
+            return None, ms, res, ms, 0.0
         if spin and prewarm_ms > 0:  # --prewarm-ms: the GPU busy (one spinning thread) just before the flush, so its clocks are up
             torch.cuda._sleep(int(spin * prewarm_ms))
         flush.zero_()
         torch.cuda.synchronize(dev)
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        g0, e0, e1 = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         t0 = perf()
         if gate_ms > 0:
+            g0.record()
             torch.cuda._sleep(int(spin * gate_ms))
         e0.record()
         tc = perf()
@@ -597,7 +622,7 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         e1.record()
         torch.cuda.synchronize(dev)
         t1 = perf()
-        return e0.elapsed_time(e1), (t1 - t0) * 1e3, res, call_ms
+        return e0.elapsed_time(e1), (t1 - t0) * 1e3, res, call_ms, (g0.elapsed_time(e0) if gate_ms > 0 else 0.0)
 
     with lock.hold(True):
         floor_ms = statistics.median(sample(lambda: None, ())[1] for _ in range(5))  # the empty call
@@ -607,19 +632,20 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         while True:
             k = n % len(input_sets)
             args = clone_args(input_sets[k])
-            e_ms, w_ms, out, call_ms = sample(call, args)
+            e_ms, w_ms, out, call_ms, _g = sample(call, args)
             host_call.append(call_ms)
             if e_ms is not None:
                 ev.append(e_ms)
             wall.append(w_ms)
             n += 1
             last = extra is not None and extra == 0
+            outs = flat_outputs(out)  # every timed call returns plain tensors that hold their values
             if verify is not None and (last or sysrand.random() < 0.125):
-                why = verify(k, flat_outputs(out))
+                why = verify(k, outs)
                 verified += 1
                 if why:
                     raise Fail("correctness", f"timed call {n}: {why}")
-            del out, args
+            del out, outs, args
             if last:
                 break
             if extra is not None:
@@ -633,19 +659,37 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
     host_call_med = statistics.median(host_call) if host_call else None
     gated = None
     if cuda and gated_n > 0 and spin:
-        # Diagnostics (--gated-samples): the GPU's own time for the call, behind a gate long enough
-        # that Python has queued the whole call before the GPU starts it; never the figure reported.
+        # The GPU's own time for the call (--gated-samples, 10 by default): each sample queues a
+        # spinning kernel (the gate) before the start event, long enough that Python has queued the
+        # whole call before the GPU reaches it, so Python's launch time (which moves 2-4x from process
+        # to process for short forwards: 2026-12-01, bench/results/h200-eager-noise.md) stays out.
+        # Host work cannot hide there unseen: every call's host time is reported beside it
+        # (hostCallMedianMs; perCallMs = the larger), every output is checked as in the timing above
+        # and some are verified (the last always), and a sample is the larger of the events and the
+        # host clock less the empty-call floor and the gate (work queued after the end event).
+        # A starved sample (the call took longer on the host than the gate) times host waits too.
         gate_ms = min(50.0, max(1.0, 4 * (host_call_med or 0.0)))
-        dev_ms, starved = [], 0
+        dev_ms, dev_ev, starved, gverified = [], [], 0, 0
         with lock.hold(True):
             for j in range(gated_n):
-                args = clone_args(input_sets[j % len(input_sets)])
-                e_ms, _w, out, call_ms = sample(call, args, gate_ms=gate_ms)
-                if call_ms > 0.8 * gate_ms:
+                k = j % len(input_sets)
+                args = clone_args(input_sets[k])
+                e_ms, w_ms, out, call_ms, g_ms = sample(call, args, gate_ms=gate_ms)
+                if call_ms > 0.8 * g_ms:
                     starved += 1
-                dev_ms.append(e_ms)
-                del out, args
-        gated = {"deviceMedianMs": statistics.median(dev_ms), "gateMs": gate_ms, "samples": gated_n, "starved": starved}
+                dev_ev.append(e_ms)
+                dev_ms.append(max(e_ms, w_ms - floor_ms - g_ms))
+                outs = flat_outputs(out)
+                if verify is not None and (j == gated_n - 1 or sysrand.random() < 0.25):
+                    why = verify(k, outs)
+                    gverified += 1
+                    if why:
+                        raise Fail("correctness", f"gated call {j + 1}: {why}")
+                del out, outs, args
+        gmean = statistics.mean(dev_ms)
+        gated = {"deviceMedianMs": statistics.median(dev_ms), "eventMedianMs": statistics.median(dev_ev), "minMs": min(dev_ms),
+                 "rsd": (statistics.pstdev(dev_ms) / gmean) if gmean > 0 else 0.0, "gateMs": gate_ms, "samples": gated_n,
+                 "starved": starved, "verifiedCalls": gverified}
     if cuda:
         eff = [max(e, w - floor_ms) for e, w in zip(ev, wall)]
         med_ev, med_wall_net = statistics.median(ev), statistics.median([w - floor_ms for w in wall])
@@ -678,6 +722,9 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         # near the event time, the figure is the host's, and moves with the CPU's speed and load
         "hostCallMedianMs": host_call_med,
         **({"gated": gated} if gated else {}),
+        # one call's cost when calls follow each other (the host queues the next while the GPU works):
+        # the larger of the GPU's own time and the host's time to issue the call
+        **({"perCallMs": max(gated["deviceMedianMs"], host_call_med)} if gated and host_call_med is not None else {}),
     }
 
 
@@ -1084,7 +1131,7 @@ def main(argv):
             sp.add_argument("--input-sets", type=int, default=2)
             sp.add_argument("--warmup-ms", type=float, default=0.0, help="warm-up calls until this many ms have passed (besides --warmup calls)")
             sp.add_argument("--prewarm-ms", type=float, default=0.0, help="keep the GPU busy this long (a spinning kernel) before each sample's L2 flush")
-            sp.add_argument("--gated-samples", type=int, default=0, help="diagnostics: after the timing, this many samples behind a gate (the GPU's own time for the call)")
+            sp.add_argument("--gated-samples", type=int, default=10, help="after the timing, this many samples behind a gate: the GPU's own time for the call, without Python's launch time (0: none)")
 
     sp = sub.add_parser("env")
     sp.add_argument("--out", required=True)

@@ -284,6 +284,8 @@ export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: re
       'reference outputs are computed before any candidate code is imported',
       "every output element is checked; on CUDA the caching allocator's free memory is poisoned (NaN) before every check",
       '1 in 8 timed calls and the last are verified against the reference',
+      'every output of every call is a plain tensor whose storage holds all its elements (no subclass or lazy tensor that computes when read)',
+      "the GPU's own time (samples behind a gate) is reported beside the one-call time, with the host's time to issue the call",
       'each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)',
       'the kernels launched are recorded; a candidate whose own kernels did no work is labelled, not reported as a custom kernel',
     ],
@@ -313,6 +315,13 @@ export interface PytorchBaselineTime {
   medianMs: number;
   timer: 'events' | 'wall';
   samples: number;
+  /**
+   * The GPU's own time for the call (samples behind a gate, so Python's launch time is left out),
+   * and the host's time to issue the call. For a short forward medianMs is mostly the host's and
+   * moves from process to process; this does not. Absent in records before 2026-12-02 and on the CPU.
+   */
+  gpuMs?: number;
+  hostCallMs?: number;
 }
 
 /**
