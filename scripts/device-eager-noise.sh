@@ -18,6 +18,7 @@
 # shared/peers/cuda-l1/h100-levels-1-2.json). Run from the repository root with the GPU bundle at
 # dist-gpu/kernelduel (KD_NOISE_DEVICE=cpu runs it on the CPU, to try the script). Changes no GPU setting.
 #   scripts/device-eager-noise.sh [N=3] [LOAD=14] [problem ...]
+#     LOAD=0: no rounds under load; KD_NOISE_WARM=0: no warm condition (plain only).
 set -uo pipefail
 N=${1:-3}; LOAD=${2:-14}; shift 2 2>/dev/null || shift $#
 PROBLEMS=("$@")
@@ -56,13 +57,16 @@ PYEOF
 }
 rounds() { # rounds SUFFIX: each problem, N times per condition, the conditions interleaved
   for k in $(seq "$N"); do for p in "${files[@]}"; do
-    run "plain$1" "$p"; run "warm$1" "$p" --warmup-ms 50 --prewarm-ms 1
+    run "plain$1" "$p"
+    [ "${KD_NOISE_WARM:-1}" = 0 ] || run "warm$1" "$p" --warmup-ms 50 --prewarm-ms 1
   done; done
 }
 rounds ""
-pids=(); for _ in $(seq "$LOAD"); do "$PY" -c 'while True: pass' & pids+=($!); done
-rounds "+load"
-kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null
+if [ "$LOAD" -gt 0 ]; then
+  pids=(); for _ in $(seq "$LOAD"); do "$PY" -c 'while True: pass' & pids+=($!); done
+  rounds "+load"
+  kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null
+fi
 "$PY" - "$J" <<'PYEOF' | tee "$OUTDIR/eager-noise-summary.txt"
 import json, sys, statistics
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

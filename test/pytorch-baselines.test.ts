@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSession, type SessionPayload } from '../main/contract/api.js';
 import { SessionViews } from '../main/core/sessions.js';
 import { baselinesFromFile, describeBaselines, measurePytorchBaselines, skippedBaselines } from '../main/core/pytorch-baselines.js';
+import { PytorchBaselinesSchema } from '../main/engine/base/pytorch-baselines.js';
 import { createSession, openSessionReadOnly } from '../main/engine/session/store.js';
 import { loadTask, type Task } from '../main/engine/task/manifest.js';
 import type { BaselineFile, PyTiming } from '../main/engine/pytorch/candidate.js';
@@ -53,6 +54,19 @@ describe('PyTorch baselines: the record', () => {
       size: task.timed[0], device: 'cuda', deviceName: 'NVIDIA H200', torch: '2.5.1', guarantee: 'trusted-python',
       eager: { medianMs: 2, timer: 'events', samples: 3 }, compile: { medianMs: 1, timer: 'wall', samples: 3, compileS: 31.5 }, compileNote: null, failure: null, measuredAt: 'now',
     });
+  });
+
+  it("keeps the GPU's own time and the host's call time, and says when the one-call figure is mostly the host's", () => {
+    // A short forward on the H200 (2026-12-01): 0.1 ms by one call, 0.004 ms of it the GPU's work.
+    const short = { ...timing(0.1), hostCallMedianMs: 0.06, gated: { deviceMedianMs: 0.004, gateMs: 1, samples: 10, starved: 0 } };
+    const long = { ...timing(2), hostCallMedianMs: 0.05, gated: { deviceMedianMs: 1.95, gateMs: 1, samples: 10, starved: 0 } };
+    const b = baselinesFromFile(task, GPU, file({ eager: short, compiled: { ...long, ok: true, compileS: 3, matchesEager: true, matchesEager1e2: true } }), undefined, 'now');
+    expect(b.eager).toEqual({ medianMs: 0.1, timer: 'events', samples: 3, gpuMs: 0.004, hostCallMs: 0.06 });
+    expect(b.compile).toMatchObject({ medianMs: 2, gpuMs: 1.95, hostCallMs: 0.05 });
+    const text = describeBaselines(b);
+    expect(text).toMatch(/eager 0\.1000 ms \(events, 3 samples; GPU's own time 0\.00400 ms, host issues the call in 0\.0600 ms; HOST-BOUND: the GPU works 4% of it\)/);
+    expect(text).toMatch(/torch\.compile 2\.000 ms \(events, 3 samples; GPU's own time 1\.95 ms, host issues the call in 0\.0500 ms\), compiled/);
+    expect(PytorchBaselinesSchema.parse(b)).toEqual(b);
   });
 
   it('says why torch.compile has no time, and why eager has none, never inventing one', () => {

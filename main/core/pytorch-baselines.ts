@@ -41,7 +41,11 @@ export interface BaselineMeasureOptions {
   measure?: typeof measureBaseline;
 }
 
-const timeOf = (t: PyTiming): PytorchBaselineTime => ({ medianMs: t.medianMs, timer: t.timer, samples: t.samplesMs?.length ?? t.samples });
+const timeOf = (t: PyTiming): PytorchBaselineTime => ({
+  medianMs: t.medianMs, timer: t.timer, samples: t.samplesMs?.length ?? t.samples,
+  ...(t.gated && t.gated.deviceMedianMs > 0 ? { gpuMs: t.gated.deviceMedianMs } : {}),
+  ...(typeof t.hostCallMedianMs === 'number' ? { hostCallMs: t.hostCallMedianMs } : {}),
+});
 
 /** The event's record from what the runner wrote (or did not). */
 export function baselinesFromFile(
@@ -89,10 +93,17 @@ export async function measurePytorchBaselines(task: Task, t: BaselineTarget, o: 
   }
 }
 
+/** A baseline's GPU time beside its one-call figure, and whether that figure is mostly the host's. */
+export function gpuNote(x: PytorchBaselineTime): string {
+  if (x.gpuMs === undefined) return '';
+  const host = x.gpuMs < 0.8 * x.medianMs ? `; HOST-BOUND: the GPU works ${Math.round((100 * x.gpuMs) / x.medianMs)}% of it` : '';
+  return `; GPU's own time ${x.gpuMs.toPrecision(3)} ms${x.hostCallMs !== undefined ? `, host issues the call in ${x.hostCallMs.toPrecision(3)} ms` : ''}${host}`;
+}
+
 /** The baselines in one line for a log: times, the clock, and why a time is missing. */
 export function describeBaselines(b: PytorchBaselines): string {
   const where = b.device === 'cpu' ? 'CPU times, not a GPU\'s' : b.deviceName;
-  const ms = (x: PytorchBaselineTime): string => `${x.medianMs.toPrecision(4)} ms (${x.timer}, ${x.samples} samples)`;
+  const ms = (x: PytorchBaselineTime): string => `${x.medianMs.toPrecision(4)} ms (${x.timer}, ${x.samples} samples${gpuNote(x)})`;
   const eager = b.eager ? ms(b.eager) : `none — ${b.failure ?? 'not measured'}`;
   const compile = b.compile ? `${ms(b.compile)}, compiled in ${b.compile.compileS.toFixed(1)} s` : `none — ${b.compileNote ?? 'not run'}`;
   return `PyTorch baselines${b.device === 'cpu' ? ' [CPU]' : ''} (${where}, torch ${b.torch ?? '?'}, size ${b.size}, guarantee level ${b.guarantee}): eager ${eager}; torch.compile ${compile}`;

@@ -21,6 +21,19 @@ export function baselineLines(b: PytorchBaselinesDTO | null | undefined) {
   ));
 }
 
+type BaselineTime = NonNullable<PytorchBaselinesDTO['eager']>;
+
+/** A baseline's GPU time (samples behind a gate: Python's launch left out), where measured, and whether its one-call figure is mostly the host's. */
+function gpuText(t: BaselineTime): string {
+  if (t.gpuMs === undefined) return '';
+  return `; GPU's own time ${fmtMs(t.gpuMs)}${t.gpuMs < 0.8 * t.medianMs ? ' — host-bound: the rest is Python launching kernels' : ''}`;
+}
+
+/** The speedup over a baseline's GPU time too, where its one-call figure is host-bound. */
+function vsGpu(t: BaselineTime, ms: number | null): string {
+  return t.gpuMs !== undefined && t.gpuMs < 0.8 * t.medianMs ? ` (${fmtX(speedupOf(t.gpuMs, ms))} vs its GPU time ${fmtMs(t.gpuMs)})` : '';
+}
+
 /** The baselines in words, under a plot: each one's time and where its line is, or why it has none. */
 export function BaselinesLegend({ b }: { b: PytorchBaselinesDTO | null | undefined }) {
   if (!b) return null;
@@ -28,9 +41,9 @@ export function BaselinesLegend({ b }: { b: PytorchBaselinesDTO | null | undefin
   return (
     <div className="muted small" data-testid="pytorch-baselines" title={`guarantee level ${b.guarantee}: ${b.guaranteeTitle}`}>
       {b.eager ? <><span style={{ color: EAGER }}>— —</span>{' '}</> : null}
-      <span data-testid="pytorch-eager">{b.eager ? `PyTorch eager ${fmtMs(b.eager.medianMs)} (${b.eager.timer}, ${b.eager.samples} samples; line at ${fmtX(b.eagerSpeedup)})` : `PyTorch eager: none (${b.failure ?? 'not measured'})`}</span>
+      <span data-testid="pytorch-eager">{b.eager ? `PyTorch eager ${fmtMs(b.eager.medianMs)} (${b.eager.timer}, ${b.eager.samples} samples${gpuText(b.eager)}; line at ${fmtX(b.eagerSpeedup)})` : `PyTorch eager: none (${b.failure ?? 'not measured'})`}</span>
       {' · '}{b.compile ? <><span style={{ color: COMPILE }}>— —</span>{' '}</> : null}
-      <span data-testid="pytorch-compile">{b.compile ? `torch.compile ${fmtMs(b.compile.medianMs)} (compiled in ${b.compile.compileS.toFixed(1)} s; line at ${fmtX(b.compileSpeedup)})` : `torch.compile: no line — ${b.compileNote ?? 'not run'}`}</span>
+      <span data-testid="pytorch-compile">{b.compile ? `torch.compile ${fmtMs(b.compile.medianMs)} (compiled in ${b.compile.compileS.toFixed(1)} s${gpuText(b.compile)}; line at ${fmtX(b.compileSpeedup)})` : `torch.compile: no line — ${b.compileNote ?? 'not run'}`}</span>
       {cpu}{b.device === 'cpu' ? ': CPU times, not a GPU\'s' : ` on ${b.deviceName}`} · {b.guarantee}
     </div>
   );
@@ -38,7 +51,7 @@ export function BaselinesLegend({ b }: { b: PytorchBaselinesDTO | null | undefin
 
 /** A variant's speedup over each baseline (its median over theirs), or why there is none. */
 export function vsPytorchText(b: PytorchBaselinesDTO, ms: number | null): string {
-  const eager = b.eager ? `${fmtX(speedupOf(b.eager.medianMs, ms))} vs PyTorch eager (${fmtMs(b.eager.medianMs)})` : `PyTorch eager: none (${b.failure ?? 'not measured'})`;
-  const compile = b.compile ? `${fmtX(speedupOf(b.compile.medianMs, ms))} vs torch.compile (${fmtMs(b.compile.medianMs)})` : `torch.compile: none (${b.compileNote ?? 'not run'})`;
+  const eager = b.eager ? `${fmtX(speedupOf(b.eager.medianMs, ms))} vs PyTorch eager (${fmtMs(b.eager.medianMs)})${vsGpu(b.eager, ms)}` : `PyTorch eager: none (${b.failure ?? 'not measured'})`;
+  const compile = b.compile ? `${fmtX(speedupOf(b.compile.medianMs, ms))} vs torch.compile (${fmtMs(b.compile.medianMs)})${vsGpu(b.compile, ms)}` : `torch.compile: none (${b.compileNote ?? 'not run'})`;
   return `${eager} · ${compile}`;
 }

@@ -4,7 +4,10 @@
 import { z } from 'zod';
 import type { PytorchBaselines } from './types.js';
 
-const TimeSchema = z.object({ medianMs: z.number().positive(), timer: z.enum(['events', 'wall']), samples: z.number().int().nonnegative() });
+const TimeSchema = z.object({
+  medianMs: z.number().positive(), timer: z.enum(['events', 'wall']), samples: z.number().int().nonnegative(),
+  gpuMs: z.number().positive().optional(), hostCallMs: z.number().nonnegative().optional(),
+});
 
 export const PytorchBaselinesSchema = z.object({
   size: z.number().int().nonnegative(),

@@ -43,8 +43,17 @@ const TimingSchema = z.object({
   prewarmMs: z.number().optional(),
   /** The median time for the call to return on the host (Python launching the kernels); near the event time, the figure is the host's. */
   hostCallMedianMs: z.number().nullable().optional(),
-  /** Diagnostics (--gated-samples): the GPU's own time for the call behind a gate; never the figure reported. */
-  gated: z.object({ deviceMedianMs: z.number(), gateMs: z.number(), samples: z.number(), starved: z.number() }).optional(),
+  /**
+   * The GPU's own time for the call (--gated-samples, 10 by default since 2026-12-02; before, 0 and
+   * diagnostics only): samples behind a gate, so Python's launch time stays out. Starved: samples
+   * whose call took longer on the host than the gate (they time host waits too).
+   */
+  gated: z.object({
+    deviceMedianMs: z.number(), gateMs: z.number(), samples: z.number(), starved: z.number(),
+    eventMedianMs: z.number().optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
+  }).optional(),
+  /** One call's cost when calls follow each other: the larger of the GPU's own time and the host's time to issue the call. */
+  perCallMs: z.number().optional(),
 });
 export type PyTiming = z.infer<typeof TimingSchema>;
 
