@@ -50,7 +50,7 @@ const TimingSchema = z.object({
    */
   gated: z.object({
     deviceMedianMs: z.number(), gateMs: z.number(), samples: z.number(), starved: z.number(),
-    eventMedianMs: z.number().optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
+    eventMedianMs: z.number().optional(), wallNetMedianMs: z.number().optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
   }).optional(),
   /** One call's cost when calls follow each other: the larger of the GPU's own time and the host's time to issue the call. */
   perCallMs: z.number().optional(),
