@@ -508,7 +508,8 @@ async function main(): Promise<void> {
     const candidateHostCallMs = m.time?.hostCallMedianMs ?? null;
     const eagerDeviceMs = m.file?.eager?.gated?.deviceMedianMs ?? null;
     const candidateDeviceMs = m.time?.gated?.deviceMedianMs ?? null;
-    const hostBound = eagerMs === null || candMs === null ? null
+    // On the CPU every figure is the host's: no GPU to be bound by, so no judgement.
+    const hostBound = eagerMs === null || candMs === null || runDevice === 'cpu' ? null
       : eagerDeviceMs !== null && candidateDeviceMs !== null ? eagerDeviceMs < 0.8 * eagerMs || candidateDeviceMs < 0.8 * candMs
         : eagerHostCallMs === null || candidateHostCallMs === null ? null
           : eagerHostCallMs >= 0.8 * eagerMs || candidateHostCallMs >= 0.8 * candMs;
