@@ -9,9 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { candidateScript, measureCandidate, type CandidateOutcome } from '../main/engine/pytorch/candidate.js';
+import { candidateScript, measureCandidate, type CandidateOutcome, type PyTiming } from '../main/engine/pytorch/candidate.js';
 import { GUARANTEE_LEVELS } from '../main/engine/base/types.js';
-import { describePythonResult, evalPythonCandidate, PythonCandidateError, type PythonEvalResult } from '../main/core/pytorch.js';
+import { describePythonResult, evalPythonCandidate, PythonCandidateError, type PythonEvalResult, type PythonSizeResult } from '../main/core/pytorch.js';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
@@ -189,6 +189,32 @@ class Hollow(torch.Tensor):
         raise RuntimeError("no kernel for you")
 `,
 };
+
+describe('a Python result\'s text with the GPU\'s own times', () => {
+  const t = (medianMs: number, gpu: number | null, host: number): PyTiming => ({
+    medianMs, meanMs: medianMs, minMs: medianMs, rsd: 0.01, samples: 10, eventMedianMs: medianMs, wallMedianMs: medianMs, floorMs: 0.01,
+    timer: 'events', wallExceedsEvents: false, verifiedCalls: 2, inputSets: 2, hostCallMedianMs: host,
+    ...(gpu ? { gated: { deviceMedianMs: gpu, gateMs: 1, samples: 10, starved: 0 } } : {}),
+  });
+  const size = (time: PyTiming, eager: PyTiming): PythonSizeResult => ({
+    size: { n: 1 }, label: 'pytorch-only', correct: true, correct1e2: true, customShare: 0, ownKernels: [], topKernels: [],
+    time, eager, compiled: null, compileNote: 'not asked', speedupEager: eager.medianMs / time.medianMs, speedupCompile: null,
+    speedupEagerGpu: time.gated && eager.gated ? eager.gated.deviceMedianMs / time.gated.deviceMedianMs : null, speedupCompileGpu: null,
+    flagsChanged: [], failedBuilds: [], sandboxed: true, device: 'cuda:0',
+  });
+  const result = (s: PythonSizeResult): PythonEvalResult => ({ task: 't', candidate: '/x/c.py', guarantee: 'python-in-process', guaranteeText: GUARANTEE_LEVELS['python-in-process'], python: 'python3', torch: '2.11', sizes: [s] });
+
+  it('says the speedup by GPU time beside the one-call one, and names host-bound figures (CUDA-L1 1/19 on the H200: 3.2x one-call, the same kernel)', () => {
+    const text = describePythonResult(result(size(t(0.0325, 0.0043, 0.020), t(0.1036, 0.0043, 0.054))));
+    expect(text).toMatch(/→ 3\.188× vs eager/);
+    expect(text).toMatch(/GPU's own time: 0\.0043 ms \(host issues the call in 0\.0200 ms\); eager 0\.0043 ms → 1\.000× by GPU time — HOST-BOUND \(the candidate, eager\)/);
+  });
+
+  it('a long forward is not called host-bound, and a result without GPU times (CPU, older runner) has no such line', () => {
+    expect(describePythonResult(result(size(t(2.1, 2.05, 0.05), t(2.8, 2.7, 0.05))))).toMatch(/GPU's own time: 2\.0500 ms \(host issues the call in 0\.0500 ms\); eager 2\.7000 ms → 1\.317× by GPU time\n?$/);
+    expect(describePythonResult(result(size(t(2.1, null, 2.1), t(2.8, null, 2.8))))).not.toMatch(/GPU's own time/);
+  });
+});
 
 describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASON})`, () => {
   let dir = '';

@@ -40,6 +40,9 @@ export interface PythonSizeResult {
   compileNote?: string;
   speedupEager: number | null;
   speedupCompile: number | null;
+  /** The same by the GPU's own times (samples behind a gate: Python's launch left out); null without them (CPU, older runners). */
+  speedupEagerGpu: number | null;
+  speedupCompileGpu: number | null;
   flagsChanged: string[];
   failedBuilds: string[];
   failure?: { kind: string; message: string };
@@ -109,12 +112,34 @@ export async function evalPythonCandidate(task: Task, candidatePath: string, o: 
       time: m.time, eager, compiled, compileNote,
       speedupEager: m.time && eager ? eager.medianMs / m.time.medianMs : null,
       speedupCompile: m.time && compiled ? compiled.medianMs / m.time.medianMs : null,
+      speedupEagerGpu: gpuRatio(eager, m.time),
+      speedupCompileGpu: gpuRatio(compiled, m.time),
       flagsChanged: changedFlags(m.file),
       failedBuilds: (m.file?.loads ?? []).filter((l) => !l.ok).map((l) => `${l.name}: ${(l.error ?? '').split('\n')[0]}`),
       failure: m.failure, sandboxed: m.process.sandboxed, sandboxProblem: m.process.sandboxProblem, device: m.file?.device ?? null,
     });
   }
   return { task: task.manifest.name, candidate, guarantee: 'python-in-process', guaranteeText: GUARANTEE_LEVELS['python-in-process'], python: py.python, torch: py.torch, sizes };
+}
+
+const gpuMs = (t: PyTiming | null): number | null => t?.gated?.deviceMedianMs || null;
+const gpuRatio = (base: PyTiming | null, cand: PyTiming | null): number | null => {
+  const b = gpuMs(base);
+  const c = gpuMs(cand);
+  return b && c ? b / c : null;
+};
+
+/** The GPU's own times of a size, in one line, or null where there are none. */
+function gpuLine(s: PythonSizeResult): string | null {
+  const c = gpuMs(s.time);
+  if (!c) return null;
+  const hostBound = (t: PyTiming | null): boolean => !!t && !!gpuMs(t) && (gpuMs(t) as number) < 0.8 * t.medianMs;
+  const hb = [hostBound(s.time) ? 'the candidate' : '', hostBound(s.eager) ? 'eager' : '', hostBound(s.compiled) ? 'torch.compile' : ''].filter(Boolean);
+  const host = (t: PyTiming | null): string => (typeof t?.hostCallMedianMs === 'number' ? `${t.hostCallMedianMs.toFixed(4)} ms` : '—');
+  return `    GPU's own time: ${c.toFixed(4)} ms (host issues the call in ${host(s.time)})` +
+    `${s.speedupEagerGpu ? `; eager ${(gpuMs(s.eager) as number).toFixed(4)} ms → ${s.speedupEagerGpu.toFixed(3)}× by GPU time` : ''}` +
+    `${s.speedupCompileGpu ? `; torch.compile ${(gpuMs(s.compiled) as number).toFixed(4)} ms → ${s.speedupCompileGpu.toFixed(3)}×` : ''}` +
+    `${hb.length ? ` — HOST-BOUND (${hb.join(', ')}): the one-call figure is mostly Python launching kernels, and moves with the host; the GPU time does not` : ''}`;
 }
 
 /** The CLI's text for a Python candidate's result: the guarantee level first, then per size. */
@@ -135,6 +160,8 @@ export function describePythonResult(r: PythonEvalResult): string {
     if (s.time) {
       lines.push(`    time: ${ms(s.time)} (${s.time.timer}, ${s.time.samples} samples, rsd ${(s.time.rsd * 100).toFixed(1)}%, ${s.time.verifiedCalls} timed calls verified)${s.time.wallExceedsEvents ? ' — the host clock saw clearly more than the CUDA events (work off the timed stream, or a host-bound forward)' : ''}`);
       lines.push(`    eager: ${ms(s.eager)}${s.speedupEager ? ` → ${s.speedupEager.toFixed(3)}× vs eager` : ''}; torch.compile: ${s.compiled ? `${ms(s.compiled)} → ${s.speedupCompile?.toFixed(3)}×` : (s.compileNote ?? 'not asked (--compile)')}`);
+      const g = gpuLine(s);
+      if (g) lines.push(g);
     }
     if (s.topKernels.length) lines.push(`    kernels: ${s.topKernels.slice(0, 3).map((k) => `[${k.source}] ${k.name.slice(0, 70)} ${k.us.toFixed(1)} us`).join('; ')}`);
   }
