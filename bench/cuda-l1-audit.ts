@@ -204,6 +204,8 @@ interface Row {
    * speed and moves with the CPU; the row's GPU-time speedup does not.
    */
   hostBound?: boolean | null;
+  /** The reference gave the same outputs for every input set: a constant output passes every check, so the row says nothing about a kernel (runs from 2026-12-02). */
+  referenceConstant?: boolean | null;
   failure?: { kind: string; message: string };
   /** The first check that failed at KernelBench's tolerance, and why. */
   wrong?: string;
@@ -245,8 +247,10 @@ const notRun: string[] = [];
 function summary(): Record<string, unknown> {
   const rs = [...rows.values()].filter((r) => r.id !== 'control');
   const c = rows.get('control');
-  const correct = rs.filter((r) => r.correct === true && r.speedupEager !== null);
-  const correct2 = rs.filter((r) => r.correct1e2 === true && r.speedupEager !== null);
+  // Rows whose reference output is the same for every input prove nothing about a kernel: counted, never in a geomean or a claim check.
+  const constant = rs.filter((r) => r.referenceConstant === true);
+  const correct = rs.filter((r) => r.correct === true && r.speedupEager !== null && r.referenceConstant !== true);
+  const correct2 = rs.filter((r) => r.correct1e2 === true && r.speedupEager !== null && r.referenceConstant !== true);
   const custom50 = correct.filter((r) => (r.customShare ?? 0) >= 0.5);
   const withClaim = correct2.filter((r) => r.claimed !== null && r.speedupEager !== null);
   // The torch.compile process times eager again: where its eager disagrees with the audit's own by
@@ -298,6 +302,7 @@ function summary(): Record<string, unknown> {
     timedBesideBuilds: rs.filter((r) => r.candidateMs !== null && r.timedBesideBuilds !== false).length,
     claimsHoldWithin20pct: withClaim.filter((r) => r.claimHolds).length,
     timedCount: rs.filter((r) => r.candidateMs !== null).length,
+    referenceConstant: constant.map((r) => r.id),
     changePrecisionFlags: rs.filter((r) => (r.flagsChanged ?? []).some((f) => /tf32|Precision/i.test(f))).map((r) => r.id),
   };
 }
@@ -349,6 +354,7 @@ function write(final: boolean): void {
     `- Claimed speedups that hold within 20% (measured ≥ 0.8 × claimed, correct at 1e-2): **${s.claimsHoldWithin20pct} of ${s.claimsChecked}**.`,
     `- Rows timed while builds ran on the CPU (†: the host clock of a short forward can read long there; before 2026-12-01 18:40 every run did so): ${s.timedBesideBuilds} of ${s.timedCount}.`,
     `- Candidates that turn TF32 on (or lower float32 matmul precision) at import: ${(s.changePrecisionFlags as string[]).join(', ') || 'none'}.`,
+    `- References whose outputs were the same for every input set (c: a constant output passes every check; left out of every geomean and claim count): ${(s.referenceConstant as string[]).join(', ') || 'none'}.`,
     (s.hostBoundKnown as number) > 0 ? `- Host-bound (h: the GPU's own time is under 80% of the eager or the candidate one-call figure; the rest is Python launching kernels, which moved 2–4× between processes on the H200; rows without GPU times: host call ≥ 80% of the figure): ${s.hostBound} of ${s.hostBoundKnown} correct rows; over the other ${(s.hostBoundKnown as number) - (s.hostBound as number)}, geomean vs eager ${f2(s.geomeanVsEagerNotHostBound as number | null)}× (claimed ${f2(s.geomeanClaimedNotHostBound as number | null)}×).` : '',
     s.eagerRatioCompileRun ? `- Eager timed again in the torch.compile processes, ÷ the audit's eager: median ${f2((s.eagerRatioCompileRun as { median: number }).median, 3)}, range ${f2((s.eagerRatioCompileRun as { min: number }).min, 3)}–${f2((s.eagerRatioCompileRun as { max: number }).max, 3)}, within 10% for ${(s.eagerRatioCompileRun as { within10pct: number }).within10pct} of ${(s.eagerRatioCompileRun as { n: number }).n} (‡: outside 10%, that torch.compile time is not trusted).` : '',
     (s.gpuTimed as number) > 0 ? `- **By the GPU's own times** (samples behind a gate: Python's launch time left out, shown as host ms beside; ${s.gpuTimed} correct rows): geomean vs eager **${f2(s.geomeanVsEagerGpuCorrect as number | null)}×** (claimed ${f2(s.geomeanClaimedGpuSet as number | null)}× for the same set); vs torch.compile ${f2(s.geomeanVsCompileGpuCorrect as number | null)}× over ${s.compileGpuTimed}; custom ≥ 50%: ${f2(s.geomeanVsEagerGpuCustom50 as number | null)}×; claims that hold within 20% by GPU time: **${s.claimsHoldGpuWithin20pct} of ${s.claimsCheckedGpu}**.` : '',
@@ -359,7 +365,7 @@ function write(final: boolean): void {
     '',
     '| task | claimed | label | own share | correct (KB / 1e-2) | ms | eager ms | compile ms | vs eager | vs compile | GPU ms | host ms | vs eager (GPU) | holds | build | why |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...rs.map((r) => `| ${r.id} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)}${r.candidateMs !== null && r.timedBesideBuilds !== false ? ' †' : ''}${r.hostBound ? ' h' : ''} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)}${eagerAgrees(r) ? '' : ' ‡'} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${f2(r.candidateDeviceMs, 4)} / ${f2(r.eagerDeviceMs, 4)} | ${f2(r.candidateHostCallMs, 3)} / ${f2(r.eagerHostCallMs, 3)} | ${f2(r.speedupEagerGpu)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'}${typeof r.claimHoldsGpu === 'boolean' ? ` (GPU ${r.claimHoldsGpu ? 'yes' : 'no'})` : ''} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
+    ...rs.map((r) => `| ${r.id}${r.referenceConstant ? ' c' : ''} | ${f2(r.claimed)} | ${r.label} | ${r.customShare === null ? '—' : `${Math.round(r.customShare * 100)}%`} | ${r.correct === null ? '—' : r.correct ? 'yes' : 'no'} / ${r.correct1e2 === null ? '—' : r.correct1e2 ? 'yes' : 'no'} | ${f2(r.candidateMs, 3)}${r.candidateMs !== null && r.timedBesideBuilds !== false ? ' †' : ''}${r.hostBound ? ' h' : ''} | ${f2(r.eagerMs, 3)} | ${f2(r.compileMs, 3)}${eagerAgrees(r) ? '' : ' ‡'} | ${f2(r.speedupEager)} | ${f2(r.speedupCompile)} | ${f2(r.candidateDeviceMs, 4)} / ${f2(r.eagerDeviceMs, 4)} | ${f2(r.candidateHostCallMs, 3)} / ${f2(r.eagerHostCallMs, 3)} | ${f2(r.speedupEagerGpu)} | ${r.claimHolds === null ? '—' : r.claimHolds ? 'yes' : 'no'}${typeof r.claimHoldsGpu === 'boolean' ? ` (GPU ${r.claimHoldsGpu ? 'yes' : 'no'})` : ''} | ${!r.usesExtension ? 'none' : r.build.ok ? `ok ${f2(r.build.seconds, 0)} s` : r.build.ok === false ? 'FAILED' : '—'} | ${(r.failure ? `${r.failure.kind}: ${r.failure.message}` : [r.wrong ? `wrong: ${r.wrong}` : '', ...r.build.failedLoads].filter(Boolean).join('; ')).replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 160)} |`),
     '',
   ].join('\n');
   writeFileSync(mdPath, md);
@@ -533,6 +539,7 @@ async function main(): Promise<void> {
       ...(compileTiming ? { compileTiming } : {}),
       eagerHostCallMs, candidateHostCallMs, hostBound,
       eagerDeviceMs, candidateDeviceMs,
+      referenceConstant: m.file?.referenceConstant ? m.file.referenceConstant.constant : null,
       failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
       wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
       flagsChanged: changedFlags(m.file),

@@ -303,6 +303,37 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
     expect(r.failure?.message).toMatch(/timed call \d+/);
   });
 
+  it('says when the reference\'s outputs do not depend on the inputs (a constant passes every check), and not otherwise', async () => {
+    expect(results.good.file?.referenceConstant).toEqual({ constant: false });
+    // KernelBench level 2 task 80's shape: a max over a dimension (keepdim), minus its own mean: zeros for every input.
+    writeFileSync(join(dir, 'zeros-problem.py'), `${HEAD}class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        y = torch.max(self.lin(x), dim=1, keepdim=True).values
+        return torch.nn.functional.gelu(y - y.mean(dim=1, keepdim=True))
+batch = 5
+def get_inputs():
+    return [torch.randn(batch, 32)]
+def get_init_inputs():
+    return [32]
+`);
+    writeFileSync(join(dir, 'zeros-candidate.py'), `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return torch.zeros(x.shape[0], 1)
+`);
+    const r = await measureCandidate(join(dir, 'zeros-problem.py'), join(dir, 'zeros-candidate.py'), {
+      python: PY, workDir: join(dir, 'run-zeros'), extDir: join(dir, 'ext-zeros'), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3,
+      timingArgs: ['--min-samples', '5', '--max-samples', '20', '--min-time-s', '0.05', '--max-time-s', '0.3', '--warmup', '1'],
+    });
+    expect(r.correct).toBe(true);
+    expect(r.file?.referenceConstant).toEqual({ constant: true, uniform: [0] });
+  }, 120_000);
+
   it('an output that is a tensor subclass (a lazy product with empty storage that computes when read) fails, not timed', () => {
     const r = results.deferred;
     expect(r.correct).not.toBe(true);

@@ -43,6 +43,8 @@ export interface PythonSizeResult {
   /** The same by the GPU's own times (samples behind a gate: Python's launch left out); null without them (CPU, older runners). */
   speedupEagerGpu: number | null;
   speedupCompileGpu: number | null;
+  /** The reference's outputs were the same for every input set: a constant output passes every check. */
+  referenceConstant?: boolean;
   flagsChanged: string[];
   failedBuilds: string[];
   failure?: { kind: string; message: string };
@@ -114,6 +116,7 @@ export async function evalPythonCandidate(task: Task, candidatePath: string, o: 
       speedupCompile: m.time && compiled ? compiled.medianMs / m.time.medianMs : null,
       speedupEagerGpu: gpuRatio(eager, m.time),
       speedupCompileGpu: gpuRatio(compiled, m.time),
+      ...(m.file?.referenceConstant?.constant ? { referenceConstant: true } : {}),
       flagsChanged: changedFlags(m.file),
       failedBuilds: (m.file?.loads ?? []).filter((l) => !l.ok).map((l) => `${l.name}: ${(l.error ?? '').split('\n')[0]}`),
       failure: m.failure, sandboxed: m.process.sandboxed, sandboxProblem: m.process.sandboxProblem, device: m.file?.device ?? null,
@@ -157,6 +160,7 @@ export function describePythonResult(r: PythonEvalResult): string {
     if (s.failure) lines.push(`    FAILED [${s.failure.kind}]: ${s.failure.message.split('\n')[0]}`);
     if (s.correct !== null) lines.push(`    correct: ${s.correct ? 'yes' : 'NO'} at KernelBench's tolerance (fp32 1e-4), ${s.correct1e2 ? 'yes' : 'NO'} at 1e-2${s.wrong ? ` — ${s.wrong}` : ''}`);
     if (s.flagsChanged.length) lines.push(`    changed at import: ${s.flagsChanged.join(', ')}`);
+    if (s.referenceConstant) lines.push('    WARNING: the reference gave the same outputs for every input set: a constant output passes every check, so a speedup here says nothing about a kernel');
     if (s.time) {
       lines.push(`    time: ${ms(s.time)} (${s.time.timer}, ${s.time.samples} samples, rsd ${(s.time.rsd * 100).toFixed(1)}%, ${s.time.verifiedCalls} timed calls verified)${s.time.wallExceedsEvents ? ' — the host clock saw clearly more than the CUDA events (work off the timed stream, or a host-bound forward)' : ''}`);
       lines.push(`    eager: ${ms(s.eager)}${s.speedupEager ? ` → ${s.speedupEager.toFixed(3)}× vs eager` : ''}; torch.compile: ${s.compiled ? `${ms(s.compiled)} → ${s.speedupCompile?.toFixed(3)}×` : (s.compileNote ?? 'not asked (--compile)')}`);

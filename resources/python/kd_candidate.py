@@ -845,6 +845,27 @@ def reference_sets(torch, problem, model, dev, n, fp32=False):
     return sets, state
 
 
+def reference_constant(torch, sets):
+    """Whether the reference's outputs are the same for every input set (fresh seeds): then its
+    output does not depend on the inputs, a candidate that returns a constant passes every check,
+    and its speedup says nothing about a kernel (CUDA-L1's level 2 task 80 is all zeros: a max over a
+    dimension, minus its own mean). None with fewer than 2 sets; else {"constant": bool, "uniform":
+    per output the one value every element has, or None}."""
+    if len(sets) < 2:
+        return None
+    first = sets[0]["outs"]
+    same = all(len(s["outs"]) == len(first) and all(o.shape == f.shape and torch.equal(o, f) for o, f in zip(s["outs"], first)) for s in sets[1:])
+    if not same:
+        return {"constant": False}
+    uniform = []
+    for o in first:
+        flat = o.reshape(-1)
+        v = flat[0] if flat.numel() else None
+        u = float(v) if v is not None and bool((flat == v).all()) else None
+        uniform.append(u if u is not None and math.isfinite(u) else None)
+    return {"constant": True, "uniform": uniform}
+
+
 def cmd_baseline(a):
     lock = GpuLock(a.lock, quiet=a.quiet_lock)
     lock.start()  # --quiet-lock: from here on, shared (imports included)
@@ -1003,6 +1024,7 @@ def cmd_measure(a):
         with lock.hold(False):
             checks, _ = reference_sets(torch, problem, ref, dev, a.checks, a.fp32_reference)
             timing_sets, _ = reference_sets(torch, problem, ref, dev, a.input_sets, a.fp32_reference)
+            w.update(referenceConstant=reference_constant(torch, checks + timing_sets))
         if a.eager:  # the eager baseline, timed by the same method, before any candidate code exists here
             w.update(stage="eager")
             with torch.no_grad():

@@ -86,6 +86,8 @@ export const MeasureFileSchema = z.object({
   guarantee: GuaranteeSchema,
   stage: z.string(),
   referencePrecision: z.string().optional(),
+  /** The reference's outputs were identical for every input set (fresh seeds): a constant passes every check. uniform: per output, the one value all its elements have (or null). */
+  referenceConstant: z.object({ constant: z.boolean(), uniform: z.array(z.number().nullable()).optional() }).nullable().optional(),
   loads: z.array(LoadSchema),
   own: z.array(z.string()).optional(),
   /** torch's precision flags before the candidate's import and after it (TF32, cudnn.benchmark...). */
