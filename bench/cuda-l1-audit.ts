@@ -206,6 +206,8 @@ interface Row {
   hostBound?: boolean | null;
   /** The reference gave the same outputs for every input set: a constant output passes every check, so the row says nothing about a kernel (runs from 2026-12-02). */
   referenceConstant?: boolean | null;
+  /** The candidate's fastest call on input sets it had never seen (each timed once after the samples; runs from 2026-12-02): a cache of results cannot lower it. */
+  candidateFirstUseMs?: number | null;
   failure?: { kind: string; message: string };
   /** The first check that failed at KernelBench's tolerance, and why. */
   wrong?: string;
@@ -540,6 +542,7 @@ async function main(): Promise<void> {
       eagerHostCallMs, candidateHostCallMs, hostBound,
       eagerDeviceMs, candidateDeviceMs,
       referenceConstant: m.file?.referenceConstant ? m.file.referenceConstant.constant : null,
+      candidateFirstUseMs: m.time?.firstUse?.minMs ?? null,
       failure: m.failure ? { kind: m.failure.kind, message: m.failure.message.slice(0, 600) } : undefined,
       wrong: m.file?.checks?.find((c) => !c.ok)?.why ?? undefined,
       flagsChanged: changedFlags(m.file),

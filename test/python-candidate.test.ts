@@ -182,6 +182,19 @@ class ModelNew(nn.Module):
 class Hollow(torch.Tensor):
     pass
 `,
+  // Caches results keyed on a few input elements: the checks' fresh seeds miss it, the timing's
+  // repeated input sets hit it (the hole "a cache keyed on input contents" of earlier runners).
+  contentCache: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.cache = {}
+    def forward(self, x):
+        k = (tuple(x.shape), float(x.reshape(-1)[0]), float(x.reshape(-1)[-1]))
+        if k not in self.cache:
+            self.cache[k] = torch.relu(self.lin(x))
+        return self.cache[k]
+`,
   raises: `${HEAD}class ModelNew(nn.Module):
     def __init__(self, n):
         super().__init__()
@@ -246,7 +259,8 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
       writeFileSync(join(dir, `${name}.py`), code);
       results[name] = await measureCandidate(join(dir, 'problem.py'), join(dir, `${name}.py`), {
         python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3, timingArgs: name === 'good' ? [...fast, '--warmup-ms', '150'] : fast,
-        ...(name === 'good' ? { overrides: { batch: 7 } } : {}),
+        // contentCache: a forward long enough (a batch of 4096) that a cache hit is clearly cheaper than the timer's noise
+        ...(name === 'good' ? { overrides: { batch: 7 } } : name === 'contentCache' ? { overrides: { batch: 4096 } } : {}),
       });
     })]);
   }, 180_000);
@@ -348,6 +362,16 @@ def get_init_inputs():
     expect(r.failure?.kind).toBe('correctness');
     expect(r.failure?.message).toMatch(/Hollow \(a subclass of torch\.Tensor\)/);
     expect(r.time).toBeNull();
+  });
+
+  it('a cache of results keyed on the inputs: right in every check and timed call, caught by the calls on first-seen inputs', () => {
+    const r = results.contentCache;
+    expect(r.correct).toBe(true);
+    expect(r.failure?.kind).toBe('correctness');
+    expect(r.failure?.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms/);
+    expect(r.time).toBeNull();
+    // an honest candidate: its first-use calls are timed and verified, and pass
+    expect(results.good.time?.firstUse?.samples).toBe(5);
   });
 
   it('an extension that fails to build and falls back to PyTorch is labelled fallback, its load recorded', () => {

@@ -78,12 +78,13 @@ GUARANTEE = {
         "1 in 8 timed calls and the last are verified against the reference",
         "every output of every call is a plain tensor whose storage holds all its elements (no subclass or lazy tensor that computes when read)",
         "the GPU's own time (samples behind a gate) is reported beside the one-call time, with the host's time to issue the call",
+        "after the samples, calls on input sets never seen before are timed once each and verified; timed calls costing under half of those fail (a cache of results)",
         "each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)",
         "the kernels launched are recorded; a candidate whose own kernels did no work is labelled, not reported as a custom kernel",
     ],
     "doesNotHold": [
         "the candidate's host code runs in the measuring process: it could patch the timer, torch, the checker or the runner's memory (the CUDA harness's capture/executor/judge split does not exist here)",
-        "timed calls reuse a few input sets (fresh copies, fresh contents are not guaranteed): a cache keyed on input contents is not defeated",
+        "timed calls reuse a few input sets (fresh copies): a cache keyed on input contents is caught only where it makes them cost under half of calls on first-seen inputs (5 sets, fewer where their memory would pass 4 GiB)",
         "no system-call filter or Landlock (the CUDA harness has them); the bubblewrap sandbox only where bwrap works (each result says)",
         "the result file is written by the process that ran candidate code",
     ],
@@ -569,12 +570,30 @@ def sleep_cycles_per_ms(torch, dev):
     return best
 
 
+REPEAT_CHEAPER = 0.5  # timed calls under this share of the first-use calls' time: a cache
+REPEAT_MIN_MS = 0.02  # ... and cheaper by more than this (timer noise of the shortest forwards)
+
+
+def first_use_count(torch, one_set, wanted, max_gib):
+    """How many first-use input sets fit in max_gib (inputs and reference outputs of one set as
+    measured), and why fewer than wanted (None when all fit)."""
+    if wanted <= 0:
+        return 0, None
+    nbytes = sum(x.numel() * x.element_size() for x in list(one_set["args"]) + list(one_set["outs"]) if hasattr(x, "element_size"))
+    fit = wanted if nbytes <= 0 else min(wanted, int(max_gib * (1 << 30) // nbytes))
+    why = None if fit >= wanted else f"{fit} of {wanted} first-use input sets: one set's inputs and outputs take {nbytes / (1 << 30):.2f} GiB, the limit is {max_gib} GiB (--first-use-max-gib)"
+    return fit, why
+
+
 GATE_SLACK_MS = 0.02  # work queued after a gated sample's end event shorter than this is not counted
 
 
-def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
+def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=None, verify_first=None):
     """Times `call(*args)` the same way for baselines and candidates (module docstring, step 6).
-    `verify(index_of_set, outputs)` returns None or why the outputs are wrong."""
+    `verify(index_of_set, outputs)` returns None or why the outputs are wrong. first_use: argument
+    lists the call has never seen, each timed once after the samples (and verified by
+    verify_first(index, outputs)): the cost on new inputs, which no cache of earlier results can
+    lower (the samples reuse input_sets)."""
     perf = time.perf_counter
     sysrand = random.SystemRandom()
     cuda = dev.type == "cuda"
@@ -696,6 +715,23 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         gated = {"deviceMedianMs": statistics.median(dev_ms), "eventMedianMs": statistics.median(dev_ev), "wallNetMedianMs": statistics.median(dev_wall), "minMs": min(dev_ms),
                  "rsd": (statistics.pstdev(dev_ms) / gmean) if gmean > 0 else 0.0, "gateMs": gate_ms, "samples": gated_n,
                  "starved": starved, "verifiedCalls": gverified}
+    fresh = None
+    if first_use:
+        # each first-use call right after a call on a repeated set, so the two see the same machine
+        fresh_ms, paired_ms = [], []
+        with lock.hold(True):
+            for j, fargs in enumerate(first_use):
+                for first in (False, True):
+                    k = j % len(input_sets)
+                    e_ms, w_ms, out, _c, _g = sample(call, clone_args(fargs if first else input_sets[k]))
+                    (fresh_ms if first else paired_ms).append(max(e_ms, w_ms - floor_ms) if e_ms is not None else w_ms)
+                    outs = flat_outputs(out)
+                    why = (verify_first(j, outs) if first else verify(k, outs)) if (verify_first if first else verify) is not None else None
+                    if why:
+                        raise Fail("correctness", f"call on {'first-seen' if first else 'repeated'} inputs {j + 1} after the samples: {why}")
+                    del out, outs
+        fresh = {"medianMs": statistics.median(fresh_ms), "minMs": min(fresh_ms), "samplesMs": [round(x, 6) for x in fresh_ms], "samples": len(fresh_ms),
+                 "pairedMedianMs": statistics.median(paired_ms)}
     if cuda:
         eff = [max(e, w - floor_ms) for e, w in zip(ev, wall)]
         med_ev, med_wall_net = statistics.median(ev), statistics.median([w - floor_ms for w in wall])
@@ -728,6 +764,9 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None):
         # near the event time, the figure is the host's, and moves with the CPU's speed and load
         "hostCallMedianMs": host_call_med,
         **({"gated": gated} if gated else {}),
+        # calls on inputs never seen before (--first-use-sets): what the samples cost without any
+        # chance of a cache of earlier results
+        **({"firstUse": fresh} if fresh else {}),
         # one call's cost when calls follow each other (the host queues the next while the GPU works):
         # the larger of the GPU's own time and the host's time to issue the call
         **({"perCallMs": max(gated["deviceMedianMs"], host_call_med)} if gated and host_call_med is not None else {}),
@@ -1025,6 +1064,10 @@ def cmd_measure(a):
             checks, _ = reference_sets(torch, problem, ref, dev, a.checks, a.fp32_reference)
             timing_sets, _ = reference_sets(torch, problem, ref, dev, a.input_sets, a.fp32_reference)
             w.update(referenceConstant=reference_constant(torch, checks + timing_sets))
+            n_first, why_fewer = first_use_count(torch, checks[0], a.first_use_sets, a.first_use_max_gib)
+            first_sets, _ = reference_sets(torch, problem, ref, dev, n_first, a.fp32_reference) if n_first else ([], None)
+            if why_fewer:
+                w.update(firstUseNote=why_fewer)
         if a.eager:  # the eager baseline, timed by the same method, before any candidate code exists here
             w.update(stage="eager")
             with torch.no_grad():
@@ -1103,9 +1146,22 @@ def cmd_measure(a):
         r = _compare(torch, outs, timing_sets[k]["outs"])
         return None if r["ok1e2"] else r["why"]
 
+    def verify_first(j, outs):
+        r = _compare(torch, outs, first_sets[j]["outs"])
+        return None if r["ok1e2"] else r["why"]
+
     try:
         with torch.no_grad():
-            t = _time(torch, model, [s["args"] for s in timing_sets], dev, a, lock, verify=verify)
+            t = _time(torch, model, [s["args"] for s in timing_sets], dev, a, lock, verify=verify,
+                      first_use=[s["args"] for s in first_sets], verify_first=verify_first)
+        fu = t.get("firstUse")
+        # The samples reuse a few input sets; calls on inputs never seen before cost what a forward
+        # costs. Timed calls far cheaper than those are served from somewhere: a cache of results.
+        # The fastest first-use call against the repeated calls made between them (the same moments
+        # of the machine); both must say so: a slow outlier among a few calls must not look like a cache.
+        rep_ms = max(t["medianMs"], fu["pairedMedianMs"]) if fu else None
+        if fu and rep_ms < REPEAT_CHEAPER * fu["minMs"] and fu["minMs"] - rep_ms > REPEAT_MIN_MS:
+            raise Fail("correctness", f"calls on repeated inputs took {rep_ms:.4f} ms, calls on first-seen inputs at least {fu['minMs']:.4f} ms ({rep_ms / fu['minMs']:.2f}x): results served from a cache keyed on the inputs do that; a forward costs the same on new inputs")
         w.update(ok=True, stage="done", time=t)
     except BaseException as e:
         w.update(failure=failure_of(e, "runtime"), stage="time")
@@ -1157,6 +1213,8 @@ def main(argv):
             sp.add_argument("--min-time-s", type=float, default=0.3)
             sp.add_argument("--max-time-s", type=float, default=3.0)
             sp.add_argument("--input-sets", type=int, default=2)
+            sp.add_argument("--first-use-sets", type=int, default=5, help="candidates: this many more input sets, each timed once after the samples, never seen before (a cache of results keyed on the inputs cannot hit them); fewer when their memory would pass --first-use-max-gib")
+            sp.add_argument("--first-use-max-gib", type=float, default=4.0)
             sp.add_argument("--warmup-ms", type=float, default=0.0, help="warm-up calls until this many ms have passed (besides --warmup calls)")
             sp.add_argument("--prewarm-ms", type=float, default=0.0, help="keep the GPU busy this long (a spinning kernel) before each sample's L2 flush")
             sp.add_argument("--gated-samples", type=int, default=10, help="after the timing, this many samples behind a gate: the GPU's own time for the call, without Python's launch time (0: none)")

@@ -54,6 +54,8 @@ const TimingSchema = z.object({
   }).optional(),
   /** One call's cost when calls follow each other: the larger of the GPU's own time and the host's time to issue the call. */
   perCallMs: z.number().optional(),
+  /** Calls on input sets never seen before, each timed once after the samples and verified (candidates; runners from 2026-12-02): no cache of earlier results can lower them. */
+  firstUse: z.object({ medianMs: z.number(), minMs: z.number().optional(), samplesMs: z.array(z.number()), samples: z.number(), pairedMedianMs: z.number().optional() }).optional(),
 });
 export type PyTiming = z.infer<typeof TimingSchema>;
 
@@ -88,6 +90,8 @@ export const MeasureFileSchema = z.object({
   referencePrecision: z.string().optional(),
   /** The reference's outputs were identical for every input set (fresh seeds): a constant passes every check. uniform: per output, the one value all its elements have (or null). */
   referenceConstant: z.object({ constant: z.boolean(), uniform: z.array(z.number().nullable()).optional() }).nullable().optional(),
+  /** Why fewer first-use input sets than asked for were made (their memory). */
+  firstUseNote: z.string().optional(),
   loads: z.array(LoadSchema),
   own: z.array(z.string()).optional(),
   /** torch's precision flags before the candidate's import and after it (TF32, cudnn.benchmark...). */
