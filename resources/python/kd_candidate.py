@@ -46,7 +46,10 @@ docs/PYTHON-CANDIDATES.md):
      on a fresh clone of one of the timing input sets with CUDA events AND the host clock up to a
      device-wide synchronise (work on other streams is not missed); a sample counts as the larger
      of the event time and the host time minus the empty-call floor. 1 in 8 timed calls (decided
-     after the call) and the last one are verified against the reference.
+     after the call) and the last one are verified against the reference. Then: 10 samples behind a
+     gate (the GPU's own time, without Python's launch time), and 5 calls on input sets never seen
+     before, each right after a call on a repeated set, all verified; timed calls costing under half
+     of the fastest first-use call fail (a cache of results keyed on the inputs).
 """
 import argparse
 import contextlib
