@@ -195,6 +195,25 @@ class Hollow(torch.Tensor):
             self.cache[k] = torch.relu(self.lin(x))
         return self.cache[k]
 `,
+  // The same cache, but it stops for good at the first new input after a hit (the first call after
+  // the samples on a set it never saw): every later call, first-use or repeated, is honest.
+  cacheUntilNew: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.cache, self.hits, self.off = {}, 0, False
+    def forward(self, x):
+        k = (tuple(x.shape), float(x.reshape(-1)[0]), float(x.reshape(-1)[-1]))
+        if not self.off and k in self.cache:
+            self.hits += 1
+            return self.cache[k]
+        if self.hits:
+            self.off = True
+        y = torch.relu(self.lin(x))
+        if not self.off:
+            self.cache[k] = y
+        return y
+`,
   raises: `${HEAD}class ModelNew(nn.Module):
     def __init__(self, n):
         super().__init__()
@@ -260,7 +279,7 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
       results[name] = await measureCandidate(join(dir, 'problem.py'), join(dir, `${name}.py`), {
         python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3, timingArgs: name === 'good' ? [...fast, '--warmup-ms', '150'] : fast,
         // contentCache: a forward long enough (a batch of 4096) that a cache hit is clearly cheaper than the timer's noise
-        ...(name === 'good' ? { overrides: { batch: 7 } } : name === 'contentCache' ? { overrides: { batch: 4096 } } : {}),
+        ...(name === 'good' ? { overrides: { batch: 7 } } : name === 'contentCache' || name === 'cacheUntilNew' ? { overrides: { batch: 4096 } } : {}),
       });
     })]);
   }, 180_000);
@@ -370,6 +389,10 @@ def get_init_inputs():
     expect(r.failure?.kind).toBe('correctness');
     expect(r.failure?.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms/);
     expect(r.time).toBeNull();
+    // one that stops caching when a new input shows up is caught by its timed calls against those
+    const u = results.cacheUntilNew;
+    expect(u.failure?.kind).toBe('correctness');
+    expect(u.failure?.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms/);
     // an honest candidate: its first-use calls are timed and verified, and pass
     expect(results.good.time?.firstUse?.samples).toBe(5);
   });
