@@ -214,6 +214,39 @@ class Hollow(torch.Tensor):
             self.cache[k] = y
         return y
 `,
+  // Replaces the checker's comparison at import (every element "matches") and returns zeros.
+  patchesChecker: `${HEAD}_true = lambda a, b, **k: torch.ones(a.shape, dtype=torch.bool)
+torch.isclose = _true
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return torch.zeros(x.shape[0], self.lin.out_features)
+`,
+  // Right in the checks, then slows the timer's clock from its 5th call on (so it reads faster).
+  patchesClock: `${HEAD}import time
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.calls = 0
+    def forward(self, x):
+        self.calls += 1
+        if self.calls == 5:
+            real = time.perf_counter
+            t0 = real()
+            time.perf_counter = lambda: t0 + (real() - t0) / 10
+        return torch.relu(self.lin(x))
+`,
+  // A float64 output for a float32 reference (values right): KernelBench's allclose refuses it too.
+  wrongDtype: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        return torch.relu(self.lin(x)).double()
+`,
   raises: `${HEAD}class ModelNew(nn.Module):
     def __init__(self, n):
         super().__init__()
@@ -395,6 +428,21 @@ def get_init_inputs():
     expect(u.failure?.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms/);
     // an honest candidate: its first-use calls are timed and verified, and pass
     expect(results.good.time?.firstUse?.samples).toBe(5);
+  });
+
+  it('a candidate that replaces what the checker or the timer calls fails, naming it and when', () => {
+    expect(results.patchesChecker.failure?.kind).toBe('correctness');
+    expect(results.patchesChecker.failure?.message).toMatch(/^the candidate replaced torch\.isclose \(at its import\)/);
+    expect(results.patchesChecker.time).toBeNull();
+    expect(results.patchesClock.correct).toBe(true);
+    expect(results.patchesClock.failure?.message).toMatch(/^the candidate replaced time\.perf_counter \(while it was timed\)/);
+    expect(results.patchesClock.time).toBeNull();
+  });
+
+  it('an output of another dtype than the reference\'s fails every check, naming both', () => {
+    const r = results.wrongDtype;
+    expect([r.correct, r.correct1e2]).toEqual([false, false]);
+    expect(r.file?.checks?.[0].why).toMatch(/dtype float64, the reference's is float32/);
   });
 
   it('an extension that fails to build and falls back to PyTorch is labelled fallback, its load recorded', () => {

@@ -80,6 +80,8 @@ GUARANTEE = {
         "every output element is checked; on CUDA the caching allocator's free memory is poisoned (NaN) before every check",
         "1 in 8 timed calls and the last are verified against the reference",
         "every output of every call is a plain tensor whose storage holds all its elements (no subclass or lazy tensor that computes when read)",
+        "every output has the reference's dtype and device",
+        "the functions the checks and the timing call (torch.isclose and kin, tensor methods, CUDA events, the clock) are the same objects after the import, the construction, the checks and the timing",
         "the GPU's own time (samples behind a gate) is reported beside the one-call time, with the host's time to issue the call",
         "after the samples, calls on input sets never seen before are timed once each and verified; timed calls costing under half of those fail (a cache of results)",
         "each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)",
@@ -451,6 +453,38 @@ def poison_free_cache(torch, dev):
     return poisoned
 
 
+# What the checker and the timer call, by name. A candidate's host code runs in this process and
+# could replace any of them (one line: `torch.isclose = lambda *a, **k: ...` makes every check pass);
+# the runner takes their identities before the import and checks them after the import, the
+# construction, the checks and the timing (a candidate that swaps one in and back between those
+# points is not seen: the guarantee list says the process is not a boundary).
+WATCHED = [
+    ("torch", ("isclose", "allclose", "isfinite", "equal", "empty", "manual_seed")),
+    ("torch.Tensor", ("all", "any", "abs", "float", "to", "max", "sum", "clone", "detach", "clamp_min", "numel", "__sub__", "__truediv__", "__invert__", "__and__", "__bool__", "__float__", "__getitem__", "zero_", "fill_")),
+    ("torch.cuda", ("synchronize", "Event", "_sleep")),
+    ("torch.cuda.Event", ("record", "elapsed_time")),
+    ("time", ("perf_counter",)),
+    ("statistics", ("median", "mean", "pstdev")),
+]
+
+
+def watched_objects(torch):
+    import statistics as st
+    owners = {"torch": torch, "torch.Tensor": torch.Tensor, "torch.cuda": torch.cuda, "torch.cuda.Event": getattr(torch.cuda, "Event", None), "time": time, "statistics": st}
+    out = {}
+    for owner, names in WATCHED:
+        o = owners.get(owner)
+        for n in names:
+            if o is not None and hasattr(o, n):
+                out[f"{owner}.{n}"] = (o, n, getattr(o, n))
+    return out
+
+
+def replaced(snapshot):
+    """The watched names whose object is no longer the one taken before the candidate ran."""
+    return [k for k, (o, n, f) in snapshot.items() if getattr(o, n, None) is not f]
+
+
 def compare(torch, got, want):
     """Per output: shape, dtype, max abs/rel error, and whether it matches at KernelBench's
     tolerance and at 1e-2 (every element)."""
@@ -466,7 +500,19 @@ def compare(torch, got, want):
             ok = ok2 = False
             why = why or f"output {i}: {row['why']}"
             continue
-        g2 = g.detach().to(w.device)
+        if g.device != w.device:
+            row.update(ok=False, ok1e2=False, why=f"on {g.device}, the reference's output is on {w.device}")
+            rows.append(row)
+            ok = ok2 = False
+            why = why or f"output {i}: {row['why']}"
+            continue
+        if g.dtype != w.dtype:
+            row.update(ok=False, ok1e2=False, why=f"dtype {str(g.dtype).replace('torch.', '')}, the reference's is {dname}")
+            rows.append(row)
+            ok = ok2 = False
+            why = why or f"output {i}: {row['why']}"
+            continue
+        g2 = g.detach()
         if w.dtype.is_floating_point or g2.dtype.is_floating_point:
             a, b = g2.float(), w.float()
             tol = tolerance_kernelbench(dname)
@@ -1085,6 +1131,13 @@ def cmd_measure(a):
     _compare, _poison, _time, _flat, _clone = compare, poison_free_cache, time_calls, flat_outputs, clone_args
     known, _ = read_known_failures(a)
     install_build_recorder(torch, loads, known)
+    watch, _replaced = watched_objects(torch), replaced
+
+    def tampered(stage):
+        bad = _replaced(watch)
+        if bad:
+            w.update(failure={"kind": "correctness", "message": f"the candidate replaced {', '.join(bad)} ({stage}): the runner's checks and timing call them, so nothing it measured could be trusted"}, loads=loads, label="failed")
+        return bool(bad)
     # 2. The candidate.
     w.update(stage="import")
     t0 = time.perf_counter()
@@ -1095,6 +1148,8 @@ def cmd_measure(a):
     except BaseException as e:
         w.update(failure=failure_of(e, "import"), loads=loads, label="failed")
         return 1
+    if tampered("at its import"):
+        return 1
     own = own_kernel_names(src)
     w.update(own=own, stage="construct", flagsBefore=flags_before, flagsAfterImport=precision_flags(torch))
     try:
@@ -1102,6 +1157,8 @@ def cmd_measure(a):
         state = {k: v.clone() for k, v in model.state_dict().items()}
     except BaseException as e:
         w.update(failure=failure_of(e, "construct"), loads=loads, label="failed", buildS=time.perf_counter() - t0)
+        return 1
+    if tampered("while it was built"):
         return 1
     w.update(buildS=time.perf_counter() - t0, loads=loads, stage="check")
 
@@ -1124,6 +1181,9 @@ def cmd_measure(a):
     except BaseException as e:
         f = failure_of(e, "runtime")
         w.update(failure=f, checks=results, loads=loads, label=label_of(ran, own, loads, None) if ran else "failed")
+        return 1
+    if tampered("during the checks"):
+        w.update(checks=results)
         return 1
     correct = all(r["ok"] for r in results)
     correct2 = all(r["ok1e2"] for r in results)
@@ -1157,6 +1217,8 @@ def cmd_measure(a):
         with torch.no_grad():
             t = _time(torch, model, [s["args"] for s in timing_sets], dev, a, lock, verify=verify,
                       first_use=[s["args"] for s in first_sets], verify_first=verify_first)
+        if tampered("while it was timed"):
+            return 1
         fu = t.get("firstUse")
         # The samples reuse a few input sets; calls on inputs never seen before cost what a forward
         # costs. Timed calls far cheaper than those are served from somewhere: a cache of results.

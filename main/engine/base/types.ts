@@ -285,6 +285,8 @@ export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: re
       "every output element is checked; on CUDA the caching allocator's free memory is poisoned (NaN) before every check",
       '1 in 8 timed calls and the last are verified against the reference',
       'every output of every call is a plain tensor whose storage holds all its elements (no subclass or lazy tensor that computes when read)',
+      "every output has the reference's dtype and device",
+      'the functions the checks and the timing call (torch.isclose and kin, tensor methods, CUDA events, the clock) are the same objects after the import, the construction, the checks and the timing',
       "the GPU's own time (samples behind a gate) is reported beside the one-call time, with the host's time to issue the call",
       'after the samples, calls on input sets never seen before are timed once each and verified; timed calls costing under half of those fail (a cache of results)',
       'each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)',
