@@ -16,6 +16,7 @@ import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
 import { PY_PROBLEM } from './fixtures/python-task.js';
+import { PY_HOSTILE } from './fixtures/python-hostile.js';
 
 const PY = TORCH_PYTHON ?? '/usr/bin/python3';
 
@@ -146,107 +147,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return torch.relu(self.lin(x[: x.shape[0] // 2]))
 `,
-  // CUDA-L1's level 1 task 9 (LazyMatmul): a torch.Tensor subclass with empty storage that computes
-  // only when it is read, so the timed calls do no work; compared, it gives the right values.
-  deferred: `${HEAD}class Deferred(torch.Tensor):
-    @staticmethod
-    def __new__(cls, fn):
-        r = torch.Tensor._make_subclass(cls, torch.empty(0))
-        r.fn = fn
-        return r
-    @property
-    def shape(self):
-        return self.fn().shape
-    @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
-        args = [a.fn() if isinstance(a, Deferred) else a for a in args]
-        return func(*args, **(kwargs or {}))
-class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-    def forward(self, x):
-        return Deferred(lambda: torch.relu(self.lin(x)))
-`,
-  // Plain tensors for the checks (its first 3 calls), then a subclass holding the same values in the
-  // timed calls: every timed output is looked at, not only the verified ones.
-  hollow: `${HEAD}class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-        self.calls = 0
-    def forward(self, x):
-        self.calls += 1
-        y = torch.relu(self.lin(x))
-        return y if self.calls <= 3 else Hollow._make_subclass(Hollow, y)
-class Hollow(torch.Tensor):
-    pass
-`,
-  // Caches results keyed on a few input elements: the checks' fresh seeds miss it, the timing's
-  // repeated input sets hit it (the hole "a cache keyed on input contents" of earlier runners).
-  contentCache: `${HEAD}class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-        self.cache = {}
-    def forward(self, x):
-        k = (tuple(x.shape), float(x.reshape(-1)[0]), float(x.reshape(-1)[-1]))
-        if k not in self.cache:
-            self.cache[k] = torch.relu(self.lin(x))
-        return self.cache[k]
-`,
-  // The same cache, but it stops for good at the first new input after a hit (the first call after
-  // the samples on a set it never saw): every later call, first-use or repeated, is honest.
-  cacheUntilNew: `${HEAD}class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-        self.cache, self.hits, self.off = {}, 0, False
-    def forward(self, x):
-        k = (tuple(x.shape), float(x.reshape(-1)[0]), float(x.reshape(-1)[-1]))
-        if not self.off and k in self.cache:
-            self.hits += 1
-            return self.cache[k]
-        if self.hits:
-            self.off = True
-        y = torch.relu(self.lin(x))
-        if not self.off:
-            self.cache[k] = y
-        return y
-`,
-  // Replaces the checker's comparison at import (every element "matches") and returns zeros.
-  patchesChecker: `${HEAD}_true = lambda a, b, **k: torch.ones(a.shape, dtype=torch.bool)
-torch.isclose = _true
-class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-    def forward(self, x):
-        return torch.zeros(x.shape[0], self.lin.out_features)
-`,
-  // Right in the checks, then slows the timer's clock from its 5th call on (so it reads faster).
-  patchesClock: `${HEAD}import time
-class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-        self.calls = 0
-    def forward(self, x):
-        self.calls += 1
-        if self.calls == 5:
-            real = time.perf_counter
-            t0 = real()
-            time.perf_counter = lambda: t0 + (real() - t0) / 10
-        return torch.relu(self.lin(x))
-`,
-  // A float64 output for a float32 reference (values right): KernelBench's allclose refuses it too.
-  wrongDtype: `${HEAD}class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-    def forward(self, x):
-        return torch.relu(self.lin(x)).double()
-`,
+  ...PY_HOSTILE,
   raises: `${HEAD}class ModelNew(nn.Module):
     def __init__(self, n):
         super().__init__()
@@ -399,6 +300,13 @@ def get_init_inputs():
     expect(r.correct).toBe(true);
     expect(r.file?.referenceConstant).toEqual({ constant: true, uniform: [0] });
   }, 120_000);
+
+  it('a runner that stops at once (--device cuda on a torch without CUDA) gives its own reason, not a schema\'s complaints', async () => {
+    const hasCuda = execFileSync(PY, ['-c', 'import torch; print(torch.cuda.is_available())'], { encoding: 'utf8' }).trim() === 'True';
+    if (hasCuda) return; // this torch has CUDA: nothing to refuse
+    const r = await measureCandidate(join(dir, 'problem.py'), join(dir, 'good.py'), { python: PY, workDir: join(dir, 'run-nocuda'), timeoutMs: 60_000, sandbox: true, device: 'cuda' });
+    expect(r.failure).toEqual({ kind: 'torch', message: '--device cuda: this torch has no usable CUDA' });
+  });
 
   it('an output that is a tensor subclass (a lazy product with empty storage that computes when read) fails, not timed', () => {
     const r = results.deferred;

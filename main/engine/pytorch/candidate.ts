@@ -186,7 +186,7 @@ function tailOf(r: RunResult): string {
 }
 
 /** Runs `kd_candidate.py <args> --out <file>` and parses the file with `schema` (null when it wrote none or it does not parse). */
-export async function runRunner<T>(args: string[], schema: z.ZodType<T>, o: RunnerOptions): Promise<{ file: T | null; process: RunnerProcess; parseError?: string }> {
+export async function runRunner<T>(args: string[], schema: z.ZodType<T>, o: RunnerOptions): Promise<{ file: T | null; process: RunnerProcess; parseError?: string; early?: { kind: string; message: string } }> {
   mkdirSync(o.workDir, { recursive: true });
   const out = path.join(o.workDir, `result-${randomBytes(6).toString('hex')}.json`);
   const script = candidateScript();
@@ -225,8 +225,15 @@ export async function runRunner<T>(args: string[], schema: z.ZodType<T>, o: Runn
   if (r.spawnError) return { file: null, process: proc, parseError: r.spawnError };
   if (!existsSync(out)) return { file: null, process: proc, parseError: 'it wrote no result file' };
   try {
-    const parsed = schema.safeParse(JSON.parse(readFileSync(out, 'utf8')));
-    if (!parsed.success) return { file: null, process: proc, parseError: `${out}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
+    const raw: unknown = JSON.parse(readFileSync(out, 'utf8'));
+    const parsed = schema.safeParse(raw);
+    if (!parsed.success) {
+      // A runner that stopped before it could write its full record (no CUDA, no torch, bad
+      // arguments) writes only {ok: false, failure}: its reason, not the schema's complaints.
+      const early = EarlyFailureSchema.safeParse(raw);
+      if (early.success) return { file: null, process: proc, parseError: early.data.failure.message, early: early.data.failure };
+      return { file: null, process: proc, parseError: `${out}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}` };
+    }
     return { file: parsed.data, process: proc };
   } catch (e) {
     return { file: null, process: proc, parseError: `${out}: ${(e as Error).message}` };
@@ -250,6 +257,8 @@ export interface CandidateOutcome {
   process: RunnerProcess;
 }
 
+const EarlyFailureSchema = z.object({ ok: z.literal(false), failure: z.object({ kind: z.string(), message: z.string() }) });
+
 function stageFailure(kind: string, p: RunnerProcess, what: string, parseError?: string): { kind: string; message: string } {
   if (p.timedOut) return { kind: 'timeout', message: `${what} passed its time limit (${Math.round(p.durationMs / 1000)} s)` };
   return { kind, message: `${what} ${parseError ?? `exited with ${p.exitCode}`}${p.tail ? `: ${p.tail.split('\n').slice(-3).join(' | ')}` : ''}` };
@@ -258,8 +267,8 @@ function stageFailure(kind: string, p: RunnerProcess, what: string, parseError?:
 /** Measures a candidate (correctness, kernels, label, time) against a problem file. */
 export async function measureCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir?: string; checks?: number; eager?: boolean; overrides?: Record<string, number>; timingArgs?: string[] }): Promise<CandidateOutcome> {
   const args = ['measure', problem, candidate, ...(o.extDir ? ['--ext-dir', o.extDir] : []), ...(o.checks ? ['--checks', String(o.checks)] : []), ...(o.eager ? ['--eager'] : []), ...setArgs(o.overrides), ...(o.timingArgs ?? [])];
-  const { file, process: p, parseError } = await runRunner(args, MeasureFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), ...(o.extDir ? [o.extDir] : [])], readable: [...(o.readable ?? []), problem, candidate] });
-  if (!file) return { guarantee: 'python-in-process', label: 'failed', correct: null, correct1e2: null, customShare: null, time: null, failure: stageFailure('runtime', p, 'the candidate runner', parseError), file: null, process: p };
+  const { file, process: p, parseError, early } = await runRunner(args, MeasureFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), ...(o.extDir ? [o.extDir] : [])], readable: [...(o.readable ?? []), problem, candidate] });
+  if (!file) return { guarantee: 'python-in-process', label: 'failed', correct: null, correct1e2: null, customShare: null, time: null, failure: early ?? stageFailure('runtime', p, 'the candidate runner', parseError), file: null, process: p };
   // A run killed mid-way keeps its stages: the label needs the forward to have run.
   const label: CandidateLabel = file.label ?? 'failed';
   const failure = file.failure ?? (p.timedOut ? stageFailure('timeout', p, `the candidate runner (at stage ${file.stage})`) : undefined);
@@ -283,16 +292,16 @@ export function changedFlags(f: MeasureFile | null): string[] {
 
 /** Builds a candidate (import + ModelNew), its load_inline builds landing in `extDir` for measureCandidate to reuse. */
 export async function buildCandidate(problem: string, candidate: string, o: RunnerOptions & { extDir: string }): Promise<{ file: BuildFile | null; process: RunnerProcess; failure?: { kind: string; message: string } }> {
-  const { file, process: p, parseError } = await runRunner(['build', candidate, '--problem', problem, '--ext-dir', o.extDir], BuildFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), o.extDir], readable: [...(o.readable ?? []), problem, candidate] });
-  if (!file) return { file: null, process: p, failure: stageFailure('build', p, 'the build', parseError) };
+  const { file, process: p, parseError, early } = await runRunner(['build', candidate, '--problem', problem, '--ext-dir', o.extDir], BuildFileSchema, { ...o, sandbox: true, writable: [...(o.writable ?? []), o.extDir], readable: [...(o.readable ?? []), problem, candidate] });
+  if (!file) return { file: null, process: p, failure: early ?? stageFailure('build', p, 'the build', parseError) };
   return { file, process: p, failure: file.failure ?? (p.timedOut ? stageFailure('timeout', p, 'the build') : undefined) };
 }
 
 /** Times a problem's Model eager (and compiled, `compile`): no candidate code in that process. */
 export async function measureBaseline(problem: string, o: RunnerOptions & { compile?: boolean; compileLimitS?: number; overrides?: Record<string, number>; timingArgs?: string[] }): Promise<{ file: BaselineFile | null; process: RunnerProcess; failure?: { kind: string; message: string } }> {
   const args = ['baseline', problem, ...(o.compile ? ['--compile', '--compile-limit-s', String(o.compileLimitS ?? 120)] : []), ...setArgs(o.overrides), ...(o.timingArgs ?? [])];
-  const { file, process: p, parseError } = await runRunner(args, BaselineFileSchema, { ...o, readable: [...(o.readable ?? []), problem] });
-  if (!file) return { file: null, process: p, failure: stageFailure('runtime', p, 'the baseline', parseError) };
+  const { file, process: p, parseError, early } = await runRunner(args, BaselineFileSchema, { ...o, readable: [...(o.readable ?? []), problem] });
+  if (!file) return { file: null, process: p, failure: early ?? stageFailure('runtime', p, 'the baseline', parseError) };
   return { file, process: p, failure: file.failure ?? (p.timedOut ? stageFailure('timeout', p, 'the baseline') : undefined) };
 }
 

@@ -1,0 +1,71 @@
+// The Python runner's checks against cheating candidates, on a real GPU (docs/PYTHON-CANDIDATES.md):
+// the same candidates as the CPU tests (test/fixtures/python-hostile.ts) plus one that returns its
+// output on the CPU, run through resources/python/kd_candidate.py with CUDA, one at a time. An
+// honest candidate must pass every new check (the GPU's own time, calls on first-seen inputs) on
+// the GPU, where those checks could misfire: its figures are printed for the results file.
+// Run: `npm run test:gpu` (or `./test-gpu python-hostile` in the GPU bundle). Needs an NVIDIA GPU
+// and Python with CUDA-enabled torch (KERNELDUEL_PYTHON, else python3).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { measureCandidate, type CandidateOutcome } from '../../main/engine/pytorch/candidate.js';
+import { PY_CANDIDATES, PY_PROBLEM } from '../fixtures/python-task.js';
+import { PY_HOSTILE } from '../fixtures/python-hostile.js';
+
+const python = process.env.KERNELDUEL_PYTHON ?? 'python3';
+const dir = mkdtempSync(join(tmpdir(), 'kd-gpu-pyhostile-'));
+const problem = join(dir, 'problem.py');
+writeFileSync(problem, PY_PROBLEM);
+// A forward long enough (16384 x 1024 by 1024) that a cache hit is far cheaper than computing.
+const BIG = { batch: 16384, n: 1024 };
+
+async function run(name: string, source: string, overrides: Record<string, number> = BIG): Promise<CandidateOutcome> {
+  const file = join(dir, `${name}.py`);
+  writeFileSync(file, source);
+  const r = await measureCandidate(problem, file, {
+    python, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 240_000, sandbox: true, device: 'cuda', eager: true, checks: 3, overrides,
+  });
+  const t = r.time;
+  console.log(`# ${name}: ${r.failure ? `${r.failure.kind}: ${r.failure.message.split('\n')[0].slice(0, 200)}` : 'ok'}${t ? `; median ${t.medianMs.toFixed(4)} ms, GPU ${t.gated?.deviceMedianMs.toFixed(4) ?? '—'} ms, host call ${t.hostCallMedianMs?.toFixed(4) ?? '—'} ms, first-use min ${t.firstUse?.minMs?.toFixed(4) ?? '—'} / paired ${t.firstUse?.pairedMedianMs?.toFixed(4) ?? '—'} ms` : ''}`);
+  return r;
+}
+
+test('an honest candidate passes on the GPU: timed, with its GPU time and calls on first-seen inputs near its timed calls', async () => {
+  for (const overrides of [BIG, { batch: 16, n: 32 }]) {
+    const r = await run(`good-${overrides.batch}`, PY_CANDIDATES.good, overrides);
+    assert.equal(r.failure, undefined, `${r.failure?.kind}: ${r.failure?.message}`);
+    assert.equal(r.correct, true);
+    const t = r.time!;
+    assert.ok(t.gated && t.gated.deviceMedianMs > 0, 'no GPU time');
+    assert.equal(t.firstUse?.samples, 5);
+    assert.ok((t.firstUse?.minMs ?? 0) < 2 * t.medianMs + 0.02, `first-use ${t.firstUse?.minMs} ms against ${t.medianMs} ms`);
+  }
+});
+
+test('caches of results keyed on the inputs are caught by the calls on first-seen inputs', async () => {
+  for (const name of ['contentCache', 'cacheUntilNew'] as const) {
+    const r = await run(name, PY_HOSTILE[name]);
+    assert.equal(r.failure?.kind, 'correctness', `${name}: ${r.failure?.kind}: ${r.failure?.message}`);
+    assert.match(r.failure!.message, /calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least/);
+  }
+});
+
+test('lazy and subclass outputs, a replaced checker or clock, a wrong dtype and an output on the CPU all fail', async () => {
+  const expect: Array<[keyof typeof PY_HOSTILE | 'cpuOutput', RegExp]> = [
+    ['deferred', /Deferred \(a subclass of torch\.Tensor\), not a plain tensor/],
+    ['hollow', /Hollow \(a subclass of torch\.Tensor\)/],
+    ['patchesChecker', /^the candidate replaced torch\.isclose \(at its import\)/],
+    ['patchesClock', /^the candidate replaced time\.perf_counter \(while it was timed\)/],
+    ['wrongDtype', /dtype float64, the reference's is float32/],
+    ['cpuOutput', /on cpu, the reference's output is on cuda/],
+  ];
+  const cpuOutput = PY_CANDIDATES.good.replace('return torch.clamp_min(self.lin(x), 0)', 'return torch.clamp_min(self.lin(x), 0).cpu()');
+  for (const [name, why] of expect) {
+    const r = await run(name, name === 'cpuOutput' ? cpuOutput : PY_HOSTILE[name], { batch: 64, n: 32 });
+    const said = r.failure?.message ?? r.file?.checks?.find((c) => !c.ok)?.why ?? '';
+    assert.notEqual(r.correct === true && !r.failure, true, `${name} passed`);
+    assert.match(said, why, `${name}: ${said}`);
+  }
+});
