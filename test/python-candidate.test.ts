@@ -16,7 +16,7 @@ import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
 import { PY_PROBLEM } from './fixtures/python-task.js';
-import { PY_HOSTILE } from './fixtures/python-hostile.js';
+import { countingModel, PY_HOSTILE } from './fixtures/python-hostile.js';
 
 const PY = TORCH_PYTHON ?? '/usr/bin/python3';
 
@@ -116,16 +116,8 @@ const CANDIDATES: Record<string, string> = {
         return self.memo
 `,
   // Right for its first 8 calls (the checks and warm-ups), then returns zeros: only verified timed calls see it.
-  lazy: `${HEAD}class ModelNew(nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.lin = nn.Linear(n, n)
-        self.calls = 0
-    def forward(self, x):
-        self.calls += 1
-        y = torch.relu(self.lin(x))
-        return y if self.calls <= 8 else torch.zeros_like(y)
-`,
+  lazy: countingModel(`        y = torch.relu(self.lin(x))
+        return y if self.calls <= 8 else torch.zeros_like(y)`),
   // Its extension does not build; it falls back to PyTorch.
   fallback: `${HEAD}from torch.utils.cpp_extension import load_inline
 try:
