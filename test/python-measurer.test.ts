@@ -34,6 +34,14 @@ describe('a Python runner outcome as an EvalResult', () => {
     expect(r.timing![0].ciHighMs).toBeGreaterThanOrEqual(0.5);
   });
 
+  it('carries the GPU\'s own time, the host\'s call time, the first-use time and a constant reference along', () => {
+    const time = { ...TIME, hostCallMedianMs: 0.3, gated: { deviceMedianMs: 0.05, gateMs: 1.2, samples: 10, starved: 0 }, firstUse: { medianMs: 0.52, minMs: 0.5, samplesMs: [0.5, 0.52, 0.55, 0.51, 0.53], samples: 5 } };
+    const r = toEvalResult(outcome({ label: 'pytorch-only', correct: true, correct1e2: true, time, referenceConstant: { constant: true, uniform: [0] }, checks: [{ check: 0, ok: true, ok1e2: true, why: null, outputs: [] }] }), 0, GPU);
+    expect(r.python).toMatchObject({ gpuMs: 0.05, hostCallMs: 0.3, firstUseMs: 0.5, referenceConstant: true });
+    const plain = toEvalResult(outcome({ label: 'pytorch-only', correct: true, correct1e2: true, time: TIME, checks: [{ check: 0, ok: true, ok1e2: true, why: null, outputs: [] }] }), 0, GPU);
+    expect(plain.python && ['gpuMs', 'hostCallMs', 'firstUseMs', 'referenceConstant'].filter((k) => k in (plain.python as object))).toEqual([]);
+  });
+
   it('on the CPU the same result is a CPU time, never a GPU\'s', () => {
     const r = toEvalResult(outcome({ device: 'cpu', torch: '1.13.0a0', label: 'pytorch-only', correct: true, correct1e2: true, time: { ...TIME, timer: 'wall', eventMedianMs: null }, checks: [{ check: 0, ok: true, ok1e2: true, why: null, outputs: [] }] }), 0, { device: 'cpu', torch: '1.13.0a0' });
     expect(r.source).toEqual({ kind: 'cpu', what: 'CPU, torch 1.13.0a0' });

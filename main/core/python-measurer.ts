@@ -179,6 +179,10 @@ export function toEvalResult(m: CandidateOutcome, sizeIndex: number, where: { de
     device: where.device === 'cpu' ? 'cpu' : (where.deviceName ?? f?.device ?? 'cuda'), torch: f?.torch ?? where.torch,
     ownKernels: f?.own ?? [], topKernels: (f?.kernels?.kernels ?? []).slice(0, 5).map((k) => ({ name: k.name, us: k.us, source: k.source })),
     failedBuilds, flagsChanged: changedFlags(f), sandboxed: m.process.sandboxed, ...(m.process.sandboxProblem ? { sandboxProblem: m.process.sandboxProblem } : {}),
+    ...(m.time?.gated ? { gpuMs: m.time.gated.deviceMedianMs } : {}),
+    ...(typeof m.time?.hostCallMedianMs === 'number' ? { hostCallMs: m.time.hostCallMedianMs } : {}),
+    ...(typeof m.time?.firstUse?.minMs === 'number' ? { firstUseMs: m.time.firstUse.minMs } : {}),
+    ...(f?.referenceConstant?.constant ? { referenceConstant: true } : {}),
   };
   let failure: Failure | undefined;
   if (m.failure) failure = { kind: RUNNER_KIND[m.failure.kind] ?? (m.process.timedOut ? 'timeout' : 'runtime'), reason: `[${m.failure.kind}] ${m.failure.message.split('\n')[0]}`, log: m.failure.message.slice(0, 4000) };

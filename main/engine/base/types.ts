@@ -207,6 +207,18 @@ export interface PythonResultInfo {
   /** The runner ran inside bubblewrap (false: `sandboxProblem` says why not). */
   sandboxed: boolean;
   sandboxProblem?: string;
+  /**
+   * The GPU's own time for the call (samples behind a gate: Python's launch left out) and the
+   * host's time to issue it, at the first timed size (runners from 2026-12-02, GPU only). Where the
+   * GPU time is well under the median, the median is mostly Python's launch time and moves from
+   * process to process.
+   */
+  gpuMs?: number;
+  hostCallMs?: number;
+  /** The fastest call on input sets it had never seen (a cache of results cannot lower it). */
+  firstUseMs?: number;
+  /** The reference gave the same outputs for every input set: a constant passes every check. */
+  referenceConstant?: boolean;
 }
 
 /** A candidate kernel: source plus everything needed to rebuild it exactly. */
