@@ -259,7 +259,8 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
     const r = results.lazy;
     expect(r.correct).toBe(true);
     expect(r.failure?.kind).toBe('correctness');
-    expect(r.failure?.message).toMatch(/timed call \d+/);
+    // (or a first-use call among them: those are all verified)
+    expect(r.failure?.message).toMatch(/timed call \d+|call on first-seen inputs \d+/);
   });
 
   it('says when the reference\'s outputs do not depend on the inputs (a constant passes every check), and not otherwise', async () => {
@@ -322,10 +323,11 @@ def get_init_inputs():
     expect(r.failure?.kind).toBe('correctness');
     expect(r.failure?.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms/);
     expect(r.time).toBeNull();
-    // one that stops caching when a new input shows up is caught by its timed calls against those
+    // one that stops caching when a new input shows up: the first-use calls come early, at random
+    // places among the samples, so it is either caught or left with an honest figure
     const u = results.cacheUntilNew;
-    expect(u.failure?.kind).toBe('correctness');
-    expect(u.failure?.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms/);
+    if (u.failure) expect(u.failure.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms/);
+    else expect(u.time!.medianMs).toBeGreaterThanOrEqual(0.5 * (u.time!.firstUse?.minMs ?? Infinity));
     // an honest candidate: its first-use calls are timed and verified, and pass
     expect(results.good.time?.firstUse?.samples).toBe(5);
   });

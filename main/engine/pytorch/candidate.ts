@@ -55,7 +55,7 @@ const TimingSchema = z.object({
   /** One call's cost when calls follow each other: the larger of the GPU's own time and the host's time to issue the call. */
   perCallMs: z.number().optional(),
   /** Calls on input sets never seen before, each timed once after the samples and verified (candidates; runners from 2026-12-02): no cache of earlier results can lower them. */
-  firstUse: z.object({ medianMs: z.number(), minMs: z.number().optional(), samplesMs: z.array(z.number()), samples: z.number(), pairedMedianMs: z.number().optional() }).optional(),
+  firstUse: z.object({ medianMs: z.number(), minMs: z.number().optional(), samplesMs: z.array(z.number()), samples: z.number(), at: z.array(z.number()).optional() }).optional(),
 });
 export type PyTiming = z.infer<typeof TimingSchema>;
 
