@@ -44,6 +44,34 @@ test('an honest candidate passes on the GPU: timed, with its GPU time and calls 
   }
 });
 
+test('honest candidates that use torch.compile or a CUDA graph pass too (nothing they do at import or first call looks like a replaced function)', async () => {
+  const compiled = PY_CANDIDATES.good
+    .replace('        self.lin = nn.Linear(n, n)', '        self.lin = nn.Linear(n, n)\n        self.f = torch.compile(lambda x: torch.clamp_min(self.lin(x), 0))')
+    .replace('return torch.clamp_min(self.lin(x), 0)', 'return self.f(x)');
+  const graphed = PY_CANDIDATES.good
+    .replace('        self.lin = nn.Linear(n, n)', '        self.lin = nn.Linear(n, n)\n        self.g = None')
+    .replace('        return torch.clamp_min(self.lin(x), 0)', [
+      '        if self.g is None or self.x.shape != x.shape:',
+      '            self.x = x.clone()',
+      '            s = torch.cuda.Stream()',
+      '            s.wait_stream(torch.cuda.current_stream())',
+      '            with torch.cuda.stream(s):',
+      '                torch.clamp_min(self.lin(self.x), 0)',
+      '            torch.cuda.current_stream().wait_stream(s)',
+      '            self.g = torch.cuda.CUDAGraph()',
+      '            with torch.cuda.graph(self.g):',
+      '                self.y = torch.clamp_min(self.lin(self.x), 0)',
+      '        self.x.copy_(x)',
+      '        self.g.replay()',
+      '        return self.y.clone()',
+    ].join('\n'));
+  for (const [name, source] of [['compiled', compiled], ['graphed', graphed]] as const) {
+    const r = await run(name, source, { batch: 256, n: 256 });
+    assert.equal(r.failure, undefined, `${name}: ${r.failure?.kind}: ${r.failure?.message}`);
+    assert.equal(r.correct, true, name);
+  }
+});
+
 test('a cache of results keyed on the inputs is caught by the calls on first-seen inputs; one that stops at the first new input keeps no cached figure', async () => {
   const r = await run('contentCache', PY_HOSTILE.contentCache);
   assert.equal(r.failure?.kind, 'correctness', `${r.failure?.kind}: ${r.failure?.message}`);
