@@ -40,7 +40,7 @@ import { parseArgs } from 'node:util';
 import { findPython } from '../main/engine/platform/toolchain/python.js';
 import { pool } from './lib/pool.js';
 import { buildCandidate, buildErrorLine, changedFlags, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';
-import { GUARANTEE_LEVELS, type CandidateLabel } from '../main/engine/base/types.js';
+import { GUARANTEE_LEVELS, isHostBound, type CandidateLabel } from '../main/engine/base/types.js';
 
 const { values: v } = parseArgs({
   options: {
@@ -518,7 +518,7 @@ async function main(): Promise<void> {
     const candidateDeviceMs = m.time?.gated?.deviceMedianMs ?? null;
     // On the CPU every figure is the host's: no GPU to be bound by, so no judgement.
     const hostBound = eagerMs === null || candMs === null || runDevice === 'cpu' ? null
-      : eagerDeviceMs !== null && candidateDeviceMs !== null ? eagerDeviceMs < 0.8 * eagerMs || candidateDeviceMs < 0.8 * candMs
+      : eagerDeviceMs !== null && candidateDeviceMs !== null ? isHostBound(eagerDeviceMs, eagerMs) || isHostBound(candidateDeviceMs, candMs)
         : eagerHostCallMs === null || candidateHostCallMs === null ? null
           : eagerHostCallMs >= 0.8 * eagerMs || candidateHostCallMs >= 0.8 * candMs;
     const speedupEager = candMs && eagerMs ? eagerMs / candMs : null;

@@ -7,7 +7,7 @@
 // measurement of this or another KernelDuel process on that GPU.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { PytorchBaselines, PytorchBaselineTime } from '../engine/base/types.js';
+import { isHostBound, type PytorchBaselines, type PytorchBaselineTime } from '../engine/base/types.js';
 import type { Task } from '../engine/task/manifest.js';
 import { measureBaseline, removeRunDir, type BaselineFile, type PyTiming } from '../engine/pytorch/candidate.js';
 import type { GpuQueue } from '../engine/measure/evaluate.js';
@@ -96,7 +96,7 @@ export async function measurePytorchBaselines(task: Task, t: BaselineTarget, o: 
 /** A baseline's GPU time beside its one-call figure, and whether that figure is mostly the host's. */
 export function gpuNote(x: PytorchBaselineTime): string {
   if (x.gpuMs === undefined) return '';
-  const host = x.gpuMs < 0.8 * x.medianMs ? `; HOST-BOUND: the GPU works ${Math.round((100 * x.gpuMs) / x.medianMs)}% of it` : '';
+  const host = isHostBound(x.gpuMs, x.medianMs) ? `; HOST-BOUND: the GPU works ${Math.round((100 * x.gpuMs) / x.medianMs)}% of it` : '';
   return `; GPU's own time ${x.gpuMs.toPrecision(3)} ms${x.hostCallMs !== undefined ? `, host issues the call in ${x.hostCallMs.toPrecision(3)} ms` : ''}${host}`;
 }
 

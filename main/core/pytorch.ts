@@ -9,7 +9,7 @@ import path from 'node:path';
 import { findPython } from '../engine/platform/toolchain/python.js';
 import { changedFlags, measureBaseline, measureCandidate, type PyTiming } from '../engine/pytorch/candidate.js';
 import type { Task } from '../engine/task/manifest.js';
-import { GUARANTEE_LEVELS, type CandidateLabel, type GuaranteeLevel } from '../engine/base/types.js';
+import { GUARANTEE_LEVELS, isHostBound, type CandidateLabel, type GuaranteeLevel } from '../engine/base/types.js';
 
 export { findPython, type PythonEnv } from '../engine/platform/toolchain/python.js';
 
@@ -136,7 +136,7 @@ const gpuRatio = (base: PyTiming | null, cand: PyTiming | null): number | null =
 function gpuLine(s: PythonSizeResult): string | null {
   const c = gpuMs(s.time);
   if (!c) return null;
-  const hostBound = (t: PyTiming | null): boolean => !!t && !!gpuMs(t) && (gpuMs(t) as number) < 0.8 * t.medianMs;
+  const hostBound = (t: PyTiming | null): boolean => !!t && isHostBound(gpuMs(t), t.medianMs);
   const hb = [hostBound(s.time) ? 'the candidate' : '', hostBound(s.eager) ? 'eager' : '', hostBound(s.compiled) ? 'torch.compile' : ''].filter(Boolean);
   const host = (t: PyTiming | null): string => (typeof t?.hostCallMedianMs === 'number' ? `${t.hostCallMedianMs.toFixed(4)} ms` : '—');
   return `    GPU's own time: ${c.toFixed(4)} ms (host issues the call in ${host(s.time)})` +

@@ -3,7 +3,7 @@
 // with their time (CPU times say CPU), a legend line saying why torch.compile has none where it was
 // not run (never a line without a time), and a variant's speedup over each.
 import { ReferenceLine } from 'recharts';
-import { speedupOf, type PytorchBaselinesDTO } from '../../main/contract/api.js';
+import { isHostBound, speedupOf, type PytorchBaselinesDTO } from '../../main/contract/api.js';
 import { fmtMs, fmtX } from './store.js';
 
 const EAGER = '#ea580c';
@@ -26,12 +26,12 @@ type BaselineTime = NonNullable<PytorchBaselinesDTO['eager']>;
 /** A baseline's GPU time (samples behind a gate: Python's launch left out), where measured, and whether its one-call figure is mostly the host's. */
 function gpuText(t: BaselineTime): string {
   if (t.gpuMs === undefined) return '';
-  return `; GPU's own time ${fmtMs(t.gpuMs)}${t.gpuMs < 0.8 * t.medianMs ? ' — host-bound: the rest is Python launching kernels' : ''}`;
+  return `; GPU's own time ${fmtMs(t.gpuMs)}${isHostBound(t.gpuMs, t.medianMs) ? ' — host-bound: the rest is Python launching kernels' : ''}`;
 }
 
 /** The speedup over a baseline's GPU time too, where its one-call figure is host-bound. */
 function vsGpu(t: BaselineTime, ms: number | null): string {
-  return t.gpuMs !== undefined && t.gpuMs < 0.8 * t.medianMs ? ` (${fmtX(speedupOf(t.gpuMs, ms))} vs its GPU time ${fmtMs(t.gpuMs)})` : '';
+  return t.gpuMs !== undefined && isHostBound(t.gpuMs, t.medianMs) ? ` (${fmtX(speedupOf(t.gpuMs, ms))} vs its GPU time ${fmtMs(t.gpuMs)})` : '';
 }
 
 /** The baselines in words, under a plot: each one's time and where its line is, or why it has none. */

@@ -494,23 +494,16 @@ def compare(torch, got, want):
     for i, (g, w) in enumerate(zip(got, want)):
         dname = str(w.dtype).replace("torch.", "")
         row = {"index": i, "dtype": dname, "shape": list(w.shape)}
-        if tuple(g.shape) != tuple(w.shape):
-            row.update(ok=False, ok1e2=False, why=f"shape {list(g.shape)}, expected {list(w.shape)}")
+        # what makes the values incomparable: shape, then device, then dtype (the first that differs)
+        unlike = (f"shape {list(g.shape)}, expected {list(w.shape)}" if tuple(g.shape) != tuple(w.shape)
+                  else f"on {g.device}, the reference's output is on {w.device}" if g.device != w.device
+                  else f"dtype {str(g.dtype).replace('torch.', '')}, the reference's is {dname}" if g.dtype != w.dtype
+                  else None)
+        if unlike:
+            row.update(ok=False, ok1e2=False, why=unlike)
             rows.append(row)
             ok = ok2 = False
-            why = why or f"output {i}: {row['why']}"
-            continue
-        if g.device != w.device:
-            row.update(ok=False, ok1e2=False, why=f"on {g.device}, the reference's output is on {w.device}")
-            rows.append(row)
-            ok = ok2 = False
-            why = why or f"output {i}: {row['why']}"
-            continue
-        if g.dtype != w.dtype:
-            row.update(ok=False, ok1e2=False, why=f"dtype {str(g.dtype).replace('torch.', '')}, the reference's is {dname}")
-            rows.append(row)
-            ok = ok2 = False
-            why = why or f"output {i}: {row['why']}"
+            why = why or f"output {i}: {unlike}"
             continue
         g2 = g.detach()
         if w.dtype.is_floating_point or g2.dtype.is_floating_point:
@@ -667,6 +660,15 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
     gated_n = getattr(opts, "gated_samples", 0) or 0
     spin = sleep_cycles_per_ms(torch, dev) if cuda and (prewarm_ms > 0 or gated_n > 0) else None
     host_call = []  # ms for the call to return (Python's launch of every kernel, and any host work)
+
+    def look(out, check, k, what):
+        """Every output of every call is looked at (plain tensors that hold their values); `check`
+        (verify or verify_first, or None) compares it with input set k's reference outputs."""
+        outs = flat_outputs(out)
+        why = check(k, outs) if check is not None else None
+        if why:
+            raise Fail("correctness", f"{what}: {why}")
+
     def sample(fn, args, gate_ms=0.0):
         """One sample: L2 flushed, the device idle; (event ms or None, host ms up to a device-wide
         synchronise, the result, host ms for the call to return, ms the gate ran on the GPU).
@@ -710,11 +712,7 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
             j = len(fresh_ms)
             e_ms, w_ms, out, _c, _g = sample(call, clone_args(first_use[j]))
             fresh_ms.append(max(e_ms, w_ms - floor_ms) if e_ms is not None else w_ms)
-            outs = flat_outputs(out)
-            why = verify_first(j, outs) if verify_first is not None else None
-            if why:
-                raise Fail("correctness", f"call on first-seen inputs {j + 1}: {why}")
-            del out, outs
+            look(out, verify_first, j, f"call on first-seen inputs {j + 1}")
         while True:
             while len(fresh_ms) < n_first and first_at[len(fresh_ms)] <= n:
                 first_use_call()
@@ -727,13 +725,10 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
             wall.append(w_ms)
             n += 1
             last = extra is not None and extra == 0
-            outs = flat_outputs(out)  # every timed call returns plain tensors that hold their values
-            if verify is not None and (last or sysrand.random() < 0.125):
-                why = verify(k, outs)
-                verified += 1
-                if why:
-                    raise Fail("correctness", f"timed call {n}: {why}")
-            del out, outs, args
+            check = last or sysrand.random() < 0.125
+            verified += int(check and verify is not None)
+            look(out, verify if check else None, k, f"timed call {n}")
+            del out, args
             if last:
                 break
             if extra is not None:
@@ -772,13 +767,10 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
                 # the host clock counts past the events only beyond GATE_SLACK_MS: launching the gate
                 # itself costs the host clock a few microseconds the events do not see
                 dev_ms.append(max(e_ms, dev_wall[-1] - GATE_SLACK_MS))
-                outs = flat_outputs(out)
-                if verify is not None and (j == gated_n - 1 or sysrand.random() < 0.25):
-                    why = verify(k, outs)
-                    gverified += 1
-                    if why:
-                        raise Fail("correctness", f"gated call {j + 1}: {why}")
-                del out, outs, args
+                check = j == gated_n - 1 or sysrand.random() < 0.25
+                gverified += int(check and verify is not None)
+                look(out, verify if check else None, k, f"gated call {j + 1}")
+                del out, args
         gmean = statistics.mean(dev_ms)
         gated = {"deviceMedianMs": statistics.median(dev_ms), "eventMedianMs": statistics.median(dev_ev), "wallNetMedianMs": statistics.median(dev_wall), "minMs": min(dev_ms),
                  "rsd": (statistics.pstdev(dev_ms) / gmean) if gmean > 0 else 0.0, "gateMs": gate_ms, "samples": gated_n,

@@ -325,6 +325,16 @@ export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: re
   },
 };
 
+/**
+ * A one-call time is host-bound when the GPU's own time for the call (samples behind a gate) is
+ * under this share of it: the rest is Python launching kernels, which moved 2-4x from process to
+ * process on the H200 (bench/results/h200-eager-noise.md). The one rule for every place that says so.
+ */
+export const HOST_BOUND_GPU_SHARE = 0.8;
+export function isHostBound(gpuMs: number | null | undefined, oneCallMs: number | null | undefined): boolean {
+  return typeof gpuMs === 'number' && typeof oneCallMs === 'number' && gpuMs < HOST_BOUND_GPU_SHARE * oneCallMs;
+}
+
 /** One PyTorch baseline's time (kd_candidate.py `baseline`): its median, the clock that made it and the samples it was taken from. */
 export interface PytorchBaselineTime {
   medianMs: number;
