@@ -90,6 +90,14 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
     expect(await page.getByTestId('python-device').innerText()).toMatch(/^CPU \(torch [^)]+\): CPU times, not a GPU's/);
     // Its speedup vs the session's PyTorch baselines (timed by optimize before the search); CPU said so.
     expect(await page.getByTestId('vs-pytorch').innerText()).toMatch(/^[0-9.]+× vs PyTorch eager \([0-9.]+ (µs|ms)\) · (torch\.compile: none \(.+\)|[0-9.]+× vs torch\.compile \(.+\))\s*CPU$/);
+    // The variant's facts and the baselines' legend, looked at (npm run screenshots keeps them in docs/screenshots/)
+    const shots = process.env.KERNELDUEL_SCREENSHOTS === '1' ? path.resolve('docs', 'screenshots') : home;
+    const size = page.viewportSize();
+    for (const [width, height, name] of [[1440, 900, 'python-variant'], [1024, 700, 'python-variant-1024']] as const) {
+      await page.setViewportSize({ width, height });
+      await page.screenshot({ path: path.join(shots, `${name}.png`) });
+    }
+    if (size) await page.setViewportSize(size);
     // No PTX/SASS tabs for a Python candidate; its source and the reference are Python.
     expect(await page.getByTestId('vtab-ptx').count()).toBe(0);
     await page.getByTestId('vtab-source').click();

@@ -69,7 +69,7 @@ function PythonFacts({ d }: { d: VariantDetail }) {
       <dd>{fmtMs(d.row.medianMs)} [{fmtMs(d.row.ciLowMs)}, {fmtMs(d.row.ciHighMs)}] 95% CI · {fmtX(d.row.speedup)} vs the eager baseline{py.device === 'cpu' && d.row.medianMs !== null ? <b className="cpu-inline"> CPU</b> : null}</dd>
       <VsPytorch ms={d.row.medianMs} />
       {py.gpuMs !== undefined && <><dt>GPU's own time</dt><dd data-testid="python-gpu-time">{fmtMs(py.gpuMs)}{py.hostCallMs !== undefined ? ` · the host issues the call in ${fmtMs(py.hostCallMs)}` : ''}{isHostBound(py.gpuMs, d.row.medianMs) ? ' · HOST-BOUND: the time above is mostly Python launching kernels, and moves from process to process' : ''}</dd></>}
-      {py.firstUseMs !== undefined && <><dt>first-seen inputs</dt><dd>{fmtMs(py.firstUseMs)} (its fastest call on inputs it had never seen: no cache can lower it)</dd></>}
+      {py.firstUseMs !== undefined && <><dt>first-seen inputs</dt><dd>{fmtMs(py.firstUseMs)} (its fastest call on inputs it had never seen: no cache can lower it){py.device === 'cpu' ? <b className="cpu-inline"> CPU</b> : null}</dd></>}
       {py.referenceConstant && <><dt>reference</dt><dd className="fail">the same outputs for every input: a constant passes every check, so this time says nothing about a kernel</dd></>}
       <dt>guarantee</dt><dd data-testid="python-guarantee">{py.guarantee}: not ranked beside isolated (CUDA harness) results</dd>
       <dt>correct</dt><dd>{py.correct === null ? 'not reached' : `${py.correct ? 'yes' : 'NO'} at KernelBench's tolerance, ${py.correct1e2 ? 'yes' : 'NO'} at 1e-2`}</dd>
