@@ -1127,6 +1127,13 @@ def cmd_measure(a):
     _compare, _poison, _time, _flat, _clone = compare, poison_free_cache, time_calls, flat_outputs, clone_args
     known, _ = read_known_failures(a)
     install_build_recorder(torch, loads, known)
+    # torch replaces torch.manual_seed itself the first time torch._dynamo is imported (it wraps it
+    # with torch._disable_dynamo), which torch.compile, CUDA graphs and others do lazily: import it
+    # now, so the object watched is torch's own wrapper and only the candidate's doing is reported
+    try:
+        import torch._dynamo  # noqa: F401
+    except Exception:  # older torch (1.x) has none
+        pass
     watch, _replaced = watched_objects(torch), replaced
 
     def tampered(stage):

@@ -28,7 +28,8 @@ async function run(name: string, source: string, overrides: Record<string, numbe
     python, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 240_000, sandbox: true, device: 'cuda', eager: true, checks: 3, overrides,
   });
   const t = r.time;
-  console.log(`# ${name}: ${r.failure ? `${r.failure.kind}: ${r.failure.message.split('\n')[0].slice(0, 200)}` : 'ok'}${t ? `; median ${t.medianMs.toFixed(4)} ms, GPU ${t.gated?.deviceMedianMs.toFixed(4) ?? '—'} ms, host call ${t.hostCallMedianMs?.toFixed(4) ?? '—'} ms, first-use min ${t.firstUse?.minMs?.toFixed(4) ?? '—'} ms` : ''}`);
+  const wrong = r.correct === false ? r.file?.checks?.find((c) => !c.ok)?.why ?? 'incorrect' : undefined;
+  console.log(`# ${name}: ${r.failure ? `${r.failure.kind}: ${r.failure.message.split('\n')[0].slice(0, 200)}` : wrong ? `incorrect: ${wrong}` : 'ok'}${t ? `; median ${t.medianMs.toFixed(4)} ms, GPU ${t.gated?.deviceMedianMs.toFixed(4) ?? '—'} ms, host call ${t.hostCallMedianMs?.toFixed(4) ?? '—'} ms, first-use min ${t.firstUse?.minMs?.toFixed(4) ?? '—'} ms` : ''}`);
   return r;
 }
 
