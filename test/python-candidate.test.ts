@@ -131,6 +131,17 @@ class ModelNew(nn.Module):
     def forward(self, x):
         return torch.relu(self.lin(x))
 `,
+  // Lays its weight out once, in a buffer its first forward creates (CUDA-L1 1/64, 1/71, 2/31, 2/92
+  // do so): correct; restoring the built state before each check must leave that buffer alone.
+  layoutOnce: `${HEAD}class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+    def forward(self, x):
+        if not hasattr(self, "wt"):
+            self.register_buffer("wt", self.lin.weight.detach().t().contiguous())
+        return torch.clamp_min(x @ self.wt + self.lin.bias, 0)
+`,
   // Does half the batch (shrinking the problem).
   shrunk: `${HEAD}class ModelNew(nn.Module):
     def __init__(self, n):
@@ -339,6 +350,14 @@ def get_init_inputs():
     expect(results.patchesClock.correct).toBe(true);
     expect(results.patchesClock.failure?.message).toMatch(/^the candidate replaced time\.perf_counter \(while it was timed\)/);
     expect(results.patchesClock.time).toBeNull();
+  });
+
+  it('a buffer the first forward creates (a weight laid out once) is kept when the built state is restored before each check, and named', () => {
+    const r = results.layoutOnce;
+    expect(r.failure).toBeUndefined();
+    expect([r.correct, r.correct1e2]).toEqual([true, true]);
+    expect(r.file?.stateAddedKeys).toEqual(['wt']);
+    expect(results.good.file?.stateAddedKeys).toBeUndefined();
   });
 
   it('an output of another dtype than the reference\'s fails every check, naming both', () => {

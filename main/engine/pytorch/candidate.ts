@@ -50,7 +50,9 @@ const TimingSchema = z.object({
    */
   gated: z.object({
     deviceMedianMs: z.number(), gateMs: z.number(), samples: z.number(), starved: z.number(),
-    eventMedianMs: z.number().optional(), wallNetMedianMs: z.number().optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
+    eventMedianMs: z.number().optional(), wallNetMedianMs: z.number().optional(),
+    /** The gated empty call's host ms beyond its gate (runners from 2026-12-02): subtracted from each sample's host clock. */
+    floorMs: z.number().optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
   }).optional(),
   /** One call's cost when calls follow each other: the larger of the GPU's own time and the host's time to issue the call. */
   perCallMs: z.number().optional(),
@@ -97,6 +99,8 @@ export const MeasureFileSchema = z.object({
   /** torch's precision flags before the candidate's import and after it (TF32, cudnn.benchmark...). */
   flagsBefore: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
   flagsAfterImport: z.record(z.string(), z.union([z.boolean(), z.string()])).optional(),
+  /** Parameters or buffers the candidate's module gained after it was built (a buffer its first forward creates): left as they are when its state is restored before each check. */
+  stateAddedKeys: z.array(z.string()).optional(),
   buildS: z.number().optional(),
   checks: z.array(CheckSchema).optional(),
   correct: z.boolean().optional(),
