@@ -42,6 +42,24 @@ describe('a Python runner outcome as an EvalResult', () => {
     expect(plain.python && ['gpuMs', 'hostCallMs', 'firstUseMs', 'referenceConstant'].filter((k) => k in (plain.python as object))).toEqual([]);
   });
 
+  it('per-call (a run\'s default on a GPU): the timing is the gated samples\' per-call costs, KernelBench\'s one-call figure beside it; one-call keeps the one-call samples', () => {
+    // a host-bound forward: one-call 0.5 ms; the GPU works 0.05 ms, the host issues the call in 0.2-0.3 ms
+    const perCallSamplesMs = [0.21, 0.2, 0.22, 0.3, 0.21, 0.2, 0.23, 0.21, 0.2, 0.25];
+    const time = { ...TIME, hostCallMedianMs: 0.21, gated: { deviceMedianMs: 0.05, gateMs: 1, samples: 10, starved: 0, verifiedCalls: 3, samplesMs: perCallSamplesMs.map(() => 0.05), perCallSamplesMs } };
+    const file = { label: 'pytorch-only' as const, correct: true, correct1e2: true, time, checks: [{ check: 0, ok: true, ok1e2: true, why: null, outputs: [] }] };
+    const r = toEvalResult(outcome(file), 0, { ...GPU, figure: 'per-call' });
+    expect(r.timing![0]).toMatchObject({ medianMs: 0.21, minMs: 0.2, samplesMs: perCallSamplesMs, timer: 'events', verifiedCalls: 5 });
+    expect(r.timing![0].timerNote).toMatch(/^per-call: each of 10 gated samples is the larger of the GPU's own time .* KernelBench's one-call median 0\.5000 ms$/);
+    expect(r.python).toMatchObject({ figure: 'per-call', oneCallMs: 0.5, gpuMs: 0.05 });
+    const one = toEvalResult(outcome(file), 0, { ...GPU, figure: 'one-call' });
+    expect(one.timing![0]).toMatchObject({ medianMs: 0.5, samplesMs: TIME.samplesMs });
+    expect(one.python?.figure).toBe('one-call');
+    expect(one.python && 'oneCallMs' in one.python).toBe(false);
+    // a runner without gated samples (an older one, or torch without _sleep) gives the one-call figure, said so
+    const older = toEvalResult(outcome({ ...file, time: TIME }), 0, { ...GPU, figure: 'per-call' });
+    expect([older.timing![0].medianMs, older.python?.figure]).toEqual([0.5, 'one-call']);
+  });
+
   it('on the CPU the same result is a CPU time, never a GPU\'s', () => {
     const r = toEvalResult(outcome({ device: 'cpu', torch: '1.13.0a0', label: 'pytorch-only', correct: true, correct1e2: true, time: { ...TIME, timer: 'wall', eventMedianMs: null }, checks: [{ check: 0, ok: true, ok1e2: true, why: null, outputs: [] }] }), 0, { device: 'cpu', torch: '1.13.0a0' });
     expect(r.source).toEqual({ kind: 'cpu', what: 'CPU, torch 1.13.0a0' });
@@ -103,7 +121,11 @@ describe('resuming a Python-candidate session', () => {
   });
   it('continues on its own device (a CPU session stays on the CPU), with its duel rounds', () => {
     expect(resumeRunOptions(meta('cpu'), {})).toMatchObject({ strategy: 'llm', budget: 6, backend: { kind: 'python', device: 'cpu', duelRounds: 2 } });
-    expect(resumeRunOptions(meta('cuda'), {}).backend).toEqual({ kind: 'python', device: 'cuda', duelRounds: 2 });
+    // a session from before the per-call figure keeps ranking by what its results hold
+    expect(resumeRunOptions(meta('cuda'), {}).backend).toEqual({ kind: 'python', device: 'cuda', figure: 'one-call', duelRounds: 2 });
+    const perCall = meta('cuda');
+    perCall.settings.backend = { ...(perCall.settings.backend as object), figure: 'per-call' };
+    expect(resumeRunOptions(perCall, {}).backend).toMatchObject({ figure: 'per-call' });
   });
   it('refuses GPU and replay options, naming where the session measures', () => {
     expect(() => resumeRunOptions(meta('cpu'), { gpu: 0 })).toThrow(/--gpu 0: the session measures Python candidates on the CPU/);

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeSession, type SessionPayload } from '../main/contract/api.js';
+import { baselineFigureMs, decodeSession, type SessionPayload } from '../main/contract/api.js';
 import { SessionViews } from '../main/core/sessions.js';
 import { baselinesFromFile, describeBaselines, measurePytorchBaselines, skippedBaselines } from '../main/core/pytorch-baselines.js';
 import { PytorchBaselinesSchema } from '../main/engine/base/pytorch-baselines.js';
@@ -110,6 +110,25 @@ describe('PyTorch baselines: journal -> session payload -> workbench', () => {
     expect(d.pytorchBaselines!.guaranteeTitle).toMatch(/no candidate code runs in that process/);
     // The session log says it too.
     expect(views.log('with').map((l) => l.message).join('\n')).toMatch(/PyTorch baselines \(NVIDIA H200.*eager 2\.000 ms \(events, 3 samples\); torch\.compile 0\.5000 ms/);
+  });
+
+  it('a per-call Python session compares its variants with the baselines\' per-call times, not their one-call figures', () => {
+    // per gated sample, the larger of the GPU's time and the host's call time: eager 0.4 ms per call, 2 ms one-call
+    const eager = { ...timing(2), hostCallMedianMs: 0.3, gated: { deviceMedianMs: 0.1, gateMs: 1.2, samples: 5, starved: 0, perCallSamplesMs: [0.4, 0.39, 0.41, 0.4, 0.5] } };
+    const b = baselinesFromFile(task, GPU, file({ eager, compiled: { ...timing(0.5), ok: true, compileS: 3, matchesEager: true, matchesEager1e2: true } }), undefined);
+    expect(b.eager).toMatchObject({ medianMs: 2, perCallMs: 0.4 });
+    const py = { guarantee: 'python-in-process' as const, label: 'pytorch-only' as const, correct: true, correct1e2: true, customShare: 0, device: 'NVIDIA H200', torch: '2.11.0', ownKernels: [], topKernels: [], failedBuilds: [], flagsChanged: [], sandboxed: true, figure: 'per-call' as const, oneCallMs: 2.1 };
+    const s = createSession(root(), makeMeta('percall', { task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash } }));
+    s.append({ type: 'variant', variant: makeVariant('v0', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v0', result: timedResult(0.2, { python: py }) });
+    s.append({ type: 'pytorch-baselines', baselines: b });
+    s.close();
+    const d = decodeSession(JSON.parse(JSON.stringify(new SessionViews(root(), () => null).payload('percall'))) as SessionPayload);
+    // the session's baseline 0.2 ms per call over eager's 0.4 ms per call; torch.compile has no per-call time: no line
+    expect(d.pytorchBaselines).toMatchObject({ figure: 'per-call', eagerSpeedup: 0.5, compileSpeedup: null });
+    expect(baselineFigureMs(d.pytorchBaselines!, d.pytorchBaselines!.eager)).toBe(0.4);
+    expect(baselineFigureMs({}, d.pytorchBaselines!.eager)).toBe(2);
+    expect(baselinesSummary(b, 0.1, 'per-call')).toBe('PyTorch baselines on NVIDIA H200, guarantee level trusted-python: eager 400.00 µs per call (one-call 2.000 ms) → best 4.00× vs it per call; torch.compile 500.00 µs one-call, no per-call time to compare the best\'s with');
   });
 
   it('an older journal without the event opens, with no baselines', () => {

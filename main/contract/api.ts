@@ -3,7 +3,7 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PytorchBaselines, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PythonFigure, PytorchBaselines, PytorchBaselineTime, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
 import type { SessionPayload } from './session-payload.js';
 // Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
@@ -364,6 +364,14 @@ export interface PytorchBaselinesDTO extends PytorchBaselines {
   /** Where each sits on the plots' "speedup vs baseline" axis: the session baseline's median over its median (null without both). */
   eagerSpeedup: number | null;
   compileSpeedup: number | null;
+  /** The figure the session's variants hold (a Python-candidate session: per-call or one-call); the baselines are compared by the same one. Absent: one-call (CUDA sessions, older ones). */
+  figure?: PythonFigure;
+}
+
+/** A baseline's time by the figure its session ranks by (null: none recorded, e.g. per-call in a record from before 2026-12-02). */
+export function baselineFigureMs(b: Pick<PytorchBaselinesDTO, 'figure'>, t: PytorchBaselineTime | null | undefined): number | null {
+  if (!t) return null;
+  return b.figure === 'per-call' ? (t.perCallMs ?? null) : t.medianMs;
 }
 
 /** What the LLM answered for a variant it proposed: its three parts (the code is the variant's source). */

@@ -7,7 +7,7 @@ import type { PytorchBaselinesDTO } from './api.js';
 
 const Speedup = z.number().positive().nullable();
 
-export const PytorchBaselinesDTOSchema: z.ZodType<PytorchBaselinesDTO> = PytorchBaselinesSchema.extend({ guaranteeTitle: z.string(), eagerSpeedup: Speedup, compileSpeedup: Speedup })
+export const PytorchBaselinesDTOSchema: z.ZodType<PytorchBaselinesDTO> = PytorchBaselinesSchema.extend({ guaranteeTitle: z.string(), eagerSpeedup: Speedup, compileSpeedup: Speedup, figure: z.enum(['per-call', 'one-call']).optional() })
   .refine((b) => b.compile !== null || b.compileNote !== null, { message: 'torch.compile has neither a time nor a note saying why not', path: ['compileNote'] });
 
 /** The payload's baselines, checked (null when the session has none). */

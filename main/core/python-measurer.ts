@@ -11,7 +11,7 @@
 import { createHash, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DuelResult, EvalResult, Failure, FailureKind, PythonResultInfo, TimingResult } from '../engine/base/types.js';
+import type { DuelResult, EvalResult, Failure, FailureKind, PythonFigure, PythonResultInfo, TimingResult } from '../engine/base/types.js';
 import type { EvaluateOptions, MeasuredSpec, Measurer } from '../engine/measure/measurer.js';
 import type { Task } from '../engine/task/manifest.js';
 import { changedFlags, measureCandidate, type CandidateOutcome } from '../engine/pytorch/candidate.js';
@@ -37,7 +37,12 @@ export interface PythonMeasurerOptions {
   timingArgs?: string[];
   /** Rounds of a duel (pairs of fresh-process measurements; default 3). */
   duelRounds?: number;
+  /** What the timing holds and the run ranks and duels by (PythonFigure; default per-call, on a GPU). */
+  figure?: PythonFigure;
 }
+
+/** Gated samples a per-call figure is taken from, unless the run's timing options say otherwise. */
+export const PER_CALL_GATED_SAMPLES = 20;
 
 /** The trusted eager baseline as a candidate: the reference file itself, with ModelNew = Model. */
 export function eagerBaselineSource(task: Task): string {
@@ -81,6 +86,18 @@ export class PythonMeasurer implements Measurer {
     return this.o.torch;
   }
 
+  /** The figure this run's timings hold: per-call on a GPU unless one-call was asked for; on the CPU one-call (there is no gate). */
+  get figure(): PythonFigure {
+    return this.o.device === 'cpu' ? 'one-call' : (this.o.figure ?? 'per-call');
+  }
+
+  /** The runner's timing options: the run's own, plus enough gated samples for a per-call figure. */
+  private get timingArgs(): string[] | undefined {
+    const t = this.o.timingArgs;
+    if (this.figure !== 'per-call' || t?.includes('--gated-samples')) return t;
+    return [...(t ?? []), '--gated-samples', String(PER_CALL_GATED_SAMPLES)];
+  }
+
   /** The GPU's name ('cpu' on the CPU). */
   get gpuName(): string {
     return this.o.device === 'cuda' ? (this.o.deviceName ?? 'cuda') : 'cpu';
@@ -90,7 +107,7 @@ export class PythonMeasurer implements Measurer {
   get label(): string {
     return this.o.device === 'cpu'
       ? `CPU (${this.cpuWhy}, torch ${this.o.torch ?? '?'}): Python candidates checked and timed on the CPU — CPU times, not a GPU's; guarantee level python-in-process`
-      : `GPU ${this.o.deviceName ?? 'cuda'}: Python candidates (guarantee level python-in-process)`;
+      : `GPU ${this.o.deviceName ?? 'cuda'}: Python candidates (guarantee level python-in-process), ranked by ${this.figure === 'per-call' ? "per-call time (the larger of the GPU's own time and the host's time to issue the call; KernelBench's one-call figure is kept beside it)" : "KernelBench's one-call time (Python's launch of every kernel included)"}`;
   }
 
   /** The candidate's file: one per source content, so a re-measurement reuses its extension builds. */
@@ -109,7 +126,7 @@ export class PythonMeasurer implements Measurer {
     return measureCandidate(this.task.referencePath, file, {
       python: this.o.python, workDir: path.join(root, `run-${sizeIndex}-${randomInt(1e9)}`), extDir: path.join(root, 'ext'),
       timeoutMs: this.o.timeoutMs ?? 300_000, sandbox: true, device: this.o.device, checks: this.o.checks,
-      overrides: this.task.manifest.sizes[sizeIndex], timingArgs: this.o.timingArgs, signal,
+      overrides: this.task.manifest.sizes[sizeIndex], timingArgs: this.timingArgs, signal,
     });
   }
 
@@ -119,7 +136,7 @@ export class PythonMeasurer implements Measurer {
     let last: EvalResult | null = null;
     for (const si of this.task.timed) {
       const m = await this.run(spec, si, o.signal);
-      const r = toEvalResult(m, si, { device: this.o.device, deviceName: this.o.deviceName, torch: this.o.torch });
+      const r = toEvalResult(m, si, { device: this.o.device, deviceName: this.o.deviceName, torch: this.o.torch, figure: this.figure });
       if (r.failure || !r.timing?.length) return r;
       timing.push(...r.timing);
       last = r;
@@ -139,7 +156,7 @@ export class PythonMeasurer implements Measurer {
       for (const side of order) {
         const m = await this.run(side === 'a' ? a : b, size, signal);
         if (signal?.aborted) return {};
-        const r = toEvalResult(m, size, { device: this.o.device, deviceName: this.o.deviceName, torch: this.o.torch });
+        const r = toEvalResult(m, size, { device: this.o.device, deviceName: this.o.deviceName, torch: this.o.torch, figure: this.figure });
         if (r.failure || !r.timing?.length) return { failure: { kind: r.failure?.kind ?? 'runtime', reason: `duel round ${round + 1}, side ${side.toUpperCase()}: ${r.failure?.reason ?? 'not timed'}` } };
         got[side] = r.timing[0].medianMs;
         if (r.timing[0].timer === 'wall') wall = true;
@@ -171,7 +188,7 @@ export function logRatioCI(ratios: number[]): { ratio: number; low: number; high
 }
 
 /** A runner outcome as an EvalResult: a fallback counts as failed (its custom kernel never ran), wrong outputs as a correctness failure. */
-export function toEvalResult(m: CandidateOutcome, sizeIndex: number, where: { device: PythonDevice; deviceName?: string; torch: string | null }): EvalResult {
+export function toEvalResult(m: CandidateOutcome, sizeIndex: number, where: { device: PythonDevice; deviceName?: string; torch: string | null; figure?: PythonFigure }): EvalResult {
   const f = m.file;
   const failedBuilds = (f?.loads ?? []).filter((l) => !l.ok).map((l) => `${l.name}: ${(l.error ?? '').split('\n')[0]}`);
   const python: PythonResultInfo = {
@@ -208,13 +225,30 @@ export function toEvalResult(m: CandidateOutcome, sizeIndex: number, where: { de
   let timing: TimingResult[] | undefined;
   const t = m.time;
   if (t && !failure) {
-    const samples = t.samplesMs?.length ? t.samplesMs : [t.medianMs];
-    const ci = medianCI(samples);
-    timing = [{
-      size: sizeIndex, samplesMs: samples, eventMs: [], wallMs: [], timer: t.timer, medianMs: t.medianMs, meanMs: t.meanMs, minMs: t.minMs,
-      ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise, converged: t.rsd < 0.02, warmupCalls: 3, verifiedCalls: t.verifiedCalls,
-      l2FlushBytes: where.device === 'cuda' ? 256 << 20 : 0,
-    }];
+    const perCall = where.figure === 'per-call' && where.device === 'cuda' ? t.gated?.perCallSamplesMs : undefined;
+    if (perCall?.length) {
+      // per-call: the gated samples, each the larger of the GPU's own time and its call's host time
+      const ci = medianCI(perCall);
+      const mean = perCall.reduce((a, b) => a + b, 0) / perCall.length;
+      const sd = Math.sqrt(perCall.reduce((a, b) => a + (b - mean) ** 2, 0) / perCall.length);
+      python.figure = 'per-call';
+      python.oneCallMs = t.medianMs;
+      timing = [{
+        size: sizeIndex, samplesMs: perCall, eventMs: [], wallMs: [], timer: 'events', medianMs: ci.median, meanMs: mean, minMs: Math.min(...perCall),
+        timerNote: `per-call: each of ${perCall.length} gated samples is the larger of the GPU's own time (events behind a gate; the host clock less the gate where longer) and the host's time to issue that call; KernelBench's one-call median ${t.medianMs.toPrecision(4)} ms`,
+        ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise, converged: sd / Math.max(mean, 1e-12) < 0.02, warmupCalls: 3, verifiedCalls: (t.verifiedCalls ?? 0) + (t.gated?.verifiedCalls ?? 0),
+        l2FlushBytes: 256 << 20,
+      }];
+    } else {
+      const samples = t.samplesMs?.length ? t.samplesMs : [t.medianMs];
+      const ci = medianCI(samples);
+      if (where.figure) python.figure = 'one-call';
+      timing = [{
+        size: sizeIndex, samplesMs: samples, eventMs: [], wallMs: [], timer: t.timer, medianMs: t.medianMs, meanMs: t.meanMs, minMs: t.minMs,
+        ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise, converged: t.rsd < 0.02, warmupCalls: 3, verifiedCalls: t.verifiedCalls,
+        l2FlushBytes: where.device === 'cuda' ? 256 << 20 : 0,
+      }];
+    }
   }
   const source: EvalResult['source'] = where.device === 'cpu'
     ? { kind: 'cpu', what: `CPU, torch ${python.torch ?? '?'}` }

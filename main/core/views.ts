@@ -4,7 +4,7 @@ import { GUARANTEE_LEVELS, type EvalResult, type VariantRecord } from '../engine
 import { pytorchBaselinesIn, type SessionEvent } from '../engine/session/events.js';
 import { parseCompilerMessages } from '../engine/build/compile.js';
 import { timedMedianMs } from '../engine/measure/verdict.js';
-import { rooflinePoint, speedupOf, timelineOf, type PytorchBaselinesDTO, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow } from '../contract/api.js';
+import { baselineFigureMs, rooflinePoint, speedupOf, timelineOf, type PytorchBaselinesDTO, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow } from '../contract/api.js';
 
 export interface SessionEventLike {
   type: string;
@@ -60,10 +60,13 @@ export function baselineOf(f: SessionFacts): { id: string | null; ms: number | n
 export function pytorchBaselinesOf(f: SessionFacts): PytorchBaselinesDTO | null {
   const b = pytorchBaselinesIn(f.events as unknown as SessionEvent[]);
   if (!b) return null;
-  const base = baselineOf(f).ms;
+  const { id, ms: base } = baselineOf(f);
+  // compared by the figure the session's variants hold (a per-call Python session: per-call)
+  const figure = id ? f.resultOf(id)?.python?.figure : undefined;
+  const by = { ...(figure ? { figure } : {}) };
   return {
-    ...b, guaranteeTitle: GUARANTEE_LEVELS[b.guarantee].title,
-    eagerSpeedup: speedupOf(base, b.eager?.medianMs ?? null), compileSpeedup: speedupOf(base, b.compile?.medianMs ?? null),
+    ...b, guaranteeTitle: GUARANTEE_LEVELS[b.guarantee].title, ...by,
+    eagerSpeedup: speedupOf(base, baselineFigureMs(by, b.eager)), compileSpeedup: speedupOf(base, baselineFigureMs(by, b.compile)),
   };
 }
 

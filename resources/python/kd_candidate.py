@@ -754,7 +754,7 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
         # host clock less the empty-call floor and the gate (work queued after the end event).
         # A starved sample (the call took longer on the host than the gate) times host waits too.
         gate_ms = min(50.0, max(1.0, 4 * (host_call_med or 0.0)))
-        dev_ms, dev_ev, dev_wall, starved, gverified = [], [], [], 0, 0
+        dev_ms, dev_ev, dev_wall, per_call, starved, gverified = [], [], [], [], 0, 0
         with lock.hold(True):
             # the gated empty call: what the host clock sees beyond the gate when nothing is called
             # (launching the gate and its record, waking from the synchronise). Taken in this process,
@@ -772,6 +772,9 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
                 # the host clock counts past the events only beyond GATE_SLACK_MS: launching the gate
                 # itself costs the host clock a few microseconds the events do not see
                 dev_ms.append(max(e_ms, dev_wall[-1] - GATE_SLACK_MS))
+                # one call's cost when calls follow each other: the GPU's work or the host's time to
+                # issue it, whichever is longer (host work hidden behind the gate still counts here)
+                per_call.append(max(dev_ms[-1], call_ms))
                 check = j == gated_n - 1 or sysrand.random() < 0.25
                 gverified += int(check and verify is not None)
                 look(out, verify if check else None, k, f"gated call {j + 1}")
@@ -779,6 +782,7 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
         gmean = statistics.mean(dev_ms)
         gated = {"deviceMedianMs": statistics.median(dev_ms), "eventMedianMs": statistics.median(dev_ev), "wallNetMedianMs": statistics.median(dev_wall), "minMs": min(dev_ms),
                  "rsd": (statistics.pstdev(dev_ms) / gmean) if gmean > 0 else 0.0, "gateMs": gate_ms, "floorMs": gfloor_ms, "samples": gated_n,
+                 "samplesMs": [round(x, 6) for x in dev_ms], "perCallSamplesMs": [round(x, 6) for x in per_call],
                  "starved": starved, "verifiedCalls": gverified}
     fresh = {"medianMs": statistics.median(fresh_ms), "minMs": min(fresh_ms), "samplesMs": [round(x, 6) for x in fresh_ms], "samples": len(fresh_ms),
              "at": first_at} if fresh_ms else None

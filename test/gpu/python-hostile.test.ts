@@ -40,6 +40,16 @@ test('an honest candidate passes on the GPU: timed, with its GPU time and calls 
     assert.equal(r.correct, true);
     const t = r.time!;
     assert.ok(t.gated && t.gated.deviceMedianMs > 0, 'no GPU time');
+    // the per-call figure an optimisation run ranks by: per gated sample, at least the GPU's time and
+    // that call's host time; the gated floor is the empty call's host ms beyond the gate (a few µs)
+    const per = t.gated.perCallSamplesMs ?? [];
+    assert.equal(per.length, t.gated.samples);
+    per.forEach((x, i) => assert.ok(x >= (t.gated!.samplesMs ?? [])[i], `per-call ${x} under the GPU's ${(t.gated!.samplesMs ?? [])[i]}`));
+    assert.ok((t.gated.floorMs ?? -1) >= 0 && (t.gated.floorMs ?? 1) < 0.5, `gated floor ${t.gated.floorMs} ms`);
+    // the GPU's own time stays under the one-call figure (it leaves out Python's launch): 2026-12-02's
+    // audit had one eager row where the host clock less the plain floor read 2.4x the one-call figure
+    assert.ok(t.gated.deviceMedianMs <= 1.1 * t.medianMs + 0.005, `GPU ${t.gated.deviceMedianMs} ms over one-call ${t.medianMs} ms`);
+    console.log(`# good-${overrides.batch}: per-call median ${[...per].sort((a, b) => a - b)[per.length >> 1]?.toFixed(4)} ms, gated floor ${t.gated.floorMs?.toFixed(4)} ms`);
     assert.equal(t.firstUse?.samples, 5);
     assert.ok((t.firstUse?.minMs ?? 0) < 2 * t.medianMs + 0.02, `first-use ${t.firstUse?.minMs} ms against ${t.medianMs} ms`);
   }

@@ -25,7 +25,7 @@ import { workRoot } from '../../engine/base/paths.js';
 import { PythonMeasurer } from '../python-measurer.js';
 import type { BaselinePlan } from '../pytorch-baselines.js';
 import { cudaDeviceSelector } from '../../engine/platform/gpu/detect.js';
-import type { GpuInfo } from '../../engine/base/types.js';
+import type { GpuInfo, PythonFigure } from '../../engine/base/types.js';
 
 export type Backend =
   | {
@@ -50,6 +50,8 @@ export type Backend =
       kind: 'python'; device?: 'cuda' | 'cpu' | 'auto';
       /** Pairs of fresh-process measurements per duel (default 3). */
       duelRounds?: number;
+      /** What variants are ranked and duelled by on a GPU (PythonFigure; default per-call). */
+      figure?: PythonFigure;
       /** The runner's timing options (--min-samples N ...), e.g. shorter ones in tests. */
       timingArgs?: string[];
     };
@@ -190,6 +192,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
             ...(o.backend.simulateGpus ? { simulateGpus: { count: o.backend.simulateGpus.count, ...(o.backend.simulateGpus.latencyMs ? { latencyMs: o.backend.simulateGpus.latencyMs } : {}) } } : {}) }
         : o.backend.kind === 'python'
         ? { kind: 'python', device: (measurer as PythonMeasurer).device, python: (measurer as PythonMeasurer).python, torch: (measurer as PythonMeasurer).torch,
+            figure: (measurer as PythonMeasurer).figure,
             ...(o.backend.duelRounds ? { duelRounds: o.backend.duelRounds } : {}), ...(o.backend.timingArgs ? { timingArgs: o.backend.timingArgs } : {}) }
         : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
@@ -249,6 +252,6 @@ async function pythonMeasurer(task: Task, b: Extract<Backend, { kind: 'python' }
   const device = want === 'cpu' || !py.can.gpuReference ? 'cpu' : 'cuda';
   return new PythonMeasurer(task, {
     python: py.python, torch: py.torch, device, cudaAvailable: py.can.gpuReference, deviceName: device === 'cuda' ? (py.devices[0] ?? 'cuda') : undefined,
-    workRoot: workRoot(), duelRounds: b.duelRounds, timingArgs: b.timingArgs,
+    workRoot: workRoot(), duelRounds: b.duelRounds, timingArgs: b.timingArgs, ...(b.figure ? { figure: b.figure } : {}),
   });
 }

@@ -102,7 +102,8 @@ export function resumeRunOptions(meta: SessionMeta, given: GivenRunOptions): Res
     for (const [opt, v] of [['--replay', given.replay], ['--gpus', given.gpus], ['--gpu', given.gpu], ['--arch', given.arch], ['--max-ms', given.maxMs]] as const) {
       if (v !== undefined) conflicts.push(`${opt} ${String(v)}: ${what}`);
     }
-    backend = { kind: 'python', device: b.device, ...(b.duelRounds ? { duelRounds: b.duelRounds } : {}), ...(b.timingArgs ? { timingArgs: b.timingArgs } : {}) };
+    // its figure stays what its results hold: sessions from before the per-call figure were one-call
+    backend = { kind: 'python', device: b.device, figure: b.figure ?? 'one-call', ...(b.duelRounds ? { duelRounds: b.duelRounds } : {}), ...(b.timingArgs ? { timingArgs: b.timingArgs } : {}) };
   } else {
     if (given.replay !== undefined) conflicts.push(`--replay ${given.replay}: the session ${meta.gpu ? `measures on GPU ${meta.gpu.name}` : 'is compile-only'}, not a REPLAY of a recording`);
     const compileOnly = b?.compileOnly ?? meta.gpu === null;

@@ -1,5 +1,5 @@
 // Human-readable summaries of results for the CLI.
-import type { EvalResult, PytorchBaselines } from '../../engine/base/types.js';
+import type { EvalResult, PythonFigure, PytorchBaselines, PytorchBaselineTime } from '../../engine/base/types.js';
 import type { SessionSummary } from '../../engine/session/list.js';
 import { pythonDeviceOf, replayRecordingOf } from '../../engine/session/run-settings.js';
 import type { Task } from '../../engine/task/manifest.js';
@@ -50,9 +50,16 @@ export function describeSession(s: SessionSummary): string {
 }
 
 /** The optimize summary's PyTorch baselines line: each baseline's time and the best's speedup over it, or why there is none. */
-export function baselinesSummary(b: PytorchBaselines, bestMs: number | null): string {
-  const vs = (t: { medianMs: number } | null, why: string | null): string =>
-    t ? `${fmtMs(t.medianMs)}${bestMs ? ` → best ${(t.medianMs / bestMs).toFixed(2)}× vs it` : ''}` : `none (${why ?? 'not measured'})`;
+export function baselinesSummary(b: PytorchBaselines, bestMs: number | null, figure?: PythonFigure): string {
+  // a per-call Python run's best is compared with the baselines' per-call times (KernelBench's one-call figure beside)
+  const vs = (t: PytorchBaselineTime | null, why: string | null): string => {
+    if (!t) return `none (${why ?? 'not measured'})`;
+    if (figure === 'per-call') {
+      if (t.perCallMs === undefined) return `${fmtMs(t.medianMs)} one-call, no per-call time to compare the best's with`;
+      return `${fmtMs(t.perCallMs)} per call (one-call ${fmtMs(t.medianMs)})${bestMs ? ` → best ${(t.perCallMs / bestMs).toFixed(2)}× vs it per call` : ''}`;
+    }
+    return `${fmtMs(t.medianMs)}${bestMs ? ` → best ${(t.medianMs / bestMs).toFixed(2)}× vs it` : ''}`;
+  };
   if (!b.eager && !b.compile && b.failure?.startsWith('not measured: ')) return `PyTorch baselines: ${b.failure}`;
   const where = b.device === 'cpu' ? ' [CPU] (CPU times, not a GPU\'s)' : ` on ${b.deviceName}`;
   return `PyTorch baselines${where}, guarantee level ${b.guarantee}: eager ${vs(b.eager, b.failure)}; torch.compile ${vs(b.compile, b.compileNote)}`;

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { chooseTaskDir, resolveTask, resolveTaskDir, builtinTaskNames } from '../../engine/task/resolve.js';
 import { loadTask, type Task } from '../../engine/task/manifest.js';
 import type { Evaluator } from '../../engine/measure/evaluate.js';
-import type { BuildResult, Config, EvalResult, VariantSpec } from '../../engine/base/types.js';
+import type { BuildResult, Config, EvalResult, PythonFigure, VariantSpec } from '../../engine/base/types.js';
 import { enumerateSpace } from '../../engine/task/space.js';
 import { listSessions } from '../../engine/session/list.js';
 import { openSession, openSessionReadOnly, readSessionMeta, sessionsRoot } from '../../engine/session/store.js';
@@ -128,6 +128,8 @@ interface OptimizeFlags extends LlmFlags {
   /** Python candidates: cuda or cpu (default: CUDA when torch has it). */
   device?: string;
   duelRounds?: number;
+  /** Python candidates: per-call (default on a GPU) or one-call (KernelBench's). */
+  figure?: string;
   /** false with --no-pytorch-baselines. */
   pytorchBaselines?: boolean;
   json?: boolean;
@@ -184,6 +186,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
   if (o.candidates !== undefined && o.candidates !== 'python' && o.candidates !== 'cuda') throw new UsageError(`--candidates must be python or cuda (got ${o.candidates})`);
   if (o.device !== undefined && o.device !== 'cuda' && o.device !== 'cpu') throw new UsageError(`--device must be cuda or cpu (got ${o.device})`);
   if (o.duelRounds !== undefined && !(Number.isInteger(o.duelRounds) && o.duelRounds >= 1)) throw new UsageError('--duel-rounds must be a positive integer');
+  if (o.figure !== undefined && o.figure !== 'per-call' && o.figure !== 'one-call') throw new UsageError(`--figure must be per-call or one-call (got ${o.figure})`);
   if (!o.replay && o.candidates !== 'cuda') {
     const t = resolveTask(taskDirOf(taskArg, () => undefined));
     // A PyTorch task whose kernel.cu is still the import's placeholder has no CUDA baseline: its candidates are Python.
@@ -197,13 +200,13 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
       const llm = llmSettingsFromFlags(o);
       return {
         task: t.dir, strategy: o.strategy as RunOptions['strategy'], budget: o.budget, seed: o.seed,
-        backend: { kind: 'python', ...(o.device ? { device: o.device as 'cuda' | 'cpu' } : {}), ...(o.duelRounds ? { duelRounds: o.duelRounds } : {}) },
+        backend: { kind: 'python', ...(o.device ? { device: o.device as 'cuda' | 'cpu' } : {}), ...(o.duelRounds ? { duelRounds: o.duelRounds } : {}), ...(o.figure ? { figure: o.figure as PythonFigure } : {}) },
         flags: false, transforms: false, ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
         ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
       };
     }
   }
-  if (o.device !== undefined || o.duelRounds !== undefined) throw new UsageError('--device and --duel-rounds apply to Python candidates (--candidates python)');
+  if (o.device !== undefined || o.duelRounds !== undefined || o.figure !== undefined) throw new UsageError('--device, --duel-rounds and --figure apply to Python candidates (--candidates python)');
   const pool = poolBackendOptions(o);
   // A replayed space without kernel source is its own task: its name is no folder (core/run/prepare.ts checks it).
   if (!o.replay || chooseTaskDirOrNull(taskArg)) taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
@@ -384,6 +387,7 @@ program
   .option('--candidates <python|cuda>', 'PyTorch-reference tasks: KernelBench-style Python candidates (ModelNew, written by --strategy llm) or CUDA entry points (default: python when kernel.cu is the import\'s placeholder)')
   .option('--device <cuda|cpu>', 'Python candidates: where to run them (default: CUDA when torch has it; on the CPU every time is labelled CPU)')
   .option('--duel-rounds <n>', 'Python candidates: pairs of fresh-process measurements per duel (default 3)', (v) => Number(v))
+  .option('--figure <per-call|one-call>', "Python candidates on a GPU: what variants are ranked and duelled by: per-call (default: per gated sample, the larger of the GPU's own time and the host's time to issue the call; reproduces across processes) or one-call (KernelBench's: one call after a synchronise, Python's launch inside; moved 2-4x between processes for short forwards on an H200)")
   .option('--no-pytorch-baselines', 'PyTorch-reference tasks: do not time the eager / torch.compile baselines before the search (timed once per session by default)')
   .option('--llm-base-url <url>', `OpenAI-compatible base URL (llm/mixed; default ${LLM_DEFAULTS.baseURL})`)
   .option('--llm-model <name>', `model name (default ${LLM_DEFAULTS.model})`)
@@ -503,7 +507,8 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
   const baselines = pytorchBaselinesIn(snap.events());
   snap.close();
   const taskName = snap.meta.task.name;
-  if (baselines && !o.json) log(baselinesSummary(baselines, best?.medianMs ?? null));
+  const bestFigure = best ? snap.resultOf(best.variant.id)?.python?.figure : undefined;
+  if (baselines && !o.json) log(baselinesSummary(baselines, best?.medianMs ?? null, bestFigure));
   if (!o.json && runOptions.backend.kind === 'python') {
     const py = best ? snap.resultOf(best.variant.id)?.python : undefined;
     if (best) log(`best${tag}: ${best.variant.id}${best.variant.origin === 'baseline' ? ' (the baseline: the reference run eagerly)' : ''} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the eager baseline${cpu ? ' on the CPU' : ''}` : ''}${py ? `; label ${py.label.toUpperCase()}, guarantee level ${py.guarantee}` : ''}`);

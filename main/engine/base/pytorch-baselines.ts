@@ -6,7 +6,7 @@ import type { PytorchBaselines } from './types.js';
 
 const TimeSchema = z.object({
   medianMs: z.number().positive(), timer: z.enum(['events', 'wall']), samples: z.number().int().nonnegative(),
-  gpuMs: z.number().positive().optional(), hostCallMs: z.number().nonnegative().optional(),
+  gpuMs: z.number().positive().optional(), hostCallMs: z.number().nonnegative().optional(), perCallMs: z.number().positive().optional(),
 });
 
 export const PytorchBaselinesSchema = z.object({

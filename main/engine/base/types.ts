@@ -186,6 +186,18 @@ export interface EvalResult {
 }
 
 /** What stands behind a Python candidate's result, beside the usual build / check / timing. */
+/**
+ * The figure a Python candidate's timing holds, what an optimisation run ranks and duels by:
+ * - `per-call`: per gated sample, the larger of the GPU's own time (behind a gate, so Python's launch
+ *   is left out) and the host's time to issue the call: one call's cost when calls follow each other.
+ *   On the H200 the GPU's own time reproduced within 10% across processes for 55 of 58 CUDA-L1
+ *   references, against 23 of 58 for the one-call figure (bench/results/h200-cuda-l1-audit.md).
+ * - `one-call`: KernelBench's figure, one call after a device synchronise with Python's launch of
+ *   every kernel inside it; for short forwards it moved 2-4x between processes (h200-eager-noise.md).
+ * On the CPU the two are the same thing (there is no gate), and the timing is the one-call figure.
+ */
+export type PythonFigure = 'per-call' | 'one-call';
+
 export interface PythonResultInfo {
   guarantee: GuaranteeLevel;
   label: CandidateLabel;
@@ -217,6 +229,12 @@ export interface PythonResultInfo {
   hostCallMs?: number;
   /** The fastest call on input sets it had never seen (a cache of results cannot lower it). */
   firstUseMs?: number;
+  /**
+   * Which figure the timing holds (PythonFigure): `per-call` (the default of runs since 2026-12-02
+   * on a GPU) or KernelBench's `one-call`; with per-call, oneCallMs is KernelBench's figure beside it.
+   */
+  figure?: PythonFigure;
+  oneCallMs?: number;
   /** The reference gave the same outputs for every input set: a constant passes every check. */
   referenceConstant?: boolean;
 }
@@ -347,6 +365,11 @@ export interface PytorchBaselineTime {
    */
   gpuMs?: number;
   hostCallMs?: number;
+  /**
+   * The per-call figure (PythonFigure): the median over gated samples of the larger of the GPU's own
+   * time and that call's host time. What a Python-candidate run ranked per-call is compared with.
+   */
+  perCallMs?: number;
 }
 
 /**

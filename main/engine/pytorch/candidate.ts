@@ -52,7 +52,9 @@ const TimingSchema = z.object({
     deviceMedianMs: z.number(), gateMs: z.number(), samples: z.number(), starved: z.number(),
     eventMedianMs: z.number().optional(), wallNetMedianMs: z.number().optional(),
     /** The gated empty call's host ms beyond its gate (runners from 2026-12-02): subtracted from each sample's host clock. */
-    floorMs: z.number().optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
+    floorMs: z.number().optional(),
+    /** Each gated sample (ms), and each one's per-call cost: the larger of it and that call's host time (runners from 2026-12-02). */
+    samplesMs: z.array(z.number()).optional(), perCallSamplesMs: z.array(z.number()).optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
   }).optional(),
   /** One call's cost when calls follow each other: the larger of the GPU's own time and the host's time to issue the call. */
   perCallMs: z.number().optional(),

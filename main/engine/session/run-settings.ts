@@ -28,6 +28,8 @@ export const StoredBackendSchema = z.discriminatedUnion('kind', [
     torch: z.string().nullable().optional(),
     duelRounds: z.number().int().positive().optional(),
     timingArgs: z.array(z.string()).optional(),
+    /** What variants were ranked and duelled by (sessions before 2026-12-02 have none: they were one-call). */
+    figure: z.enum(['per-call', 'one-call']).optional(),
   }),
 ]);
 export type StoredBackend = z.infer<typeof StoredBackendSchema>;

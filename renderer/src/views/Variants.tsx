@@ -67,6 +67,9 @@ function PythonFacts({ d }: { d: VariantDetail }) {
       <dt>status</dt><dd>{d.row.status}{d.row.failure ? <span className="fail"> — {d.row.failure.kind}: {d.row.failure.reason}</span> : null}</dd>
       <dt>time</dt>
       <dd>{fmtMs(d.row.medianMs)} [{fmtMs(d.row.ciLowMs)}, {fmtMs(d.row.ciHighMs)}] 95% CI · {fmtX(d.row.speedup)} vs the eager baseline{py.device === 'cpu' && d.row.medianMs !== null ? <b className="cpu-inline"> CPU</b> : null}</dd>
+      {py.figure && py.device !== 'cpu' && <><dt>figure</dt><dd data-testid="python-figure">{py.figure === 'per-call'
+        ? <>per call: the larger of the GPU's own time and the host's time to issue the call, per gated sample (what the run ranks and duels by){py.oneCallMs !== undefined ? <> · KernelBench's one-call figure {fmtMs(py.oneCallMs)}</> : null}</>
+        : "one call (KernelBench's): after a synchronise, Python's launch of every kernel inside"}</dd></>}
       <VsPytorch ms={d.row.medianMs} />
       {py.gpuMs !== undefined && <><dt>GPU's own time</dt><dd data-testid="python-gpu-time">{fmtMs(py.gpuMs)}{py.hostCallMs !== undefined ? ` · the host issues the call in ${fmtMs(py.hostCallMs)}` : ''}{isHostBound(py.gpuMs, d.row.medianMs) ? ' · HOST-BOUND: the time above is mostly Python launching kernels, and moves from process to process' : ''}</dd></>}
       {py.firstUseMs !== undefined && <><dt>first-seen inputs</dt><dd>{fmtMs(py.firstUseMs)} (its fastest call on inputs it had never seen: no cache can lower it){py.device === 'cpu' ? <b className="cpu-inline"> CPU</b> : null}</dd></>}
