@@ -4,7 +4,12 @@
 // and the duel's interval from few fresh-process pairs. No torch needed: outcomes are written here
 // as the runner writes them (the CPU runs are test/python-optimize.test.ts).
 import { describe, expect, it } from 'vitest';
-import { eagerBaselineSource, logRatioCI, pythonCandidateTask, toEvalResult } from '../main/core/python-measurer.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eagerBaselineSource, logRatioCI, PER_CALL_PROMPT, PythonMeasurer, pythonCandidateTask, toEvalResult } from '../main/core/python-measurer.js';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { writePythonTask } from './fixtures/python-task.js';
 import type { CandidateOutcome, MeasureFile } from '../main/engine/pytorch/candidate.js';
 import { isTimedSuccess } from '../main/engine/measure/verdict.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
@@ -88,6 +93,27 @@ describe('a Python runner outcome as an EvalResult', () => {
     expect(late.failure).toMatchObject({ kind: 'correctness', reason: '[correctness] timed call 9: output 0 wrong' });
     const none = toEvalResult({ ...outcome({}), file: null, process: { sandboxed: false, exitCode: null, timedOut: true, durationMs: 300_000, tail: '' }, failure: { kind: 'timeout', message: 'the candidate runner passed its time limit (300 s)' } }, 0, GPU);
     expect(none.failure?.kind).toBe('timeout');
+  });
+});
+
+describe('the figure a Python run ranks by', () => {
+  it('per-call on a GPU unless one-call is asked for, one-call on the CPU; said in the run\'s label, with 20 gated samples unless the timing options name a count', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kd-pyfig-'));
+    try {
+      const task = loadTask(writePythonTask(dir));
+      const at = (o: Partial<ConstructorParameters<typeof PythonMeasurer>[1]>) => new PythonMeasurer(task, { python: 'python3', torch: '2.11.0', device: 'cuda', deviceName: 'NVIDIA H200', workRoot: dir, ...o });
+      expect(at({}).figure).toBe('per-call');
+      expect(at({}).label).toMatch(/ranked by per-call time \(the larger of the GPU's own time and the host's time to issue the call/);
+      expect(at({ figure: 'one-call' }).figure).toBe('one-call');
+      expect(at({ figure: 'one-call' }).label).toMatch(/ranked by KernelBench's one-call time/);
+      expect(at({ device: 'cpu' }).figure).toBe('one-call');
+      expect(at({ timingArgs: ['--min-samples', '5'] }).runnerTimingArgs).toEqual(['--min-samples', '5', '--gated-samples', '20']);
+      expect(at({ timingArgs: ['--gated-samples', '40'] }).runnerTimingArgs).toEqual(['--gated-samples', '40']);
+      expect(at({ device: 'cpu', timingArgs: ['--min-samples', '5'] }).runnerTimingArgs).toEqual(['--min-samples', '5']);
+      expect(PER_CALL_PROMPT).toMatch(/^; each time is one forward's cost when forwards follow each other/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -41,6 +41,9 @@ export interface PythonMeasurerOptions {
   figure?: PythonFigure;
 }
 
+/** What the prompt says of a per-call figure (after "Measured on: GPU <name>"). */
+export const PER_CALL_PROMPT = "; each time is one forward's cost when forwards follow each other: the larger of the GPU's own time for its kernels and the host's time to launch them (Python overhead counts where it exceeds the GPU work)";
+
 /** Gated samples a per-call figure is taken from, unless the run's timing options say otherwise. */
 export const PER_CALL_GATED_SAMPLES = 20;
 
@@ -92,7 +95,7 @@ export class PythonMeasurer implements Measurer {
   }
 
   /** The runner's timing options: the run's own, plus enough gated samples for a per-call figure. */
-  private get timingArgs(): string[] | undefined {
+  get runnerTimingArgs(): string[] | undefined {
     const t = this.o.timingArgs;
     if (this.figure !== 'per-call' || t?.includes('--gated-samples')) return t;
     return [...(t ?? []), '--gated-samples', String(PER_CALL_GATED_SAMPLES)];
@@ -126,7 +129,7 @@ export class PythonMeasurer implements Measurer {
     return measureCandidate(this.task.referencePath, file, {
       python: this.o.python, workDir: path.join(root, `run-${sizeIndex}-${randomInt(1e9)}`), extDir: path.join(root, 'ext'),
       timeoutMs: this.o.timeoutMs ?? 300_000, sandbox: true, device: this.o.device, checks: this.o.checks,
-      overrides: this.task.manifest.sizes[sizeIndex], timingArgs: this.timingArgs, signal,
+      overrides: this.task.manifest.sizes[sizeIndex], timingArgs: this.runnerTimingArgs, signal,
     });
   }
 

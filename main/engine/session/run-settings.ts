@@ -65,3 +65,9 @@ export function pythonDeviceOf(settings: Record<string, unknown>): 'cuda' | 'cpu
   const p = StoredBackendSchema.safeParse(settings.backend);
   return p.success && p.data.kind === 'python' ? p.data.device : null;
 }
+
+/** A Python-candidate session's figure (sessions from before it: one-call); null for other sessions. */
+export function pythonFigureOf(settings: Record<string, unknown>): 'per-call' | 'one-call' | null {
+  const p = StoredBackendSchema.safeParse(settings.backend);
+  return p.success && p.data.kind === 'python' ? (p.data.figure ?? 'one-call') : null;
+}
