@@ -50,7 +50,8 @@ work() {
 
 case ${1:-} in
 start)
-  if [ -e "$S/started" ]; then echo "already started $(cat "$S/started")"; exit 0; fi
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_start_once "$S" "$KD" || exit 0
   [ -x "$KD/kernelduel" ] || { echo "no bundle at $KD: run node scripts/bundle-gpu.mjs first (and carry dist-gpu)" >&2; exit 2; }
   mkdir -p "$RES"
   stamp > "$S/started"

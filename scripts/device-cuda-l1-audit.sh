@@ -39,7 +39,20 @@ if [ ! -x "$KD/bench" ]; then echo "no GPU bundle at $KD: run node scripts/bundl
 if [ ! -f "$DATA" ]; then echo "CUDA-L1's candidates not found at $DATA: copy peers/cuda-l1/h100-levels-1-2.json there or set KD_CUDA_L1_JSON" >&2; exit 2; fi
 WRES=/tmp/kd-cuda-l1-audit/results
 mkdir -p "$RES" "$OUTDIR" "$WRES"
-[ -f "$WRES/h200-cuda-l1-audit.json" ] || { [ -f "$RES/h200-cuda-l1-audit.json" ] && cp "$RES/h200-cuda-l1-audit.json" "$WRES/"; }
+# The rows to resume from: the newer of the machine's file and the tree's (by writtenAt). A machine
+# may keep /tmp from an earlier lease (2026-12-02: another day's files in a batch folder), whose
+# rows are older than the committed ones; within one lease the machine's are the newer.
+if [ -f "$RES/h200-cuda-l1-audit.json" ]; then
+  newer=$("${KERNELDUEL_PYTHON:-python3}" -c 'import json,sys
+def at(p):
+    try: return json.load(open(p)).get("writtenAt") or ""
+    except Exception: return ""
+print("tree" if at(sys.argv[1]) > at(sys.argv[2]) else "machine")' "$RES/h200-cuda-l1-audit.json" "$WRES/h200-cuda-l1-audit.json" 2>/dev/null || echo tree)
+  if [ "$newer" = tree ]; then
+    [ -f "$WRES/h200-cuda-l1-audit.json" ] && echo "the rows in $WRES are older than the tree's: resuming from bench/results/h200-cuda-l1-audit.json"
+    cp "$RES/h200-cuda-l1-audit.json" "$WRES/"
+  fi
+fi
 WORK=/tmp/kd-cuda-l1-audit
 PYBIN=${KERNELDUEL_PYTHON:-python3}
 STAMP="$("$PYBIN" -c 'import torch; print(torch.__version__, torch.version.cuda)' 2>/dev/null) / $(nvcc --version 2>/dev/null | tail -1)"

@@ -71,7 +71,8 @@ stream_record() { # $1 = stream name; tasks are claimed one at a time, so both G
 
 case ${1:-} in
 start)
-  if [ -e "$S/started" ]; then echo "already started $(cat "$S/started")"; exit 0; fi
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_start_once "$S" "$KD" || exit 0
   mkdir -p "$S/res" "$S/spaces" "$S/claims" "$S/live"
   # Recordings already in the repository (complete ones are skipped, partial ones resumed).
   cp "$ROOT"/bench/spaces/h200/*.json "$ROOT"/bench/spaces/h200/*.partial.jsonl "$S/spaces/" 2>/dev/null

@@ -53,7 +53,8 @@ work() {
 
 case ${1:-} in
 start)
-  if [ -e "$S/started" ]; then echo "already started $(cat "$S/started")"; exit 0; fi
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_start_once "$S" "$KD" || exit 0
   mkdir -p "$S/res"
   stamp > "$S/started"
   nvidia-smi --query-gpu=index,name,uuid,clocks.sm,clocks.mem,clocks.max.sm,driver_version --format=csv > "$S/res/nvidia-smi.txt" 2>&1

@@ -47,7 +47,8 @@ pack() {
 }
 
 start() {
-  if [ -e "$S/started" ]; then echo "already started $(cat "$S/started")"; return 0; fi
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_start_once "$S" "$KD" || return 0
   [ -x "$KD/bench" ] || { echo "no bundle at $KD: run npm run bundle:gpu first" >&2; exit 2; }
   mkdir -p "$S"
   stamp > "$S/started"
