@@ -10,6 +10,7 @@ import { findPython } from '../engine/platform/toolchain/python.js';
 import { changedFlags, measureBaseline, measureCandidate, type PyTiming } from '../engine/pytorch/candidate.js';
 import type { Task } from '../engine/task/manifest.js';
 import { GUARANTEE_LEVELS, isHostBound, type CandidateLabel, type GuaranteeLevel } from '../engine/base/types.js';
+import { medianCI } from '../engine/measure/stats.js';
 
 export { findPython, type PythonEnv } from '../engine/platform/toolchain/python.js';
 
@@ -145,6 +146,16 @@ function gpuLine(s: PythonSizeResult): string | null {
     `${hb.length ? ` — HOST-BOUND (${hb.join(', ')}): the one-call figure is mostly Python launching kernels, and moves with the host; the GPU time does not` : ''}`;
 }
 
+const perCallMs = (t: PyTiming | null): number | null => (t?.gated?.perCallSamplesMs?.length ? medianCI(t.gated.perCallSamplesMs).median : null);
+
+/** The per-call figure (what `optimize` ranks Python candidates by on a GPU), in one line, or null where there is none. */
+function perCallLine(s: PythonSizeResult): string | null {
+  const c = perCallMs(s.time);
+  if (!c) return null;
+  const e = perCallMs(s.eager);
+  return `    per call (the larger of the GPU's own time and the host's call time, per gated sample; what optimize ranks by): ${c.toFixed(4)} ms${e ? `; eager ${e.toFixed(4)} ms → ${(e / c).toFixed(3)}×` : ''}`;
+}
+
 /** The CLI's text for a Python candidate's result: the guarantee level first, then per size. */
 export function describePythonResult(r: PythonEvalResult): string {
   const ms = (t: { medianMs: number } | null): string => (t ? `${t.medianMs.toFixed(4)} ms` : '—');
@@ -166,6 +177,8 @@ export function describePythonResult(r: PythonEvalResult): string {
       lines.push(`    eager: ${ms(s.eager)}${s.speedupEager ? ` → ${s.speedupEager.toFixed(3)}× vs eager` : ''}; torch.compile: ${s.compiled ? `${ms(s.compiled)} → ${s.speedupCompile?.toFixed(3)}×` : (s.compileNote ?? 'not asked (--compile)')}`);
       const g = gpuLine(s);
       if (g) lines.push(g);
+      const pc = perCallLine(s);
+      if (pc) lines.push(pc);
     }
     if (s.topKernels.length) lines.push(`    kernels: ${s.topKernels.slice(0, 3).map((k) => `[${k.source}] ${k.name.slice(0, 70)} ${k.us.toFixed(1)} us`).join('; ')}`);
   }
