@@ -11,7 +11,7 @@
 //               budget on softmax, layernorm and reduce_sum (--tasks), old bundle then new, with where
 //               each variant's time went (see breakdown()).
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
-//   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12]
+//   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12] [--run-limit-s S]
 //                         [--tasks softmax,layernorm,reduce_sum] [--task-root DIR] [--spaces bench/spaces/h200] [--out DIR]
 // Without --old only the new bundle (this one) is measured.
 import { spawn } from 'node:child_process';
@@ -37,6 +37,10 @@ const { values } = parseArgs({
     // Task folders to run the throughput part on (both bundles the same ones), e.g. the old bundle's
     // resources/tasks, so a change of the suite's spaces does not confound the comparison.
     'task-root': { type: 'string' },
+    // Throughput: stop each optimisation run after this many seconds (the rate is taken over the
+    // evaluations done by then), so an old bundle at ~10 evaluations a minute need not run a whole
+    // budget of 100 (issue 17 asks for the rate at budget 100).
+    'run-limit-s': { type: 'string' },
   },
 });
 const here = dirname(fileURLToPath(import.meta.url));
@@ -62,7 +66,8 @@ const newCli: Cli = process.env.KERNELDUEL_CLI
 const oldCli: Cli | null = values.old ? { label: 'old', cmd: join(resolve(values.old), 'kernelduel'), args: [], home: mkdtempSync(join(tmpdir(), 'kd-truth-old-')) } : null;
 if (oldCli && !existsSync(oldCli.cmd)) throw new Error(`--old: no launcher at ${oldCli.cmd}`);
 
-function run(cli: Cli, args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string; ms: number; lines: Array<{ t: number; text: string }> }> {
+/** Runs one command of a bundle; at `stopMs` (if given) it is asked to stop as Ctrl+C would (SIGINT: the CLI ends its run and closes its session, its children with it), and killed at timeoutMs. */
+function run(cli: Cli, args: string[], timeoutMs: number, stopMs?: number): Promise<{ code: number | null; stdout: string; stderr: string; ms: number; lines: Array<{ t: number; text: string }>; stopped: boolean }> {
   return new Promise((res) => {
     const t0 = Date.now();
     const p = spawn(cli.cmd, [...cli.args, ...args], { env: { ...process.env, KERNELDUEL_HOME: cli.home, KERNELDUEL_RESOURCES: cli.label === 'old' ? '' : process.env.KERNELDUEL_RESOURCES }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -81,9 +86,15 @@ function run(cli: Cli, args: string[], timeoutMs: number): Promise<{ code: numbe
     });
     p.stderr.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-20000)));
     const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
+    let stopped = false;
+    const stop = stopMs === undefined ? undefined : setTimeout(() => {
+      stopped = true;
+      p.kill('SIGINT');
+    }, stopMs);
     p.on('close', (code) => {
       clearTimeout(timer);
-      res({ code, stdout: out, stderr: err, ms: Date.now() - t0, lines });
+      if (stop) clearTimeout(stop);
+      res({ code, stdout: out, stderr: err, ms: Date.now() - t0, lines, stopped });
     });
   });
 }
@@ -226,13 +237,14 @@ if (parts.has('throughput')) {
   for (const task of values.tasks!.split(',')) {
     for (const cli of oldCli ? [oldCli, newCli] : [newCli]) {
       const taskArg = values['task-root'] ? join(resolve(values['task-root']), task) : task;
-      const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json'], 900_000);
+      const limitS = values['run-limit-s'] ? Number(values['run-limit-s']) : undefined;
+      const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json'], limitS ? (limitS + 60) * 1000 : 900_000, limitS ? limitS * 1000 : undefined);
       // Evaluations: lines with a variant's result; the rate between the first and the last of them.
       const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
-      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, breakdown: breakdown(r.lines), stderrTail: r.code === 0 ? undefined : r.stderr.slice(-800) });
-      log(`throughput ${task} ${cli.label}: ${evals.length} evaluations, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s)`);
+      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      log(`throughput ${task} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s)`);
       result.throughput = rows;
       save();
     }
