@@ -4,7 +4,8 @@
 // in kernels compiled from its own source, its label (custom / pytorch-only / fallback / failed),
 // time and speedup vs eager and vs torch.compile (timed by the same method), CUDA-L1's claimed
 // speedup beside it. Writes <out>/<prefix>.json and .md after every candidate (resumable: rows
-// already there are kept unless --redo), so a killed or deadline-stopped run keeps its work.
+// already there are kept, --redo measures the selected ones again), so a killed or deadline-stopped
+// run keeps its work.
 //
 //   bench cuda-l1-audit --data shared/peers/cuda-l1/h100-levels-1-2.json [--out bench/results]
 //     [--prefix h200-cuda-l1-audit] [--work /tmp/kd-cuda-l1-audit] [--deadline-s 420]
@@ -221,17 +222,22 @@ interface Row {
 const jsonPath = join(outDir, `${v.prefix}.json`);
 const mdPath = join(outDir, `${v.prefix}.md`);
 const rows = new Map<string, Row>();
-if (!v.redo && existsSync(jsonPath)) {
+// --redo measures the selected candidates again (all of them, or those --tasks / --shard / --limit
+// name, and the control); every other row of the file is kept, and a selected row the deadline
+// does not reach keeps its earlier figures (said under "not run this time"). Before 2026-12-02 it
+// dropped the whole file, so `--redo --tasks` left only the named rows.
+if (existsSync(jsonPath)) {
   try {
     const prev = JSON.parse(readFileSync(jsonPath, 'utf8')) as { rows?: Row[] };
     for (const r of prev.rows ?? []) rows.set(r.id, r);
   } catch (e) {
-    throw new Error(`${jsonPath} exists but does not parse (${(e as Error).message}): move it away or pass --redo`, { cause: e });
+    if (!v.redo) throw new Error(`${jsonPath} exists but does not parse (${(e as Error).message}): move it away or pass --redo`, { cause: e });
   }
 }
-const todo = v['compile-pass'] ? [] : [
+const limitN = v.limit === undefined ? undefined : num('limit', v.limit, 0);
+const todo = v['compile-pass'] ? [] : v.redo ? [control, ...selected.slice(0, limitN)] : [
   ...(rows.has('control') ? [] : [control]),
-  ...selected.filter((i) => !rows.has(i.id)).slice(0, v.limit === undefined ? undefined : num('limit', v.limit, 0)),
+  ...selected.filter((i) => !rows.has(i.id)).slice(0, limitN),
 ];
 /** A child's time limit: its own, but never much past the deadline (a killed child keeps what its file had). */
 const bounded = (limitMs: number): number => Math.max(20_000, Math.min(limitMs, deadlineMs - Date.now() + 30_000));
@@ -486,7 +492,7 @@ async function main(): Promise<void> {
     const b = builds.get(i.id);
     const build = b ? await b : { ok: null, seconds: null, failedLoads: [] as string[] };
     if (Date.now() > deadlineMs) {
-      notRun.push(`${i.id} (deadline)`);
+      notRun.push(`${i.id} (deadline${rows.has(i.id) ? '; its earlier row kept' : ''})`);
       return;
     }
     const d = itemDir(i);
@@ -498,7 +504,7 @@ async function main(): Promise<void> {
     // a limit the deadline shortened (2026-12-02: 2/71, building its extension in its first forward,
     // got 60 s of its 150) is the run's cut, not the candidate's failure: left for the next run
     if (m.failure?.kind === 'timeout' && limitMs < measureLimitMs) {
-      notRun.push(`${i.id} (cut by the deadline after ${Math.round(limitMs / 1000)} s of its ${Math.round(measureLimitMs / 1000)} s)`);
+      notRun.push(`${i.id} (cut by the deadline after ${Math.round(limitMs / 1000)} s of its ${Math.round(measureLimitMs / 1000)} s${rows.has(i.id) ? '; its earlier row kept' : ''})`);
       return;
     }
     const eagerMs = m.file?.eager?.medianMs ?? null;
