@@ -185,7 +185,8 @@ describe('a Python result\'s text with the GPU\'s own times', () => {
   });
 
   it('says the per-call figure optimize ranks by, with eager\'s, where the runner gave per-call samples', () => {
-    const pc = (x: PyTiming, per: number[]): PyTiming => ({ ...x, gated: { ...x.gated!, perCallSamplesMs: per } });
+    // as the runner writes them: the per-call samples and their median
+    const pc = (x: PyTiming, per: number[]): PyTiming => ({ ...x, perCallMs: [...per].sort((a, b) => a - b)[per.length >> 1], gated: { ...x.gated!, perCallSamplesMs: per } });
     const text = describePythonResult(result(size(pc(t(0.0325, 0.0043, 0.020), [0.02, 0.021, 0.019]), pc(t(0.1036, 0.0043, 0.054), [0.054, 0.05, 0.06]))));
     expect(text).toMatch(/per call \(the larger of the GPU's own time and the host's call time, per gated sample; what optimize ranks by\): 0\.0200 ms; eager 0\.0540 ms → 2\.700×$/);
     expect(describePythonResult(result(size(t(2.1, 2.05, 0.05), t(2.8, 2.7, 0.05))))).not.toMatch(/per call/);

@@ -50,7 +50,7 @@ describe('a Python runner outcome as an EvalResult', () => {
   it('per-call (a run\'s default on a GPU): the timing is the gated samples\' per-call costs, KernelBench\'s one-call figure beside it; one-call keeps the one-call samples', () => {
     // a host-bound forward: one-call 0.5 ms; the GPU works 0.05 ms, the host issues the call in 0.2-0.3 ms
     const perCallSamplesMs = [0.21, 0.2, 0.22, 0.3, 0.21, 0.2, 0.23, 0.21, 0.2, 0.25];
-    const time = { ...TIME, hostCallMedianMs: 0.21, gated: { deviceMedianMs: 0.05, gateMs: 1, samples: 10, starved: 0, verifiedCalls: 3, samplesMs: perCallSamplesMs.map(() => 0.05), perCallSamplesMs } };
+    const time = { ...TIME, hostCallMedianMs: 0.21, perCallMs: 0.21, gated: { deviceMedianMs: 0.05, gateMs: 1, samples: 10, starved: 0, verifiedCalls: 3, samplesMs: perCallSamplesMs.map(() => 0.05), perCallSamplesMs } };
     const file = { label: 'pytorch-only' as const, correct: true, correct1e2: true, time, checks: [{ check: 0, ok: true, ok1e2: true, why: null, outputs: [] }] };
     const r = toEvalResult(outcome(file), 0, { ...GPU, figure: 'per-call' });
     expect(r.timing![0]).toMatchObject({ medianMs: 0.21, minMs: 0.2, samplesMs: perCallSamplesMs, timer: 'events', verifiedCalls: 5 });

@@ -114,7 +114,7 @@ describe('PyTorch baselines: journal -> session payload -> workbench', () => {
 
   it('a per-call Python session compares its variants with the baselines\' per-call times, not their one-call figures', () => {
     // per gated sample, the larger of the GPU's time and the host's call time: eager 0.4 ms per call, 2 ms one-call
-    const eager = { ...timing(2), hostCallMedianMs: 0.3, gated: { deviceMedianMs: 0.1, gateMs: 1.2, samples: 5, starved: 0, perCallSamplesMs: [0.4, 0.39, 0.41, 0.4, 0.5] } };
+    const eager = { ...timing(2), hostCallMedianMs: 0.3, perCallMs: 0.4, gated: { deviceMedianMs: 0.1, gateMs: 1.2, samples: 5, starved: 0, perCallSamplesMs: [0.4, 0.39, 0.41, 0.4, 0.5] } };
     const b = baselinesFromFile(task, GPU, file({ eager, compiled: { ...timing(0.5), ok: true, compileS: 3, matchesEager: true, matchesEager1e2: true } }), undefined);
     expect(b.eager).toMatchObject({ medianMs: 2, perCallMs: 0.4 });
     const py = { guarantee: 'python-in-process' as const, label: 'pytorch-only' as const, correct: true, correct1e2: true, customShare: 0, device: 'NVIDIA H200', torch: '2.11.0', ownKernels: [], topKernels: [], failedBuilds: [], flagsChanged: [], sandboxed: true, figure: 'per-call' as const, oneCallMs: 2.1 };

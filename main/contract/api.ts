@@ -3,7 +3,7 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PythonFigure, PytorchBaselines, PytorchBaselineTime, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PythonFigure, PytorchBaselines, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
 import type { SessionPayload } from './session-payload.js';
 // Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
@@ -14,7 +14,7 @@ import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
 export { decodeSession, encodeSession, compactRow, rooflinePoint, speedupOf, timelineOf, type SessionPayload, type VariantColumns } from './session-payload.js';
-export { isHostBound } from '../engine/base/types.js';
+export { baselineFigureMs, isHostBound } from '../engine/base/types.js';
 /** The LLM provider settings' schema: the renderer validates its settings form with it. */
 export { LlmSettingsSchema, type LlmSettings };
 /** A pool run's GPU as the workbench shows it (RunState.gpus). */
@@ -368,11 +368,6 @@ export interface PytorchBaselinesDTO extends PytorchBaselines {
   figure?: PythonFigure;
 }
 
-/** A baseline's time by the figure its session ranks by (null: none recorded, e.g. per-call in a record from before 2026-12-02). */
-export function baselineFigureMs(b: Pick<PytorchBaselinesDTO, 'figure'>, t: PytorchBaselineTime | null | undefined): number | null {
-  if (!t) return null;
-  return b.figure === 'per-call' ? (t.perCallMs ?? null) : t.medianMs;
-}
 
 /** What the LLM answered for a variant it proposed: its three parts (the code is the variant's source). */
 export interface LlmPartsDTO {

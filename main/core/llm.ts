@@ -15,7 +15,7 @@ import { writeDataset } from '../engine/llm/dataset.js';
 import { ConnectionTestRefused, planConnectionTest, type ConnectionTestPlan } from '../engine/llm/connection-test.js';
 import { LlmStrategy, type CompletionSource } from '../engine/search/llm.js';
 import { pythonDeviceOf, pythonFigureOf } from '../engine/session/run-settings.js';
-import { PER_CALL_PROMPT, pythonCandidateTask } from './python-measurer.js';
+import { promptDevice, pythonCandidateTask } from './python-measurer.js';
 import { CoreError } from './errors.js';
 
 /** Where the desktop app keeps the LLM API key: encrypted by the OS (Electron's safeStorage). */
@@ -99,7 +99,7 @@ export class LlmSettingsStore {
     const device = session ? pythonDeviceOf(session.meta.settings) : null;
     const isPython = !!device || (!session && !!task.pytorch && !!task.baselinePlaceholder);
     if (isPython) task = pythonCandidateTask(task);
-    const python = isPython ? { candidates: 'python' as const, device: device === 'cpu' ? "CPU: the times below are CPU times, not a GPU's" : device === 'cuda' ? `GPU ${session?.meta.gpu?.name ?? 'cuda'}${session && pythonFigureOf(session.meta.settings) === 'per-call' ? PER_CALL_PROMPT : ''}` : null } : {};
+    const python = isPython ? { candidates: 'python' as const, device: device && session ? promptDevice({ device, gpuName: session.meta.gpu?.name ?? 'cuda', figure: pythonFigureOf(session.meta.settings) ?? 'one-call' }) : null } : {};
     if (!session) {
       const b = buildPrompt({ task, exemplars: [], ...python });
       return { promptId: b.promptId, messages: b.messages, exemplars: [], note: 'No session: the first request of a new run shows only the baseline (nothing is measured yet).' };

@@ -15,7 +15,7 @@ import type { DuelResult, EvalResult, Failure, FailureKind, PythonFigure, Python
 import type { EvaluateOptions, MeasuredSpec, Measurer } from '../engine/measure/measurer.js';
 import type { Task } from '../engine/task/manifest.js';
 import { changedFlags, measureCandidate, type CandidateOutcome } from '../engine/pytorch/candidate.js';
-import { medianCI, verdictOf } from '../engine/measure/stats.js';
+import { mean, medianCI, verdictOf } from '../engine/measure/stats.js';
 
 export type PythonDevice = 'cuda' | 'cpu';
 
@@ -43,6 +43,12 @@ export interface PythonMeasurerOptions {
 
 /** What the prompt says of a per-call figure (after "Measured on: GPU <name>"). */
 export const PER_CALL_PROMPT = "; each time is one forward's cost when forwards follow each other: the larger of the GPU's own time for its kernels and the host's time to launch them (Python overhead counts where it exceeds the GPU work)";
+
+/** Where a Python run's candidates are measured, as the LLM prompt says it ("Measured on: ..."). */
+export function promptDevice(o: { device: PythonDevice; gpuName: string; figure: PythonFigure; cpuWhy?: string }): string {
+  if (o.device === 'cpu') return `CPU${o.cpuWhy ? ` (${o.cpuWhy})` : ''}: the times below are CPU times, not a GPU's`;
+  return `GPU ${o.gpuName}${o.figure === 'per-call' ? PER_CALL_PROMPT : ''}`;
+}
 
 /** Gated samples a per-call figure is taken from, unless the run's timing options say otherwise. */
 export const PER_CALL_GATED_SAMPLES = 20;
@@ -228,30 +234,24 @@ export function toEvalResult(m: CandidateOutcome, sizeIndex: number, where: { de
   let timing: TimingResult[] | undefined;
   const t = m.time;
   if (t && !failure) {
-    const perCall = where.figure === 'per-call' && where.device === 'cuda' ? t.gated?.perCallSamplesMs : undefined;
-    if (perCall?.length) {
-      // per-call: the gated samples, each the larger of the GPU's own time and its call's host time
-      const ci = medianCI(perCall);
-      const mean = perCall.reduce((a, b) => a + b, 0) / perCall.length;
-      const sd = Math.sqrt(perCall.reduce((a, b) => a + (b - mean) ** 2, 0) / perCall.length);
-      python.figure = 'per-call';
-      python.oneCallMs = t.medianMs;
-      timing = [{
-        size: sizeIndex, samplesMs: perCall, eventMs: [], wallMs: [], timer: 'events', medianMs: ci.median, meanMs: mean, minMs: Math.min(...perCall),
-        timerNote: `per-call: each of ${perCall.length} gated samples is the larger of the GPU's own time (events behind a gate; the host clock less the gate where longer) and the host's time to issue that call; KernelBench's one-call median ${t.medianMs.toPrecision(4)} ms`,
-        ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise, converged: sd / Math.max(mean, 1e-12) < 0.02, warmupCalls: 3, verifiedCalls: (t.verifiedCalls ?? 0) + (t.gated?.verifiedCalls ?? 0),
-        l2FlushBytes: 256 << 20,
-      }];
-    } else {
-      const samples = t.samplesMs?.length ? t.samplesMs : [t.medianMs];
-      const ci = medianCI(samples);
-      if (where.figure) python.figure = 'one-call';
-      timing = [{
-        size: sizeIndex, samplesMs: samples, eventMs: [], wallMs: [], timer: t.timer, medianMs: t.medianMs, meanMs: t.meanMs, minMs: t.minMs,
-        ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise, converged: t.rsd < 0.02, warmupCalls: 3, verifiedCalls: t.verifiedCalls,
-        l2FlushBytes: where.device === 'cuda' ? 256 << 20 : 0,
-      }];
-    }
+    // per-call (a GPU run's default): the gated samples, each the larger of the GPU's own time and
+    // its call's host time, with the runner's median of them; else the one-call samples
+    const perCall = where.figure === 'per-call' && where.device === 'cuda' && typeof t.perCallMs === 'number' ? t.gated?.perCallSamplesMs : undefined;
+    if (where.figure) python.figure = perCall?.length ? 'per-call' : 'one-call';
+    if (perCall?.length) python.oneCallMs = t.medianMs;
+    const samples = perCall?.length ? perCall : t.samplesMs?.length ? t.samplesMs : [t.medianMs];
+    const ci = medianCI(samples);
+    const avg = mean(samples);
+    timing = [{
+      size: sizeIndex, samplesMs: samples, eventMs: [], wallMs: [], l2FlushBytes: where.device === 'cuda' ? 256 << 20 : 0, ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise, warmupCalls: 3,
+      ...(perCall?.length
+        ? {
+            timer: 'events' as const, medianMs: t.perCallMs as number, meanMs: avg, minMs: Math.min(...perCall),
+            timerNote: `per-call: each of ${perCall.length} gated samples is the larger of the GPU's own time (events behind a gate; the host clock less the gate where longer) and the host's time to issue that call; KernelBench's one-call median ${t.medianMs.toPrecision(4)} ms`,
+            converged: Math.sqrt(mean(perCall.map((x) => (x - avg) ** 2))) / Math.max(avg, 1e-12) < 0.02, verifiedCalls: (t.verifiedCalls ?? 0) + (t.gated?.verifiedCalls ?? 0),
+          }
+        : { timer: t.timer, medianMs: t.medianMs, meanMs: t.meanMs, minMs: t.minMs, converged: t.rsd < 0.02, verifiedCalls: t.verifiedCalls }),
+    }];
   }
   const source: EvalResult['source'] = where.device === 'cpu'
     ? { kind: 'cpu', what: `CPU, torch ${python.torch ?? '?'}` }

@@ -11,7 +11,6 @@ import { isHostBound, type PytorchBaselines, type PytorchBaselineTime } from '..
 import type { Task } from '../engine/task/manifest.js';
 import { measureBaseline, removeRunDir, type BaselineFile, type PyTiming } from '../engine/pytorch/candidate.js';
 import type { GpuQueue } from '../engine/measure/evaluate.js';
-import { medianCI } from '../engine/measure/stats.js';
 
 /** Where and with what the baselines are timed. */
 export interface BaselineTarget {
@@ -46,7 +45,7 @@ const timeOf = (t: PyTiming): PytorchBaselineTime => ({
   medianMs: t.medianMs, timer: t.timer, samples: t.samplesMs?.length ?? t.samples,
   ...(t.gated && t.gated.deviceMedianMs > 0 ? { gpuMs: t.gated.deviceMedianMs } : {}),
   ...(typeof t.hostCallMedianMs === 'number' ? { hostCallMs: t.hostCallMedianMs } : {}),
-  ...(t.gated?.perCallSamplesMs?.length ? { perCallMs: medianCI(t.gated.perCallSamplesMs).median } : {}),
+  ...(typeof t.perCallMs === 'number' ? { perCallMs: t.perCallMs } : {}),
 });
 
 /** The event's record from what the runner wrote (or did not). */

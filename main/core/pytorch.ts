@@ -10,7 +10,6 @@ import { findPython } from '../engine/platform/toolchain/python.js';
 import { changedFlags, measureBaseline, measureCandidate, type PyTiming } from '../engine/pytorch/candidate.js';
 import type { Task } from '../engine/task/manifest.js';
 import { GUARANTEE_LEVELS, isHostBound, type CandidateLabel, type GuaranteeLevel } from '../engine/base/types.js';
-import { medianCI } from '../engine/measure/stats.js';
 
 export { findPython, type PythonEnv } from '../engine/platform/toolchain/python.js';
 
@@ -146,7 +145,7 @@ function gpuLine(s: PythonSizeResult): string | null {
     `${hb.length ? ` — HOST-BOUND (${hb.join(', ')}): the one-call figure is mostly Python launching kernels, and moves with the host; the GPU time does not` : ''}`;
 }
 
-const perCallMs = (t: PyTiming | null): number | null => (t?.gated?.perCallSamplesMs?.length ? medianCI(t.gated.perCallSamplesMs).median : null);
+const perCallMs = (t: PyTiming | null): number | null => t?.perCallMs ?? null;
 
 /** The per-call figure (what `optimize` ranks Python candidates by on a GPU), in one line, or null where there is none. */
 function perCallLine(s: PythonSizeResult): string | null {

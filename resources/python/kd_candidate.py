@@ -749,7 +749,7 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
         # whole call before the GPU reaches it, so Python's launch time (which moves 2-4x from process
         # to process for short forwards: 2026-12-01, bench/results/h200-eager-noise.md) stays out.
         # Host work cannot hide there unseen: every call's host time is reported beside it
-        # (hostCallMedianMs; perCallMs = the larger), every output is checked as in the timing above
+        # (hostCallMedianMs; per sample, perCallSamplesMs = the larger of the two), every output is checked as in the timing above
         # and some are verified (the last always), and a sample is the larger of the events and the
         # host clock less the empty-call floor and the gate (work queued after the end event).
         # A starved sample (the call took longer on the host than the gate) times host waits too.
@@ -822,8 +822,9 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
         # chance of a cache of earlier results
         **({"firstUse": fresh} if fresh else {}),
         # one call's cost when calls follow each other (the host queues the next while the GPU works):
-        # the larger of the GPU's own time and the host's time to issue the call
-        **({"perCallMs": max(gated["deviceMedianMs"], host_call_med)} if gated and host_call_med is not None else {}),
+        # the median over gated samples of the larger of the GPU's own time and that call's host time
+        # (the one definition: optimize ranks Python candidates by it, baselines are compared by it)
+        **({"perCallMs": statistics.median(gated["perCallSamplesMs"])} if gated else {}),
     }
 
 
@@ -938,11 +939,11 @@ def reference_sets(torch, problem, model, dev, n, fp32=False):
         for _ in range(n):
             seed = fresh_seed()
             args = seeded_inputs(torch, problem, seed, dev)
-            model.load_state_dict(state)
+            restore_state(model, state)
             torch.manual_seed(seed)
             outs = [o.detach().clone() for o in flat_outputs(model(*clone_args(args)))]
             sets.append({"seed": seed, "args": args, "outs": outs})
-    model.load_state_dict(state)
+    restore_state(model, state)
     sync(torch, dev)
     return sets, state
 

@@ -22,7 +22,7 @@ import type { LlmSettingsInput } from '../../engine/llm/settings.js';
 import { LlmStrategy, mixedStrategy } from '../../engine/search/llm.js';
 import { findPython } from '../../engine/platform/toolchain/python.js';
 import { workRoot } from '../../engine/base/paths.js';
-import { PER_CALL_PROMPT, PythonMeasurer } from '../python-measurer.js';
+import { promptDevice, PythonMeasurer } from '../python-measurer.js';
 import type { BaselinePlan } from '../pytorch-baselines.js';
 import { cudaDeviceSelector } from '../../engine/platform/gpu/detect.js';
 import type { GpuInfo, PythonFigure } from '../../engine/base/types.js';
@@ -216,7 +216,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     }
     const llm = new LlmStrategy({
       task, session, provider, seed: o.seed, gpu: gpuMeta?.name ?? null, signal: hooks.signal,
-      ...(measurer instanceof PythonMeasurer ? { candidates: 'python' as const, device: measurer.device === 'cpu' ? `CPU (${measurer.cpuWhy}): the times below are CPU times, not a GPU's` : `GPU ${measurer.gpuName}${measurer.figure === 'per-call' ? PER_CALL_PROMPT : ''}` } : {}),
+      ...(measurer instanceof PythonMeasurer ? { candidates: 'python' as const, device: promptDevice({ device: measurer.device, gpuName: measurer.gpuName, figure: measurer.figure, cpuWhy: measurer.cpuWhy }) } : {}),
       onDelta: (e) => hooks.onLlm?.({ type: 'llm.delta', ...e }),
       onPrompt: (p) => hooks.onLlm?.({ type: 'llm.prompt', promptId: p.promptId, answerIds: p.answerIds, chars: p.messages.reduce((a, m) => a + m.content.length, 0) }),
     });

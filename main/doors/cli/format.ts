@@ -1,5 +1,5 @@
 // Human-readable summaries of results for the CLI.
-import type { EvalResult, PythonFigure, PytorchBaselines, PytorchBaselineTime } from '../../engine/base/types.js';
+import { baselineFigureMs, type EvalResult, type PythonFigure, type PytorchBaselines, type PytorchBaselineTime } from '../../engine/base/types.js';
 import type { SessionSummary } from '../../engine/session/list.js';
 import { pythonDeviceOf, replayRecordingOf } from '../../engine/session/run-settings.js';
 import type { Task } from '../../engine/task/manifest.js';
@@ -54,11 +54,10 @@ export function baselinesSummary(b: PytorchBaselines, bestMs: number | null, fig
   // a per-call Python run's best is compared with the baselines' per-call times (KernelBench's one-call figure beside)
   const vs = (t: PytorchBaselineTime | null, why: string | null): string => {
     if (!t) return `none (${why ?? 'not measured'})`;
-    if (figure === 'per-call') {
-      if (t.perCallMs === undefined) return `${fmtMs(t.medianMs)} one-call, no per-call time to compare the best's with`;
-      return `${fmtMs(t.perCallMs)} per call (one-call ${fmtMs(t.medianMs)})${bestMs ? ` → best ${(t.perCallMs / bestMs).toFixed(2)}× vs it per call` : ''}`;
-    }
-    return `${fmtMs(t.medianMs)}${bestMs ? ` → best ${(t.medianMs / bestMs).toFixed(2)}× vs it` : ''}`;
+    const ms = baselineFigureMs({ figure }, t);
+    if (ms === null) return `${fmtMs(t.medianMs)} one-call, no per-call time to compare the best's with`;
+    const per = figure === 'per-call' ? ' per call' : '';
+    return `${fmtMs(ms)}${per}${per ? ` (one-call ${fmtMs(t.medianMs)})` : ''}${bestMs ? ` → best ${(ms / bestMs).toFixed(2)}× vs it${per}` : ''}`;
   };
   if (!b.eager && !b.compile && b.failure?.startsWith('not measured: ')) return `PyTorch baselines: ${b.failure}`;
   const where = b.device === 'cpu' ? ' [CPU] (CPU times, not a GPU\'s)' : ` on ${b.deviceName}`;

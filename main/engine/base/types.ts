@@ -372,6 +372,12 @@ export interface PytorchBaselineTime {
   perCallMs?: number;
 }
 
+/** A baseline's time by the figure a session ranks by (per-call or one-call; absent: one-call). Null: none recorded, e.g. per-call in a record from before 2026-12-02. */
+export function baselineFigureMs(b: { figure?: PythonFigure }, t: PytorchBaselineTime | null | undefined): number | null {
+  if (!t) return null;
+  return b.figure === 'per-call' ? (t.perCallMs ?? null) : t.medianMs;
+}
+
 /**
  * The PyTorch baselines of a PyTorch-reference task, measured once per optimisation session at the
  * task's timed size on the run's device (journal event `pytorch-baselines`). Eager is always asked

@@ -56,7 +56,7 @@ const TimingSchema = z.object({
     /** Each gated sample (ms), and each one's per-call cost: the larger of it and that call's host time (runners from 2026-12-02). */
     samplesMs: z.array(z.number()).optional(), perCallSamplesMs: z.array(z.number()).optional(), minMs: z.number().optional(), rsd: z.number().optional(), verifiedCalls: z.number().optional(),
   }).optional(),
-  /** One call's cost when calls follow each other: the larger of the GPU's own time and the host's time to issue the call. */
+  /** One call's cost when calls follow each other: the median over gated samples of the larger of the GPU's own time and that call's host time (gated.perCallSamplesMs). */
   perCallMs: z.number().optional(),
   /** Calls on input sets never seen before, each timed once after the samples and verified (candidates; runners from 2026-12-02): no cache of earlier results can lower them. */
   firstUse: z.object({ medianMs: z.number(), minMs: z.number().optional(), samplesMs: z.array(z.number()), samples: z.number(), at: z.array(z.number()).optional() }).optional(),
