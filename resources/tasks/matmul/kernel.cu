@@ -16,6 +16,12 @@
 //            PIPE 1: two buffers, the next K step is loaded into registers while this one is
 //                    computed (one barrier per K step);
 //            PIPE 2: as 1, but B goes to shared memory with cp.async (no registers, no wait).
+//            MINB 2: __launch_bounds__(threads, 2): ptxas keeps registers low enough for two blocks
+//                    per SM (128 registers at 256 threads), so a 128 x 128 tile with 8 x 8 per thread
+//                    runs 16 warps per SM instead of 8 (146 registers without it).
+//            GROUP g > 0: blocks are ordered in groups of g block rows (consecutive block ids walk
+//                    down a group's g rows before moving right), so the blocks resident together
+//                    share A rows and B columns in L2; 0: row-major block order.
 // Tails (M, N, K not multiples of the tiles) are zero-filled on load and masked on store.
 // Defaults are the naive version: 16x16 threads, one output per thread, no shared memory.
 #include <cuda_runtime.h>
@@ -47,6 +53,12 @@
 #ifndef PIPE
 #define PIPE 0      // TILED 2: 0 one buffer; 1 two buffers, next step through registers; 2 two buffers, B by cp.async
 #endif
+#ifndef MINB
+#define MINB 1      // TILED 2: minimum resident blocks per SM asked of ptxas (__launch_bounds__ second argument)
+#endif
+#ifndef GROUP
+#define GROUP 0     // TILED 2: 0 row-major block order; g > 0 blocks walk g block rows at a time (L2 reuse)
+#endif
 
 #if (BM % TM) != 0 || (BN % TN) != 0
 #error "matmul: TM must divide BM and TN must divide BN"
@@ -76,6 +88,13 @@
 #if PIPE < 0 || PIPE > 2
 #error "matmul: PIPE is 0, 1 or 2"
 #endif
+#if MINB < 1 || MINB > 2
+#error "matmul: MINB is 1 or 2"
+#endif
+#if GROUP < 0
+#error "matmul: GROUP must be >= 0"
+#endif
+#define MM_MINB MINB
 #define MM_LN (WN / TN)                          // lanes along N
 #define MM_LM (WM / TM)                          // lanes along M
 #define MM_NBUF (PIPE ? 2 : 1)
@@ -87,6 +106,11 @@
 #if MM_NBUF * BK * (MM_ALD + BN) * 4 > 49152
 #error "matmul: TILED 2 shared tiles exceed 48 KB"
 #endif
+#else
+#if MINB != 1 || GROUP != 0
+#error "matmul: MINB and GROUP are TILED 2 options"
+#endif
+#define MM_MINB 1
 #endif
 
 namespace mm_kd {
@@ -162,7 +186,7 @@ __device__ __forceinline__ void copy_b(Tiles& t, int buf, const float* __restric
 }
 #endif
 
-__global__ void __launch_bounds__(MM_NT)
+__global__ void __launch_bounds__(MM_NT, MM_MINB)
 matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
               int M, int N, int K) {
   const int tx = threadIdx.x % MM_TX;
@@ -179,8 +203,20 @@ matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* _
 #if TILED == 2
   __shared__ __align__(16) Tiles t;
   const int tid = threadIdx.x;
+#if GROUP > 0
+  // Grouped order: block id pid walks GROUP block rows (top to bottom) before the next block column.
+  // The same in every lane; taken through __shfl_sync from lane 0 because so written ptxas keeps
+  // it in registers (computed plainly it spilled 36-48 B at MINB 2, nvcc 13.0, sm_90).
+  const int pid = blockIdx.y * gridDim.x + blockIdx.x;
+  const int width = GROUP * gridDim.x;                  // blocks per group of GROUP block rows
+  const int first = (pid / width) * GROUP;                // the group's first block row
+  const int rows_in = min((int)gridDim.y - first, GROUP);
+  const int bm = __shfl_sync(0xffffffffu, (first + (pid % width) % rows_in) * BM, 0);
+  const int bn = __shfl_sync(0xffffffffu, ((pid % width) / rows_in) * BN, 0);
+#else
   const int bm = blockIdx.y * BM;
   const int bn = blockIdx.x * BN;
+#endif
   const int warp = tid / 32, lane = tid % 32;
   const int a_off = (warp / (BN / WN)) * WM + (lane / MM_LN) * 4;   // this lane's first row in the tile
   const int b_off = (warp % (BN / WN)) * WN + (lane % MM_LN) * 4;   // this lane's first column in the tile
