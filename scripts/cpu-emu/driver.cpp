@@ -75,7 +75,7 @@ int main() {
       if (y[n] == y[n]) { std::printf("  wrote past the end (%dx%d off %d)\n", rows, cols, off); ++bad; }
     }
 #elif defined(TASK_transpose)
-  const int sizes[][2] = {{1000, 1023}, {1023, 1000}, {37, 4099}, {1, 5}, {256, 512}, {130, 68}, {64, 64}};
+  const int sizes[][2] = {{1000, 1023}, {1023, 1000}, {37, 4099}, {1, 5}, {256, 512}, {130, 68}, {64, 64}, {196, 132}};  // 196x132: multiples of 4, partial tiles
   for (auto [rows, cols] : sizes)
     for (int off = 0; off < 2; ++off) {
       const size_t n = (size_t)rows * cols;
