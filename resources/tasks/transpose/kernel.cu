@@ -173,6 +173,9 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
   const bool vec_ok = ((rows | cols) & 3) == 0 && ((((unsigned long long)in) | ((unsigned long long)out)) & 15) == 0;
 
   // grid.y is capped at 65535, so blocks stride over the tile rows (block-uniform loop).
+  // (unroll 1: a runtime-bound loop; it also keeps this loop out of the optimiser's unroll sites,
+  // which name loops by kernel and position and would meet the same-named loop of the VEC=1 kernel)
+#pragma unroll 1
   for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
     const int y0 = by * TILE_Y;                               // first input row of the tile
     float4 v[TR_NB][4];                                       // v[b][q] = in[r+q][c..c+3] of block b
