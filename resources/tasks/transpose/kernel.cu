@@ -19,6 +19,11 @@
 //               32-byte sectors. Needs USE_SMEM=0, VEC=4; a block not fully inside the matrix, or any
 //               matrix whose rows/cols are not multiples of 4 or whose pointers are not 16-byte aligned,
 //               is moved element by element with bounds checks.
+//   DIAG        1: blocks take tiles in diagonal order (block b of the launch -> tile row b % grid.y,
+//               tile column (b / grid.y + b % grid.y) % grid.x): blocks running together spread over
+//               all rows and columns of both matrices instead of a band of input rows / output
+//               columns (the power-of-two strides of 8192 x 8192 otherwise meet few DRAM banks:
+//               "partition camping"). Only on the VEC > 1 and REG4 kernels.
 //   STREAM      1: global loads and stores with streaming cache hints (__ldcs / __stcs: evict first,
 //               each byte is touched once); 0: __ldg loads and plain stores. Only with VEC > 1.
 // Partial tiles (rows/cols not multiples of the tile) are bounds-checked element by element.
@@ -52,6 +57,9 @@
 #ifndef STREAM
 #define STREAM 0
 #endif
+#ifndef DIAG
+#define DIAG 0
+#endif
 
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "VEC must be 1, 2 or 4"
@@ -67,6 +75,9 @@
 #endif
 #if STREAM && VEC == 1
 #error "STREAM needs VEC > 1"
+#endif
+#if DIAG && VEC == 1
+#error "DIAG needs VEC > 1"
 #endif
 #if (TILE_X % VEC) != 0 || (TILE_Y % VEC) != 0
 #error "VEC must divide TILE_X and TILE_Y"
@@ -109,6 +120,18 @@ __device__ __forceinline__ int tr_scol(int j, int i) {
 #define TR_LDG(p) __ldg(p)
 #define TR_STG(p, v) (*(p) = (v))
 #endif
+
+// The tile (column tbx, first row tby0 of the grid-stride loop) this block starts with.
+__device__ __forceinline__ void tr_block_tile(int& tbx, int& tby0) {
+#if DIAG
+  const long long b = blockIdx.x + (long long)gridDim.x * blockIdx.y;   // launch order
+  tby0 = (int)(b % gridDim.y);
+  tbx = (int)((b / gridDim.y + tby0) % gridDim.x);   // for each row, a rotation of the columns: a bijection
+#else
+  tbx = blockIdx.x;
+  tby0 = blockIdx.y;
+#endif
+}
 
 __device__ __forceinline__ bool tr_aligned(const void* p) {
   return (((unsigned long long)p) % (VEC * sizeof(float))) == 0;
@@ -167,7 +190,9 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
 __global__ void __launch_bounds__(TR_THREADS)
 transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
   const int tid = threadIdx.y * TR_TX + threadIdx.x;
-  const int x0 = blockIdx.x * TILE_X;                         // first input column of the tile
+  int tbx, tby0;
+  tr_block_tile(tbx, tby0);                                   // DIAG: diagonal order
+  const int x0 = tbx * TILE_X;                                // first input column of the tile
   const int tiles_y = (rows - 1) / TILE_Y + 1;                 // rows > 0 (checked by the entry)
   // float4 everywhere needs 16-byte aligned rows of both matrices.
   const bool vec_ok = ((rows | cols) & 3) == 0 && ((((unsigned long long)in) | ((unsigned long long)out)) & 15) == 0;
@@ -176,7 +201,7 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
   // (unroll 1: a runtime-bound loop; it also keeps this loop out of the optimiser's unroll sites,
   // which name loops by kernel and position and would meet the same-named loop of the VEC=1 kernel)
 #pragma unroll 1
-  for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+  for (int by = tby0; by < tiles_y; by += gridDim.y) {
     const int y0 = by * TILE_Y;                               // first input row of the tile
     float4 v[TR_NB][4];                                       // v[b][q] = in[r+q][c..c+3] of block b
 #pragma unroll
@@ -236,12 +261,14 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
   __shared__ float tile[TILE_Y][TILE_X + PAD];
 #endif
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int x0 = blockIdx.x * TILE_X;                         // first input column of the tile
+  int tbx, tby0;
+  tr_block_tile(tbx, tby0);                                   // DIAG: diagonal order
+  const int x0 = tbx * TILE_X;                                // first input column of the tile
   const int tiles_y = (rows - 1) / TILE_Y + 1;                 // rows > 0 (checked by the entry)
   const int c = x0 + tx * VEC;                                 // this thread's first input column
 
   // grid.y is capped at 65535, so blocks stride over the tile rows (block-uniform loop).
-  for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+  for (int by = tby0; by < tiles_y; by += gridDim.y) {
     const int y0 = by * TILE_Y;                               // first input row of the tile
 #pragma unroll
     for (int k = 0; k < TR_ITERS; ++k) {
