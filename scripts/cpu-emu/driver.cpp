@@ -75,7 +75,7 @@ int main() {
       if (y[n] == y[n]) { std::printf("  wrote past the end (%dx%d off %d)\n", rows, cols, off); ++bad; }
     }
 #elif defined(TASK_transpose)
-  const int sizes[][2] = {{1000, 1023}, {1023, 1000}, {37, 4099}, {1, 5}, {256, 512}, {130, 68}, {64, 64}};
+  const int sizes[][2] = {{1000, 1023}, {1023, 1000}, {37, 4099}, {1, 5}, {256, 512}, {130, 68}, {64, 64}, {196, 132}};  // 196x132: multiples of 4, partial tiles
   for (auto [rows, cols] : sizes)
     for (int off = 0; off < 2; ++off) {
       const size_t n = (size_t)rows * cols;
@@ -114,7 +114,8 @@ int main() {
         check(what, out, &e, 1, 1e-5, 0.5 * std::min(1.0, n / 1e6) + 1e-4);
       }
 #elif defined(TASK_matmul)
-  const int sizes[][3] = {{67, 33, 129}, {3, 5, 7}, {200, 201, 199}, {256, 256, 64}, {130, 260, 33}, {128, 128, 20}};
+  const int sizes[][3] = {{67, 33, 129}, {3, 5, 7}, {200, 201, 199}, {256, 256, 64}, {130, 260, 33}, {128, 128, 20},
+                          {1100, 140, 12}};  // 1100: 9 block rows of 128 (GROUP 8: a full group and a partial one)
   for (auto [M, N, K] : sizes)
     for (int off = 0; off < 2; ++off) {
       std::vector<float> av = fill((size_t)M * K, -1, 1), bv = fill((size_t)K * N, -1, 1), cv((size_t)M * N + 4, NaN);

@@ -159,6 +159,17 @@ inline T shfl_xor(T v, int o, int line) {
   yield(WARP, line);  // nobody overwrites a slot before every lane has read
   return r;
 }
+template <typename T>
+inline T shfl_idx(T v, int src, int line) {
+  static_assert(sizeof(T) == 4, "32-bit shuffles only");
+  const unsigned me = cur->lin;
+  std::memcpy(&warp_slot_f[me], &v, 4);
+  yield(WARP, line);
+  T r;
+  std::memcpy(&r, &warp_slot_f[(me & ~31u) | ((unsigned)src & 31u)], 4);
+  yield(WARP, line);  // nobody overwrites a slot before every lane has read
+  return r;
+}
 }  // namespace kd_emu
 
 #define threadIdx (kd_emu::cur->tid)
@@ -167,11 +178,14 @@ inline T shfl_xor(T v, int o, int line) {
 #define gridDim (kd_emu::gridDim_)
 #define __syncthreads() kd_emu::yield(kd_emu::BAR, __LINE__)
 #define __shfl_xor_sync(mask, v, o) kd_emu::shfl_xor((v), (o), __LINE__)
+#define __shfl_sync(mask, v, src) kd_emu::shfl_idx((v), (src), __LINE__)
 #define __threadfence() ((void)0)
 #define KD_LAUNCH(g, b, call) kd_emu::launch(dim3(g), dim3(b), [&]() { call; })
 
 template <typename T> inline T __ldg(const T* p) { return *p; }
 template <typename T> inline T __ldcg(const T* p) { return *p; }
+template <typename T> inline T __ldcs(const T* p) { return *p; }
+template <typename T> inline void __stcs(T* p, T v) { *p = v; }
 inline float atomicAdd(float* p, float v) { float o = *p; *p += v; return o; }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }
 inline int cudaMemsetAsync(void* p, int v, size_t n, int = 0) { std::memset(p, v, n); return 0; }

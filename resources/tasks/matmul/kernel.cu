@@ -16,6 +16,16 @@
 //            PIPE 1: two buffers, the next K step is loaded into registers while this one is
 //                    computed (one barrier per K step);
 //            PIPE 2: as 1, but B goes to shared memory with cp.async (no registers, no wait).
+//            PIPE 3: three buffers, everything by cp.async (no staging registers): A element by
+//                    element (4-byte copies, stored transposed; lanes along K, so whole sectors),
+//                    B 16 bytes at a time; two K steps in flight while one is computed, one
+//                    barrier per K step. Past the edges the copies write zeros (src-size 0).
+//            MINB 2: __launch_bounds__(threads, 2): ptxas keeps registers low enough for two blocks
+//                    per SM (128 registers at 256 threads), so a 128 x 128 tile with 8 x 8 per thread
+//                    runs 16 warps per SM instead of 8 (146 registers without it).
+//            GROUP g > 0: blocks are ordered in groups of g block rows (consecutive block ids walk
+//                    down a group's g rows before moving right), so the blocks resident together
+//                    share A rows and B columns in L2; 0: row-major block order.
 // Tails (M, N, K not multiples of the tiles) are zero-filled on load and masked on store.
 // Defaults are the naive version: 16x16 threads, one output per thread, no shared memory.
 #include <cuda_runtime.h>
@@ -45,7 +55,14 @@
 #define WN 16       // columns of C per warp (TILED 2 only)
 #endif
 #ifndef PIPE
-#define PIPE 0      // TILED 2: 0 one buffer; 1 two buffers, next step through registers; 2 two buffers, B by cp.async
+#define PIPE 0      // TILED 2: 0 one buffer; 1 two buffers, next step through registers; 2 two buffers, B by cp.async;
+                    // 3 three buffers, A and B by cp.async
+#endif
+#ifndef MINB
+#define MINB 1      // TILED 2: minimum resident blocks per SM asked of ptxas (__launch_bounds__ second argument)
+#endif
+#ifndef GROUP
+#define GROUP 0     // TILED 2: 0 row-major block order; g > 0 blocks walk g block rows at a time (L2 reuse)
 #endif
 
 #if (BM % TM) != 0 || (BN % TN) != 0
@@ -73,12 +90,20 @@
 #if (BK % 4) != 0
 #error "matmul: TILED 2 needs BK a multiple of 4"
 #endif
-#if PIPE < 0 || PIPE > 2
-#error "matmul: PIPE is 0, 1 or 2"
+#if PIPE < 0 || PIPE > 3
+#error "matmul: PIPE is 0, 1, 2 or 3"
 #endif
+#if MINB < 1 || MINB > 2
+#error "matmul: MINB is 1 or 2"
+#endif
+#if GROUP < 0
+#error "matmul: GROUP must be >= 0"
+#endif
+#define MM_MINB MINB
 #define MM_LN (WN / TN)                          // lanes along N
 #define MM_LM (WM / TM)                          // lanes along M
-#define MM_NBUF (PIPE ? 2 : 1)
+#define MM_NBUF (PIPE == 3 ? 3 : PIPE ? 2 : 1)
+#define MM_AE ((BM * BK + MM_NT - 1) / MM_NT)    // PIPE 3: A elements per thread
 #define MM_ALD (BM + 4)                          // As row length: +4 keeps 16-byte rows, spreads the transposed stores
 #define MM_AV (BM * BK / 4)                      // float4 pieces of an A tile
 #define MM_BV (BK * BN / 4)                      // float4 pieces of a B tile
@@ -87,6 +112,11 @@
 #if MM_NBUF * BK * (MM_ALD + BN) * 4 > 49152
 #error "matmul: TILED 2 shared tiles exceed 48 KB"
 #endif
+#else
+#if MINB != 1 || GROUP != 0
+#error "matmul: MINB and GROUP are TILED 2 options"
+#endif
+#define MM_MINB 1
 #endif
 
 namespace mm_kd {
@@ -121,6 +151,24 @@ __device__ __forceinline__ void cp_async_commit() {
 __device__ __forceinline__ void cp_async_wait_all() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+// 4 bytes to shared memory by cp.async; ok false: src-size 0, nothing is read and a zero is written.
+__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, bool ok) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(ok ? 4 : 0) : "memory");
+#else
+  *smem = ok ? __ldg(gmem) : 0.f;
+#endif
+}
+
+// Waits until at most N of this thread's commit groups are pending.
+template <int N>
+__device__ __forceinline__ void cp_async_wait_pending() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 #endif
 }
 
@@ -160,9 +208,48 @@ __device__ __forceinline__ void copy_b(Tiles& t, int buf, const float* __restric
   if (gk < K && gn + 4 <= N && (((unsigned long long)p) & 15) == 0) cp_async16(&t.b[buf][k][nq], p);
   else *reinterpret_cast<float4*>(&t.b[buf][k][nq]) = ld4(p, gk < K ? N - gn : 0);
 }
+
+#if PIPE == 3
+// The A tile of K offset k0 into buffer buf, element by element, transposed (a[k][m]); lanes run along k.
+__device__ __forceinline__ void copy_a_async(Tiles& t, int buf, const float* __restrict__ A, int M, int K, int bm, int k0, int tid) {
+#pragma unroll
+  for (int l = 0; l < MM_AE; ++l) {
+    const int f = tid + l * MM_NT;
+    if (f < BM * BK) {
+      const int m = f / BK, k = f % BK;
+      const int gm = bm + m, gk = k0 + k;
+      const bool ok = gm < M && gk < K;
+      cp_async4(&t.a[buf][k][m], ok ? A + (size_t)gm * K + gk : A, ok);
+    }
+  }
+}
+// B piece e: 16 bytes by cp.async when aligned and inside B, else four 4-byte copies (zeros past the edges).
+__device__ __forceinline__ void copy_b_async(Tiles& t, int buf, const float* __restrict__ B, int N, int K, int bn, int k0, int e) {
+  const int k = e / (BN / 4), nq = (e % (BN / 4)) * 4;
+  const int gk = k0 + k, gn = bn + nq;
+  const float* p = B + (size_t)(gk < K ? gk : 0) * N + gn;
+  if (gk < K && gn + 4 <= N && (((unsigned long long)p) & 15) == 0) {
+    cp_async16(&t.b[buf][k][nq], p);
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const bool ok = gk < K && gn + q < N;
+      cp_async4(&t.b[buf][k][nq + q], ok ? p + q : B, ok);
+    }
+  }
+}
+// Issues the copies of K step s into buffer buf (every thread; the caller commits the group).
+__device__ __forceinline__ void issue_step(Tiles& t, int buf, const float* __restrict__ A, const float* __restrict__ B,
+                                           int M, int N, int K, int bm, int bn, int s, int tid) {
+  copy_a_async(t, buf, A, M, K, bm, s * BK, tid);
+#pragma unroll
+  for (int l = 0; l < MM_BLDS; ++l)
+    if (tid + l * MM_NT < MM_BV) copy_b_async(t, buf, B, N, K, bn, s * BK, tid + l * MM_NT);
+}
+#endif
 #endif
 
-__global__ void __launch_bounds__(MM_NT)
+__global__ void __launch_bounds__(MM_NT, MM_MINB)
 matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
               int M, int N, int K) {
   const int tx = threadIdx.x % MM_TX;
@@ -179,14 +266,63 @@ matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* _
 #if TILED == 2
   __shared__ __align__(16) Tiles t;
   const int tid = threadIdx.x;
+#if GROUP > 0
+  // Grouped order: block id pid walks GROUP block rows (top to bottom) before the next block column.
+  // The same in every lane; taken through __shfl_sync from lane 0 because so written ptxas keeps
+  // it in registers (computed plainly it spilled 36-48 B at MINB 2, nvcc 13.0, sm_90).
+  const int pid = blockIdx.y * gridDim.x + blockIdx.x;
+  const int width = GROUP * gridDim.x;                  // blocks per group of GROUP block rows
+  const int first = (pid / width) * GROUP;                // the group's first block row
+  const int rows_in = min((int)gridDim.y - first, GROUP);
+  const int bm = __shfl_sync(0xffffffffu, (first + (pid % width) % rows_in) * BM, 0);
+  const int bn = __shfl_sync(0xffffffffu, ((pid % width) / rows_in) * BN, 0);
+#else
   const int bm = blockIdx.y * BM;
   const int bn = blockIdx.x * BN;
+#endif
   const int warp = tid / 32, lane = tid % 32;
   const int a_off = (warp / (BN / WN)) * WM + (lane / MM_LN) * 4;   // this lane's first row in the tile
   const int b_off = (warp % (BN / WN)) * WN + (lane % MM_LN) * 4;   // this lane's first column in the tile
   const int nk = (K + BK - 1) / BK;
   (void)row0; (void)col0;
 
+#if PIPE == 3
+  // Prologue: K steps 0 .. NBUF-2 in flight, one commit group per step (empty groups past the end,
+  // so that "all but the newest NBUF-2 groups done" always means "step kt done").
+#pragma unroll
+  for (int s = 0; s < MM_NBUF - 1; ++s) {
+    if (s < nk) issue_step(t, s, A, B, M, N, K, bm, bn, s, tid);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < nk; ++kt) {
+    cp_async_wait_pending<MM_NBUF - 2>();   // this thread's copies of step kt have landed
+    __syncthreads();                        // everyone's have, and everyone is done computing step kt-1
+    {
+      const int nx = kt + MM_NBUF - 1;      // goes to the buffer of step kt-1
+      if (nx < nk) issue_step(t, nx % MM_NBUF, A, B, M, N, K, bm, bn, nx, tid);
+      cp_async_commit();
+    }
+    const int cur = kt % MM_NBUF;
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM / 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(&t.a[cur][k][a_off + i * MM_LM * 4]);
+        a[4 * i + 0] = v.x; a[4 * i + 1] = v.y; a[4 * i + 2] = v.z; a[4 * i + 3] = v.w;
+      }
+#pragma unroll
+      for (int j = 0; j < TN / 4; ++j) {
+        const float4 v = *reinterpret_cast<const float4*>(&t.b[cur][k][b_off + j * MM_LN * 4]);
+        b[4 * j + 0] = v.x; b[4 * j + 1] = v.y; b[4 * j + 2] = v.z; b[4 * j + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+  }
+#else
   float4 ra[MM_ALDS];
 #if PIPE != 2
   float4 rb[MM_BLDS];
@@ -287,6 +423,7 @@ matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* _
     __syncthreads();
 #endif
   }
+#endif
 
   // Store: acc[4i+q][4j+p] is C[bm + a_off + i*4*LM + q][bn + b_off + j*4*LN + p].
 #pragma unroll

@@ -9,6 +9,9 @@
 //            __threadfence) adds the partials in block order and writes out[0]: no memset, one
 //            kernel, the same result every run. Needs a bounded grid (GRID_MULT > 0); the counter
 //            is reset by that last block, so every call starts from zero.
+// LOAD (VEC 4 only) picks the vector load of the body: 0 __ldg; 1 __ldcs (ld.global.cs, evict first:
+// every byte is read once); 2 ld.global.nc.L1::no_allocate.L2::256B (no L1 allocation, and L2 fetches
+// 256-byte blocks, a prefetch of the lines this and the neighbouring lanes read next).
 // Defaults are the naive version: one float per thread, one block per 256 floats (GRID_MULT 0),
 // shared-memory tree, one atomic per block.
 #include <cuda_runtime.h>
@@ -31,6 +34,9 @@
 #ifndef FINAL
 #define FINAL 0       // 0: memset + one atomicAdd per block; 1: partials + last block sums them (GRID_MULT > 0)
 #endif
+#ifndef LOAD
+#define LOAD 0        // VEC 4 body loads: 0 __ldg; 1 __ldcs (evict first); 2 ld.global.nc.L1::no_allocate.L2::256B
+#endif
 
 #if BLOCK < 32 || BLOCK > 1024 || (BLOCK & (BLOCK - 1)) != 0
 #error "reduce_sum: BLOCK must be a power of two in [32, 1024]"
@@ -40,6 +46,9 @@
 #endif
 #if FINAL && GRID_MULT == 0
 #error "reduce_sum: FINAL 1 needs a bounded grid (GRID_MULT > 0)"
+#endif
+#if LOAD < 0 || LOAD > 2 || (LOAD != 0 && VEC != 4)
+#error "reduce_sum: LOAD is 0, 1 or 2, and 1, 2 need VEC 4"
 #endif
 #define RS_MAX_BLOCKS 4096   // FINAL 1: the grid is capped here (the grid-stride loop covers the rest)
 
@@ -87,9 +96,24 @@ __device__ __forceinline__ void finish(float* __restrict__ out, float partial, f
 }
 #endif
 
+__device__ __forceinline__ float4 ld4(const float* p) {
+#if LOAD == 1
+  return __ldcs(reinterpret_cast<const float4*>(p));
+#elif LOAD == 2 && defined(__CUDA_ARCH__)
+  float4 r;
+  // Not volatile: x is read-only for the kernel, so the compiler may schedule these freely.
+  asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+      : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
+      : "l"(p));
+  return r;
+#else
+  return __ldg(reinterpret_cast<const float4*>(p));
+#endif
+}
+
 __device__ __forceinline__ float ldv_sum(const float* p) {
 #if VEC == 4
-  float4 t = __ldg(reinterpret_cast<const float4*>(p));
+  float4 t = ld4(p);
   return (t.x + t.y) + (t.z + t.w);
 #elif VEC == 2
   float2 t = __ldg(reinterpret_cast<const float2*>(p));

@@ -12,6 +12,20 @@
 //   PAD         floats of padding per shared row; PAD=1 makes the column-wise reads conflict-free
 //   SWIZZLE     1: no padding; element (j, i) of the tile is kept at column i ^ ((j/VEC) % 32) of row j,
 //               which makes both the row-wise writes and the column-wise reads conflict-free
+//   REG4        1: no shared memory and no barrier: each thread moves TILE_Y / (4*BLOCK_ROWS) 4 x 4 blocks,
+//               each read as four float4 (4 input rows) and written, transposed in registers, as four
+//               float4 (4 output rows). Consecutive lanes take consecutive 4-row blocks of one 4-column
+//               strip (then the next strip), so with TILE_Y <= 64 every warp load and store uses whole
+//               32-byte sectors. Needs USE_SMEM=0, VEC=4; a block not fully inside the matrix, or any
+//               matrix whose rows/cols are not multiples of 4 or whose pointers are not 16-byte aligned,
+//               is moved element by element with bounds checks.
+//   DIAG        1: blocks take tiles in diagonal order (block b of the launch -> tile row b % grid.y,
+//               tile column (b / grid.y + b % grid.y) % grid.x): blocks running together spread over
+//               all rows and columns of both matrices instead of a band of input rows / output
+//               columns (the power-of-two strides of 8192 x 8192 otherwise meet few DRAM banks:
+//               "partition camping"). Only on the VEC > 1 and REG4 kernels.
+//   STREAM      1: global loads and stores with streaming cache hints (__ldcs / __stcs: evict first,
+//               each byte is touched once); 0: __ldg loads and plain stores. Only with VEC > 1.
 // Partial tiles (rows/cols not multiples of the tile) are bounds-checked element by element.
 // Naive default: USE_SMEM=0, TILE_X=16, TILE_Y=16, BLOCK_ROWS=16 (16x16 blocks, one element per thread).
 #include <cuda_runtime.h>
@@ -37,12 +51,33 @@
 #ifndef SWIZZLE
 #define SWIZZLE 0
 #endif
+#ifndef REG4
+#define REG4 0
+#endif
+#ifndef STREAM
+#define STREAM 0
+#endif
+#ifndef DIAG
+#define DIAG 0
+#endif
 
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "VEC must be 1, 2 or 4"
 #endif
-#if VEC > 1 && !USE_SMEM
-#error "VEC > 1 needs USE_SMEM=1"
+#if VEC > 1 && !USE_SMEM && !REG4
+#error "VEC > 1 needs USE_SMEM=1 or REG4=1"
+#endif
+#if REG4 && (USE_SMEM || VEC != 4 || PAD != 0 || SWIZZLE)
+#error "REG4 needs USE_SMEM=0, VEC=4, PAD=0, SWIZZLE=0"
+#endif
+#if REG4 && (TILE_Y % (4 * BLOCK_ROWS)) != 0
+#error "REG4 needs TILE_Y a multiple of 4 * BLOCK_ROWS"
+#endif
+#if STREAM && VEC == 1
+#error "STREAM needs VEC > 1"
+#endif
+#if DIAG && VEC == 1
+#error "DIAG needs VEC > 1"
 #endif
 #if (TILE_X % VEC) != 0 || (TILE_Y % VEC) != 0
 #error "VEC must divide TILE_X and TILE_Y"
@@ -74,6 +109,27 @@ __device__ __forceinline__ int tr_scol(int j, int i) {
 #else
   (void)j;
   return i;
+#endif
+}
+
+// Global accesses of the VEC > 1 paths: streaming hints with STREAM=1.
+#if STREAM
+#define TR_LDG(p) __ldcs(p)
+#define TR_STG(p, v) __stcs((p), (v))
+#else
+#define TR_LDG(p) __ldg(p)
+#define TR_STG(p, v) (*(p) = (v))
+#endif
+
+// The tile (column tbx, first row tby0 of the grid-stride loop) this block starts with.
+__device__ __forceinline__ void tr_block_tile(int& tbx, int& tby0) {
+#if DIAG
+  const long long b = blockIdx.x + (long long)gridDim.x * blockIdx.y;   // launch order
+  tby0 = (int)(b % gridDim.y);
+  tbx = (int)((b / gridDim.y + tby0) % gridDim.x);   // for each row, a rotation of the columns: a bijection
+#else
+  tbx = blockIdx.x;
+  tby0 = blockIdx.y;
 #endif
 }
 
@@ -128,6 +184,76 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
 #endif
   }
 }
+#elif REG4
+#define TR_NB (TILE_Y / (4 * BLOCK_ROWS))   // 4 x 4 blocks per thread
+#define TR_BJ (TILE_Y / 4)                  // 4-row blocks along a tile column strip
+__global__ void __launch_bounds__(TR_THREADS)
+transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
+  const int tid = threadIdx.y * TR_TX + threadIdx.x;
+  int tbx, tby0;
+  tr_block_tile(tbx, tby0);                                   // DIAG: diagonal order
+  const int x0 = tbx * TILE_X;                                // first input column of the tile
+  const int tiles_y = (rows - 1) / TILE_Y + 1;                 // rows > 0 (checked by the entry)
+  // float4 everywhere needs 16-byte aligned rows of both matrices.
+  const bool vec_ok = ((rows | cols) & 3) == 0 && ((((unsigned long long)in) | ((unsigned long long)out)) & 15) == 0;
+
+  // grid.y is capped at 65535, so blocks stride over the tile rows (block-uniform loop).
+  // (unroll 1: a runtime-bound loop; it also keeps this loop out of the optimiser's unroll sites,
+  // which name loops by kernel and position and would meet the same-named loop of the VEC=1 kernel)
+#pragma unroll 1
+  for (int by = tby0; by < tiles_y; by += gridDim.y) {
+    const int y0 = by * TILE_Y;                               // first input row of the tile
+    float4 v[TR_NB][4];                                       // v[b][q] = in[r+q][c..c+3] of block b
+#pragma unroll
+    for (int b = 0; b < TR_NB; ++b) {
+      const int e = tid + b * TR_THREADS;                     // < (TILE_X/4) * (TILE_Y/4)
+      const int r = y0 + 4 * (e % TR_BJ), c = x0 + 4 * (e / TR_BJ);
+      if (vec_ok && r + 4 <= rows && c + 4 <= cols) {
+        const float* p = in + (size_t)r * cols + c;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) v[b][q] = TR_LDG(reinterpret_cast<const float4*>(p + (size_t)q * cols));
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const bool rin = r + q < rows;
+          const float* p = in + (size_t)(rin ? r + q : 0) * cols + c;
+          v[b][q].x = (rin && c + 0 < cols) ? p[0] : 0.f;
+          v[b][q].y = (rin && c + 1 < cols) ? p[1] : 0.f;
+          v[b][q].z = (rin && c + 2 < cols) ? p[2] : 0.f;
+          v[b][q].w = (rin && c + 3 < cols) ? p[3] : 0.f;
+        }
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < TR_NB; ++b) {
+      const int e = tid + b * TR_THREADS;
+      const int r = y0 + 4 * (e % TR_BJ), c = x0 + 4 * (e / TR_BJ);
+      // out[c+p][r..r+3] = (v[b][0].p, v[b][1].p, v[b][2].p, v[b][3].p)
+      const float4 o0 = make_float4(v[b][0].x, v[b][1].x, v[b][2].x, v[b][3].x);
+      const float4 o1 = make_float4(v[b][0].y, v[b][1].y, v[b][2].y, v[b][3].y);
+      const float4 o2 = make_float4(v[b][0].z, v[b][1].z, v[b][2].z, v[b][3].z);
+      const float4 o3 = make_float4(v[b][0].w, v[b][1].w, v[b][2].w, v[b][3].w);
+      if (vec_ok && r + 4 <= rows && c + 4 <= cols) {
+        float* p = out + (size_t)c * rows + r;
+        TR_STG(reinterpret_cast<float4*>(p), o0);
+        TR_STG(reinterpret_cast<float4*>(p + (size_t)rows), o1);
+        TR_STG(reinterpret_cast<float4*>(p + 2 * (size_t)rows), o2);
+        TR_STG(reinterpret_cast<float4*>(p + 3 * (size_t)rows), o3);
+      } else {
+        const float4 o[4] = {o0, o1, o2, o3};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {                         // out row c+q
+          if (c + q >= cols) continue;
+          float* p = out + (size_t)(c + q) * rows + r;
+          if (r + 0 < rows) p[0] = o[q].x;
+          if (r + 1 < rows) p[1] = o[q].y;
+          if (r + 2 < rows) p[2] = o[q].z;
+          if (r + 3 < rows) p[3] = o[q].w;
+        }
+      }
+    }
+  }
+}
 #else
 __global__ void __launch_bounds__(TR_THREADS)
 transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
@@ -135,12 +261,14 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
   __shared__ float tile[TILE_Y][TILE_X + PAD];
 #endif
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int x0 = blockIdx.x * TILE_X;                         // first input column of the tile
+  int tbx, tby0;
+  tr_block_tile(tbx, tby0);                                   // DIAG: diagonal order
+  const int x0 = tbx * TILE_X;                                // first input column of the tile
   const int tiles_y = (rows - 1) / TILE_Y + 1;                 // rows > 0 (checked by the entry)
   const int c = x0 + tx * VEC;                                 // this thread's first input column
 
   // grid.y is capped at 65535, so blocks stride over the tile rows (block-uniform loop).
-  for (int by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+  for (int by = tby0; by < tiles_y; by += gridDim.y) {
     const int y0 = by * TILE_Y;                               // first input row of the tile
 #pragma unroll
     for (int k = 0; k < TR_ITERS; ++k) {
@@ -151,7 +279,7 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
         const float* p = in + (size_t)r * cols + c;
 #if VEC == 4
         if (c + 3 < cols && tr_aligned(p)) {
-          const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+          const float4 v = TR_LDG(reinterpret_cast<const float4*>(p));
           tile[j][tr_scol(j, tx * 4 + 0)] = v.x;
           tile[j][tr_scol(j, tx * 4 + 1)] = v.y;
           tile[j][tr_scol(j, tx * 4 + 2)] = v.z;
@@ -159,7 +287,7 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
         } else
 #elif VEC == 2
         if (c + 1 < cols && tr_aligned(p)) {
-          const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+          const float2 v = TR_LDG(reinterpret_cast<const float2*>(p));
           tile[j][tr_scol(j, tx * 2 + 0)] = v.x;
           tile[j][tr_scol(j, tx * 2 + 1)] = v.y;
         } else
@@ -167,7 +295,7 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
         {
 #pragma unroll
           for (int q = 0; q < VEC; ++q)
-            if (c + q < cols) tile[j][tr_scol(j, tx * VEC + q)] = __ldg(p + q);
+            if (c + q < cols) tile[j][tr_scol(j, tx * VEC + q)] = TR_LDG(p + q);
         }
       }
 #else
@@ -189,18 +317,18 @@ transpose_kernel(const float* __restrict__ in, float* __restrict__ out, int rows
         float* p = out + (size_t)oc * rows + orr;
 #if VEC == 4
         if (orr + 3 < rows && tr_aligned(p)) {
-          *reinterpret_cast<float4*>(p) = make_float4(tile[j][tr_scol(j, i)], tile[j + 1][tr_scol(j + 1, i)],
-                                                      tile[j + 2][tr_scol(j + 2, i)], tile[j + 3][tr_scol(j + 3, i)]);
+          TR_STG(reinterpret_cast<float4*>(p), make_float4(tile[j][tr_scol(j, i)], tile[j + 1][tr_scol(j + 1, i)],
+                                                           tile[j + 2][tr_scol(j + 2, i)], tile[j + 3][tr_scol(j + 3, i)]));
         } else
 #elif VEC == 2
         if (orr + 1 < rows && tr_aligned(p)) {
-          *reinterpret_cast<float2*>(p) = make_float2(tile[j][tr_scol(j, i)], tile[j + 1][tr_scol(j + 1, i)]);
+          TR_STG(reinterpret_cast<float2*>(p), make_float2(tile[j][tr_scol(j, i)], tile[j + 1][tr_scol(j + 1, i)]));
         } else
 #endif
         {
 #pragma unroll
           for (int q = 0; q < VEC; ++q)
-            if (orr + q < rows) p[q] = tile[j + q][tr_scol(j + q, i)];
+            if (orr + q < rows) TR_STG(p + q, tile[j + q][tr_scol(j + q, i)]);
         }
       }
     }
