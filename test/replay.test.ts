@@ -12,6 +12,7 @@ import { runLoop, type LoopEvent } from '../main/engine/search/loop.js';
 import { randomSearch } from '../main/engine/search/random.js';
 import { contrastiveSearch } from '../main/engine/search/contrastive.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
+import { configKey } from '../main/engine/task/space.js';
 import { createSession, newSessionId, openSession } from '../main/engine/session/store.js';
 import { syntheticSpace, SYNTHETIC_LABEL } from './fixtures/spaces/synthetic.js';
 
@@ -143,7 +144,7 @@ describe('the loop on a replay', () => {
 });
 
 describe('a recording made before the task gained a tunable', () => {
-  it('stands for the new tunable at its default: replays answer the default, the action space keeps only it', () => {
+  it('stands for the new tunable at its default: replays answer the default; it is no dimension of the action space, and its proposals carry the default', () => {
     const t = loadTask(join(builtinTasksDir(), 'layernorm'));
     const defaults = t.manifest.defaults ?? {};
     const added = Object.keys(t.manifest.tunables ?? {}).find((k) => k !== Object.keys(t.manifest.tunables ?? {})[0])!;
@@ -154,8 +155,34 @@ describe('a recording made before the task gained a tunable', () => {
     expect(m.predates).toEqual([added]);
     expect(m.has({ config: { ...defaults } })).toBe(true);
     const space = ActionSpace.fromRecording(t, m);
-    expect(space.dims.find((d) => d.name === added)!.values).toEqual([defaults[added]]);
-    expect(space.baseline()).not.toBeNull();
+    expect(space.dims.find((d) => d.name === added)).toBeUndefined();
+    const b = space.baseline();
+    expect(b).not.toBeNull();
+    expect(space.decode(b!).config[added]).toBe(defaults[added]);
+    // a configuration with the new tunable off its default is outside the recording's space
+    const other = (t.manifest.tunables ?? {})[added].find((v) => v !== defaults[added])!;
+    expect(space.encode({ config: { ...defaults, [added]: other } })).toBeNull();
     expect(new ReplayMeasurer(t, full, { seed: 1 }).predates).toEqual([]);
+  });
+
+  it('a tunable added later changes no strategy\'s random stream on the old recording', () => {
+    const t = loadTask(join(builtinTasksDir(), 'layernorm'));
+    const tunables = t.manifest.tunables ?? {};
+    const added = 'STATS';
+    expect(Object.keys(tunables)).toContain(added);
+    const defaults = t.manifest.defaults ?? {};
+    const full = syntheticSpace(t, { seed: 2 });
+    const old: RecordedSpace = { ...full, entries: full.entries.filter((e) => e.config[added] === defaults[added]).map((e) => ({ ...e, config: Object.fromEntries(Object.entries(e.config).filter(([k]) => k !== added)) })) };
+    // the task as it was before `added` existed: without it, its default and the restrictions naming it
+    const drop = <V,>(o: Record<string, V>): Record<string, V> => Object.fromEntries(Object.entries(o).filter(([k]) => k !== added));
+    const before: Task = { ...t, manifest: { ...t.manifest, tunables: drop(tunables), defaults: drop(defaults), restrictions: (t.manifest.restrictions ?? []).filter((r) => !new RegExp(`\\b${added}\\b`).test(r)) } };
+    const order = (task: Task): string[] => {
+      const m = new ReplayMeasurer(task, old, { seed: 3 });
+      const space = ActionSpace.fromRecording(task, m);
+      return randomSearch(task, 5, space).propose(12).map((p) => configKey(drop(p.config)));
+    };
+    const now = order(t);
+    expect(now).toHaveLength(12);
+    expect(now).toEqual(order(before));
   });
 });

@@ -43,6 +43,12 @@ export interface ActionSpaceOptions {
   filter?: (p: Proposal) => boolean;
   /** Overrides dimension lists (used for recorded spaces). */
   dims?: Dim[];
+  /**
+   * Tunables held at one value that are not dimensions (a recording's predated tunables at their
+   * defaults): decoding and the restrictions see them, the search never does. So a tunable added to
+   * a task later changes neither the space nor any strategy's random stream on an older recording.
+   */
+  fixed?: Config;
 }
 
 export class ActionSpace {
@@ -51,10 +57,12 @@ export class ActionSpace {
   private readonly transforms?: TransformCatalog;
   private readonly filter?: (p: Proposal) => boolean;
   private readonly tunableNames: string[];
+  private readonly fixed: Config;
   private readonly decoded = new Map<string, Proposal>();
 
   constructor(task: Task, o: ActionSpaceOptions = {}) {
     this.task = task;
+    this.fixed = { ...(o.fixed ?? {}) };
     this.transforms = o.transforms;
     this.filter = o.filter;
     if (o.dims) this.dims = o.dims;
@@ -74,9 +82,10 @@ export class ActionSpace {
 
   /** The action space of a recorded space: the task's tunables, and the flags and transforms the recording varies. */
   static fromRecording(task: Task, m: ReplayMeasurer): ActionSpace {
-    // A tunable the recording predates (ReplayMeasurer.predates) keeps its default only.
+    // A tunable the recording predates (ReplayMeasurer.predates) is no dimension: it stays at its default.
     const defaults = task.manifest.defaults ?? {};
-    const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).map(([name, values]) => ({ name, kind: 'tunable' as const, values: m.predates.includes(name) ? [defaults[name]] : [...values] }));
+    const fixed: Config = Object.fromEntries(m.predates.map((k) => [k, defaults[k]]));
+    const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).filter(([name]) => !m.predates.includes(name)).map(([name, values]) => ({ name, kind: 'tunable' as const, values: [...values] }));
     const entries = m.space.entries;
     const flagDim = (name: string, get: (f: BuildFlags) => DimValue, first: DimValue): void => {
       const vals = new Set<DimValue>(entries.map((e) => get(e.flags)));
@@ -93,7 +102,7 @@ export class ActionSpace {
       tdims.get(d)!.add(t);
     }
     for (const [name, ids] of [...tdims].sort(([a], [b]) => a.localeCompare(b))) dims.push({ name, kind: 'transform', values: [null, ...[...ids].sort()] });
-    return new ActionSpace(task, { dims, filter: (p) => m.has(p) });
+    return new ActionSpace(task, { dims, fixed, filter: (p) => m.has(p) });
   }
 
   get size(): number {
@@ -102,6 +111,7 @@ export class ActionSpace {
 
   /** The action of a configuration / flags / transforms (null when a value is outside the space). */
   encode(p: { config: Config; flags?: BuildFlags; transforms?: string[] }): Action | null {
+    for (const [k, v] of Object.entries(this.fixed)) if (p.config[k] !== undefined && p.config[k] !== v) return null;
     const full = { ...this.fullDefaults(), ...p.config };
     const out: Action = [];
     const ts = new Set(p.transforms ?? []);
@@ -133,7 +143,7 @@ export class ActionSpace {
     const k = this.key(a);
     const hit = this.decoded.get(k);
     if (hit) return hit;
-    const config: Config = {};
+    const config: Config = { ...this.fixed };
     const flags: BuildFlags = { opt: 3 };
     const transforms: string[] = [];
     this.dims.forEach((d, i) => {
@@ -155,7 +165,7 @@ export class ActionSpace {
     // Restrictions first, on the tunables alone: decoding (and caching) every invalid action of a
     // large product would hold millions of proposals in memory.
     if (this.tunableNames.length) {
-      const config: Config = {};
+      const config: Config = { ...this.fixed };
       this.dims.forEach((d, i) => {
         if (d.kind === 'tunable') config[d.name] = d.values[a[i]] as number;
       });
