@@ -58,6 +58,9 @@
 // `thompsonStall: 20` (greedy until the best has stalled for 20 measured variants, then Thompson)
 // keeps histogram at the default's 21 (20 seeds) but loses convolution A100 seeds (15/20 against
 // 17/20) for A4000's (19/20 against 15/20): off too (20 seeds only; the same file).
+// `initial: 'value-uniform'` (issue 18, seventh round; off): before the model is trained, each
+// searched dimension in a random order takes a value uniformly among those still possible, instead of
+// a variant uniform among the valid ones (bench/results/strategies-options-value-uniform.md).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -126,7 +129,7 @@ export interface ContrastiveOptions {
   /** How many of the fastest measured variants breed. */
   breeders?: number;
   /** Before the model is trained: uniformly random variants, or the baseline's one-dimension variations (one per dimension, a random other value, in random order), which teach the model each parameter's effect. */
-  initial?: 'random' | 'around-baseline' | 'mixed';
+  initial?: 'random' | 'around-baseline' | 'mixed' | 'value-uniform';
   /** The annealing arm (off by default, see above): the share of picks (0..1; 0: none) that are steps of a simulated-annealing walk from the baseline. */
   arm?: number;
   /** The arm takes its share only while the best has not improved (by 0.5%) for this many measured variants (0: always); the walk keeps its place in between. */
@@ -190,7 +193,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -311,6 +314,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   let initialDims: number[] | null = null;
   let initialCount = 0;
   const initialAction = (): Action | null => {
+    if (o.initial === 'value-uniform') return valueUniform();
     if (o.initial === 'random' || !baselineAction) return null;
     // Mixed: every other initial variant is a uniformly random one.
     if (o.initial === 'mixed' && initialCount++ % 2 === 1) return null;
@@ -328,6 +332,41 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return null;
   };
   let baselineAction: Action | null = null;
+  // The value-uniform design: each searched dimension, in a random order, takes a value drawn
+  // uniformly among the values some unmeasured valid variant still has given the values chosen so
+  // far. Uniform over valid variants (the default) favours the values that most variants have (small
+  // blocks and tiles, where restrictions cut fewer combinations); this gives every value of every
+  // parameter its share. Lists the valid variants of the searched dimensions once (null: more than
+  // 200,000 in the product, then the random design).
+  let vuList: Action[] | null | undefined;
+  let vuStage1 = true;
+  const valueUniform = (): Action | null => {
+    if (vuList === undefined || vuStage1 !== tunablesOnly) {
+      vuStage1 = tunablesOnly;
+      const dimsOn = space.dims.map((d, i) => (active(i, tunablesOnly) ? d.values.length : 1));
+      if (dimsOn.reduce((a, b) => a * b, 1) > 200_000) vuList = null;
+      else {
+        vuList = [];
+        const a: Action = new Array(space.dims.length).fill(0);
+        for (;;) {
+          if (space.isValid(a)) vuList.push([...a]);
+          let i = a.length - 1;
+          while (i >= 0 && ++a[i] >= dimsOn[i]) a[i--] = 0;
+          if (i < 0) break;
+        }
+      }
+    }
+    if (!vuList) return null;
+    let pool = vuList.filter((a) => !seen.has(a));
+    if (!pool.length) return null;
+    const order = shuffle(space.dims.map((_, i) => i).filter((i) => active(i, tunablesOnly) && space.dims[i].values.length > 1), rng);
+    for (const i of order) {
+      const vals = [...new Set(pool.map((a) => a[i]))];
+      const v = vals[Math.floor(rng() * vals.length)];
+      pool = pool.filter((a) => a[i] === v);
+    }
+    return pool[Math.floor(rng() * pool.length)];
+  };
 
   // The staged start's walk: its current point, whether it goes on, and its proposals.
   let walk: Measured | null = null;

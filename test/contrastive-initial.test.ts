@@ -1,0 +1,84 @@
+// The contrastive strategy's value-uniform initial design (issue 18; an option, off by default:
+// `initial: 'value-uniform'`, see contrastive.ts): before the model ranks proposals, each searched
+// dimension in turn takes a value drawn uniformly among those some unmeasured valid variant still
+// has, instead of a variant drawn uniformly among the valid ones. Where restrictions cut many
+// combinations of some values (matmul: TILED == 0 || TM * TN >= 4, with the other tile restrictions), uniform over variants rarely proposes
+// those values; the design gives each value its share. These tests fail if the option is ignored,
+// proposes invalid or repeated variants, or stops giving rare values their share. Checked on a
+// SYNTHETIC recorded space through the benchmark's simulation.
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { loadTask } from '../main/engine/task/manifest.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
+import { ReplayMeasurer } from '../main/engine/measure/replay.js';
+import { ActionSpace, type Action } from '../main/engine/search/actions.js';
+import { contrastiveSearch, type ContrastiveOptions } from '../main/engine/search/contrastive.js';
+import { simulate } from '../main/engine/search/simulate.js';
+import type { Strategy } from '../main/engine/search/loop.js';
+import { syntheticSpace } from './fixtures/spaces/synthetic.js';
+
+const task = loadTask(join(builtinTasksDir(), 'matmul'));
+const rec = syntheticSpace(task, { seed: 5 });
+
+/** The actions proposed in `budget` evaluations (the model never trains: every pick is the initial design's). */
+async function picks(budget: number, seed: number, opts: ContrastiveOptions): Promise<{ as: Action[]; space: ActionSpace }> {
+  const m = new ReplayMeasurer(task, rec, { seed });
+  const space = ActionSpace.fromRecording(task, m);
+  const inner = contrastiveSearch(space, seed, { minPairs: 1e9, ...opts });
+  const as: Action[] = [];
+  const wrapped: Strategy = Object.assign(Object.create(inner) as Strategy, {
+    propose: (k: number) => {
+      const ps = inner.propose(k);
+      for (const p of ps) as.push(space.encode(p)!);
+      return ps;
+    },
+  });
+  await simulate(wrapped, m, budget);
+  return { as, space };
+}
+
+describe('contrastive: the value-uniform initial design', () => {
+  it('proposes valid, distinct variants other than the baseline, and not the random design\'s', async () => {
+    const { as, space } = await picks(40, 3, { initial: 'value-uniform' });
+    const keys = as.map((a) => space.key(a));
+    expect(as.length).toBeGreaterThanOrEqual(39);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).not.toContain(space.key(space.baseline()!));
+    for (const a of as) expect(space.isValid(a)).toBe(true);
+    const rnd = await picks(40, 3, {});
+    expect(rnd.as.map((a) => space.key(a))).not.toEqual(keys);
+  });
+
+  it('gives the value that the fewest valid variants have (of the dimension where shares are most unequal) about its share of the picks; the random design does not', async () => {
+    const m = new ReplayMeasurer(task, rec, { seed: 1 });
+    const space = ActionSpace.fromRecording(task, m);
+    const all = [...space.enumerate()];
+    // The dimension and value with the smallest share of valid variants relative to a uniform share of values.
+    let dim = -1;
+    let val = -1;
+    let worst = Infinity;
+    space.dims.forEach((d, i) => {
+      if (d.values.length < 2) return;
+      for (let j = 0; j < d.values.length; j++) {
+        const share = all.filter((a) => a[i] === j).length / all.length;
+        if (share > 0 && share * d.values.length < worst) [worst, dim, val] = [share * d.values.length, i, j];
+      }
+    });
+    expect(worst).toBeLessThan(0.25); // the space has such a value (else this test checks nothing)
+    const shareOf = async (opts: ContrastiveOptions): Promise<number> => {
+      let hit = 0;
+      let n = 0;
+      for (const seed of [1, 2, 3, 4, 5, 6]) {
+        const { as } = await picks(30, seed, opts);
+        hit += as.filter((a) => a[dim] === val).length;
+        n += as.length;
+      }
+      return hit / n;
+    };
+    const uniformShare = 1 / space.dims[dim].values.length;
+    const vu = await shareOf({ initial: 'value-uniform' });
+    const rnd = await shareOf({});
+    expect(vu).toBeGreaterThan(1.5 * worst * uniformShare); // the value's share of valid variants
+    expect(vu).toBeGreaterThan(1.5 * rnd);
+  });
+});
