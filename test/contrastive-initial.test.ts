@@ -18,7 +18,16 @@ import type { Strategy } from '../main/engine/search/loop.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
 
 const task = loadTask(join(builtinTasksDir(), 'matmul'));
-const rec = syntheticSpace(task, { seed: 5 });
+// A recording of the tunables matmul had when the option was written (later ones at their defaults,
+// names dropped: the recording predates them, so they are no dimensions and the searched product
+// stays under the option's 200,000 limit, above which it falls back to the random design; PIPE 3,
+// added with them, is left out too).
+const KEEP = ['TILED', 'BM', 'BN', 'BK', 'TM', 'TN', 'WM', 'WN', 'PIPE'];
+const defaults = task.manifest.defaults ?? {};
+const full = syntheticSpace(task, { seed: 5 });
+const rec = { ...full, entries: full.entries
+  .filter((e) => Object.keys(e.config).every((k) => KEEP.includes(k) || e.config[k] === defaults[k]) && e.config.PIPE !== 3)
+  .map((e) => ({ ...e, config: Object.fromEntries(Object.entries(e.config).filter(([k]) => KEEP.includes(k))) })) };
 
 /** The actions proposed in `budget` evaluations (the model never trains: every pick is the initial design's). */
 async function picks(budget: number, seed: number, opts: ContrastiveOptions): Promise<{ as: Action[]; space: ActionSpace }> {
@@ -75,7 +84,8 @@ describe('contrastive: the value-uniform initial design', () => {
       }
       return hit / n;
     };
-    const uniformShare = 1 / space.dims[dim].values.length;
+    // uniform over the values that valid variants have (a value without any is never drawn)
+    const uniformShare = 1 / space.dims[dim].values.filter((_, j) => all.some((a) => a[dim] === j)).length;
     const vu = await shareOf({ initial: 'value-uniform' });
     const rnd = await shareOf({});
     expect(vu).toBeGreaterThan(1.5 * worst * uniformShare); // the value's share of valid variants
