@@ -368,7 +368,6 @@ export interface PytorchBaselinesDTO extends PytorchBaselines {
   figure?: PythonFigure;
 }
 
-
 /** What the LLM answered for a variant it proposed: its three parts (the code is the variant's source). */
 export interface LlmPartsDTO {
   model: string;

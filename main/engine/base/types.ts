@@ -185,19 +185,19 @@ export interface EvalResult {
   python?: PythonResultInfo;
 }
 
-/** What stands behind a Python candidate's result, beside the usual build / check / timing. */
 /**
  * The figure a Python candidate's timing holds, what an optimisation run ranks and duels by:
  * - `per-call`: per gated sample, the larger of the GPU's own time (behind a gate, so Python's launch
  *   is left out) and the host's time to issue the call: one call's cost when calls follow each other.
- *   On the H200 the GPU's own time reproduced within 10% across processes for 55 of 58 CUDA-L1
- *   references, against 23 of 58 for the one-call figure (bench/results/h200-cuda-l1-audit.md).
+ *   On the H200 eager's GPU time reproduced within 10% across processes for 151 of 153 CUDA-L1
+ *   references, against 67 of 153 for the one-call figure (bench/results/h200-cuda-l1-audit.md).
  * - `one-call`: KernelBench's figure, one call after a device synchronise with Python's launch of
  *   every kernel inside it; for short forwards it moved 2-4x between processes (h200-eager-noise.md).
  * On the CPU the two are the same thing (there is no gate), and the timing is the one-call figure.
  */
 export type PythonFigure = 'per-call' | 'one-call';
 
+/** What stands behind a Python candidate's result, beside the usual build / check / timing. */
 export interface PythonResultInfo {
   guarantee: GuaranteeLevel;
   label: CandidateLabel;

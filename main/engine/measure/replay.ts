@@ -163,6 +163,8 @@ export class ReplayMeasurer implements Measurer {
   private readonly byKey = new Map<string, SpaceEntry>();
   /** The task's tunables that no recorded configuration names: the recording predates them (issue 17 added some to the suite tasks, their defaults keeping the kernels recorded before), so a recorded configuration stands for them at their defaults. */
   readonly predates: string[];
+  /** Those tunables at the task's defaults: what every recorded configuration stands for. */
+  readonly predatedDefaults: Config;
   private readonly rng: () => number;
   private readonly opts: ReplayOptions;
   /** Evaluations and duels answered (a budget check for tests and benchmarks). */
@@ -178,8 +180,8 @@ export class ReplayMeasurer implements Measurer {
     const defaults = defaultConfig(task);
     const named = new Set(this.space.entries.flatMap((e) => Object.keys(e.config)));
     this.predates = Object.keys(task.manifest.tunables ?? {}).filter((k) => !named.has(k) && k in defaults);
-    const fill = Object.fromEntries(this.predates.map((k) => [k, defaults[k]]));
-    for (const e of this.space.entries) this.byKey.set(variantKey(this.predates.length ? { ...e, config: { ...fill, ...e.config } } : e), e);
+    this.predatedDefaults = Object.fromEntries(this.predates.map((k) => [k, defaults[k]]));
+    for (const e of this.space.entries) this.byKey.set(variantKey(this.predates.length ? { ...e, config: { ...this.predatedDefaults, ...e.config } } : e), e);
     this.opts = opts;
     this.rng = mulberry32(opts.seed ?? 1);
   }

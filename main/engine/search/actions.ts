@@ -83,9 +83,8 @@ export class ActionSpace {
   /** The action space of a recorded space: the task's tunables, and the flags and transforms the recording varies. */
   static fromRecording(task: Task, m: ReplayMeasurer): ActionSpace {
     // A tunable the recording predates (ReplayMeasurer.predates) is no dimension: it stays at its default.
-    const defaults = task.manifest.defaults ?? {};
-    const fixed: Config = Object.fromEntries(m.predates.map((k) => [k, defaults[k]]));
-    const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).filter(([name]) => !m.predates.includes(name)).map(([name, values]) => ({ name, kind: 'tunable' as const, values: [...values] }));
+    const fixed = m.predatedDefaults;
+    const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).filter(([name]) => !(name in fixed)).map(([name, values]) => ({ name, kind: 'tunable' as const, values: [...values] }));
     const entries = m.space.entries;
     const flagDim = (name: string, get: (f: BuildFlags) => DimValue, first: DimValue): void => {
       const vals = new Set<DimValue>(entries.map((e) => get(e.flags)));
