@@ -33,7 +33,8 @@ lane() { # lane NAME GPU COMMANDS
     else
       (cd "$ROOT" && timeout -k 15 "${KD_CMD_LIMIT_S:-600}" bash -c "$cmd") > "$RES/$name-$n.log" 2>&1
     fi
-    echo "$(stamp) $name.$n exit $?"
+    local rc=$? # before $(stamp), whose own status would replace it
+    echo "$(stamp) $name.$n exit $rc"
   done
 }
 

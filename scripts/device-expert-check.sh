@@ -16,6 +16,8 @@
 set -uo pipefail
 ROOT=$(pwd -P)
 KD=${KD:-$ROOT/dist-gpu/kernelduel/kernelduel}
+# device-batch.sh exports KD as the bundle folder: take the folder or the launcher
+[ -d "$KD" ] && KD="$KD/kernelduel"
 LIMIT=${KD_CHECK_LIMIT_S:-110}
 export KERNELDUEL_RUNTIME_DIR=${KERNELDUEL_RUNTIME_DIR:-/tmp/kd}
 TASKS=("$@")
