@@ -13,17 +13,23 @@
 # TFLOP/s, % of the copy bandwidth) and the full eval logs in bench/results/<gpu>-expert-check.log;
 # copies both into $OUT when set. Stops at KD_CHECK_LIMIT_S (default 110) seconds: what finished
 # by then is kept, the rest is listed as not run. Expected: about 1.5 minutes on one H200.
+# KD_CHECK_CONFIGS: another file of the same shape (e.g. bench/probes/transpose.json, configurations
+# tried to see what a space holds); KD_CHECK_NAME: the results' name instead of expert-check;
+# KD_CHECK_JOBS: evaluations of one task side by side (default 1).
 set -uo pipefail
 ROOT=$(pwd -P)
 KD=${KD:-$ROOT/dist-gpu/kernelduel/kernelduel}
 # device-batch.sh exports KD as the bundle folder: take the folder or the launcher
 [ -d "$KD" ] && KD="$KD/kernelduel"
 LIMIT=${KD_CHECK_LIMIT_S:-110}
+CONFIGS=${KD_CHECK_CONFIGS:-$ROOT/bench/expert-configs.json}
+NAME=${KD_CHECK_NAME:-expert-check}
+[ -f "$CONFIGS" ] || { echo "no configuration file $CONFIGS" >&2; exit 2; }
 export KERNELDUEL_RUNTIME_DIR=${KERNELDUEL_RUNTIME_DIR:-/tmp/kd}
 TASKS=("$@")
 [ ${#TASKS[@]} -gt 0 ] || TASKS=(softmax layernorm transpose reduce_sum matmul)
 [ -x "$KD" ] || { echo "no bundle at $KD: run npm run bundle:gpu first (or set KD)" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "python3 is needed to read bench/expert-configs.json" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "python3 is needed to read $CONFIGS" >&2; exit 2; }
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
 SLUG=$(printf '%s' "${GPU:-gpu}" | tr 'A-Z' 'a-z' | sed -e 's/^nvidia //' -e 's/[^a-z0-9]\+/-/g' -e 's/^-//' -e 's/-$//')
 [ -n "$SLUG" ] || SLUG=gpu
@@ -32,12 +38,12 @@ START=$(date +%s)
 "$KD" --version > "$W/version.txt" 2>&1 # unpacks the runtime once, before the parallel runs
 
 # One line per configuration: TASK<TAB>k=v,k=v (the baseline as "baseline").
-python3 - "$ROOT/bench/expert-configs.json" "${KD_CHECK_BASELINES:-0}" "${TASKS[@]}" > "$W/plan.tsv" <<'PY'
+python3 - "$CONFIGS" "${KD_CHECK_BASELINES:-0}" "${TASKS[@]}" > "$W/plan.tsv" <<'PY'
 import json, sys
 cfg = json.load(open(sys.argv[1]))["tasks"]
 for t in sys.argv[3:]:
     if t not in cfg:
-        sys.exit(f"bench/expert-configs.json has no task {t!r} (it has {', '.join(cfg)})")
+        sys.exit(f"{sys.argv[1]} has no task {t!r} (it has {', '.join(cfg)})")
     for c in cfg[t]:
         print(f"{t}\t{','.join(f'{k}={v}' for k, v in c.items())}")
     if sys.argv[2] == "1" and t != "matmul":  # the naive matmul takes ~30 ms a call: too slow for this check
@@ -64,8 +70,15 @@ mkdir -p "$W/logs"
 (
   "$KD" eval "$ROOT/bench/tasks/copy" > "$W/logs/copy.log" 2>&1
 ) &
+JOBS=${KD_CHECK_JOBS:-1} # evaluations of one task at a time (builds overlap; the GPU lock serialises timing)
 for t in "${TASKS[@]}"; do
-  ( while IFS=$'\t' read -r task conf; do [ "$task" = "$t" ] && one "$task" "$conf"; done < "$W/plan.tsv" ) &
+  for ((lane = 0; lane < JOBS; lane++)); do
+    ( i=0; while IFS=$'\t' read -r task conf; do
+        [ "$task" = "$t" ] || continue
+        [ $((i % JOBS)) -eq "$lane" ] && one "$task" "$conf"
+        i=$((i + 1))
+      done < "$W/plan.tsv" ) &
+  done
 done
 wait
 
@@ -75,7 +88,7 @@ COPY=$(grep -m1 '^time (size 0)' "$W/logs/copy.log" | grep -oE '[0-9.]+ TB/s' | 
 {
   echo "# expert-configuration check (issue 17): kernelduel eval --config, one run"
   echo "# GPU: ${GPU:-unknown}   date: $(date -u +%FT%TZ)   bundle: $(head -n1 "$W/version.txt")"
-  echo "# command: scripts/device-expert-check.sh ${*:-}   (configurations: bench/expert-configs.json)"
+  echo "# command: scripts/device-expert-check.sh ${*:-}   (configurations: ${CONFIGS#$ROOT/})"
   echo "# copy bandwidth (bench/tasks/copy, same harness): ${COPY:-not measured} TB/s"
   echo "# task  config  check  median [time unit]  achieved  failure"
   python3 - "$W/summary.tsv" "${COPY:-}" <<'PY'
@@ -89,11 +102,11 @@ for line in open(sys.argv[1]):
         extra = f"  = {100 * float(m.group(1)) / copy:.0f}% of copy"
     print("  ".join(x for x in f if x) + extra)
 PY
-} > "$RES/$SLUG-expert-check.txt"
-for f in "$W"/logs/*.log; do echo "=== $(basename "$f")"; cat "$f"; done > "$RES/$SLUG-expert-check.log"
-cat "$RES/$SLUG-expert-check.txt"
-echo "($(( $(date +%s) - START )) s; full logs in bench/results/$SLUG-expert-check.log)"
-if [ -n "${OUT:-}" ]; then cp "$RES/$SLUG-expert-check.txt" "$RES/$SLUG-expert-check.log" "$OUT/" 2>/dev/null; fi
+} > "$RES/$SLUG-$NAME.txt"
+for f in "$W"/logs/*.log; do echo "=== $(basename "$f")"; cat "$f"; done > "$RES/$SLUG-$NAME.log"
+cat "$RES/$SLUG-$NAME.txt"
+echo "($(( $(date +%s) - START )) s; full logs in bench/results/$SLUG-$NAME.log)"
+if [ -n "${OUT:-}" ]; then cp "$RES/$SLUG-$NAME.txt" "$RES/$SLUG-$NAME.log" "$OUT/" 2>/dev/null; fi
 rm -rf "$W"
-grep -qE 'FAILED|TIMEOUT' "$RES/$SLUG-expert-check.txt" && exit 1
+grep -qE 'FAILED|TIMEOUT' "$RES/$SLUG-$NAME.txt" && exit 1
 exit 0
