@@ -87,7 +87,7 @@ mkdir -p "$RES"
 COPY=$(grep -m1 '^time (size 0)' "$W/logs/copy.log" | grep -oE '[0-9.]+ TB/s' | cut -d' ' -f1)
 {
   echo "# expert-configuration check (issue 17): kernelduel eval --config, one run"
-  echo "# GPU: ${GPU:-unknown}   date: $(date -u +%FT%TZ)   bundle: $(head -n1 "$W/version.txt")"
+  echo "# GPU: ${GPU:-unknown}   date: $(date -u +%FT%TZ)   bundle: $(tail -n1 "$W/version.txt")"
   echo "# command: scripts/device-expert-check.sh ${*:-}   (configurations: ${CONFIGS#$ROOT/})"
   echo "# copy bandwidth (bench/tasks/copy, same harness): ${COPY:-not measured} TB/s"
   echo "# task  config  check  median [time unit]  achieved  failure"
