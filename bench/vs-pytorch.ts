@@ -101,6 +101,8 @@ interface TaskRow {
     searchMedianMs?: number; baselineMs: number | null; speedupOverBaseline: number | null;
     variant: { config: Config; flags: BuildFlags; transforms: string[] };
     evaluations: number; failures: number; wallSeconds: number; stoppedByTimeLimit: boolean; session?: string;
+    /** Every variant of the search in order (the session lives in a temporary folder): what the search tried. */
+    history?: Array<{ id: string; origin: string; config: string; flags: string; transforms: string[]; medianMs: number | null; failure: string | null }>;
   } | { error: string } | null;
   pytorchOverKernelduel: number | null;
   copyFraction: { pytorch: number | null; kernelduel: number | null };
@@ -276,6 +278,17 @@ for (const task of timedTasks) {
         ...t, searchMedianMs: best.medianMs, baselineMs: baseMs, speedupOverBaseline: baseMs ? baseMs / t.medianMs : null,
         variant: { config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [] },
         evaluations, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: ac.signal.aborted, session: run.session.meta.id,
+        history: run.session.variants().map((v) => {
+          const r = run.session.resultOf(v.id);
+          return {
+            id: v.id, origin: v.origin,
+            config: Object.entries(v.config).map(([k, x]) => `${k}=${x}`).join(','),
+            flags: Object.entries(v.flags).map(([k, x]) => `${k}=${String(x)}`).join(','),
+            transforms: v.transforms ?? [],
+            medianMs: r?.timing?.[0]?.medianMs ?? null,
+            failure: r?.failure ? `${r.failure.kind}: ${r.failure.reason}`.slice(0, 200) : null,
+          };
+        }),
       };
       run.session.close();
       ev.close();
