@@ -30,7 +30,7 @@ work() {
   timeout -s TERM -k 20 "${KD_MG_LIMIT_S:-295}" "$KD/bench" multi-gpu \
     --tasks "${KD_MG_TASKS:-matmul,softmax,layernorm}" --budgets "${KD_MG_BUDGETS:-24,40,40}" --pools "${KD_MG_POOLS:-1,2}" \
     --seed "${KD_MG_SEED:-1}" --deadline-s "${KD_MG_DEADLINE_S:-275}" --out "$S/res" > "$S/res/multi-gpu.log" 2>&1
-  echo "$(stamp) bench multi-gpu exit $?"
+  rc=$?; echo "$(stamp) bench multi-gpu exit $rc"
   echo done > "$S/done"
 }
 

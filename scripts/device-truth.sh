@@ -29,24 +29,24 @@ work() {
   if [[ " ${KD_TESTS-hostile} " == *" hostile "* ]]; then
     echo "$(stamp) hostile"
     KD_HOSTILE_RECHECK=${KD_HOSTILE_RECHECK:-light} KERNELDUEL_RESULTS_DIR="$S/res" "$KD/test-gpu" hostile > "$S/res/hostile-tests.log" 2>&1
-    echo "$(stamp) hostile exit $?"
+    rc=$?; echo "$(stamp) hostile exit $rc"
   fi
   if [[ " ${KD_TESTS-hostile} " == *" foundation "* ]]; then
     echo "$(stamp) foundation"
     KERNELDUEL_RESULTS_DIR="$S/res" "$KD/test-gpu" foundation > "$S/res/foundation-tests.log" 2>&1
-    echo "$(stamp) foundation exit $?"
+    rc=$?; echo "$(stamp) foundation exit $rc"
   fi
   if [ "${KD_TRUTH_PARTS-x}" != "" ]; then
     echo "$(stamp) measure-truth"
     "$KD/bench" measure-truth ${OLD:+--old "$OLD"} --parts "${KD_TRUTH_PARTS:-legit,suite,throughput}" --rounds "${KD_TRUTH_ROUNDS:-2}" \
       --budget "${KD_TRUTH_BUDGET:-10}" --tasks "${KD_TRUTH_TASKS:-softmax,layernorm,reduce_sum}" --spaces "$ROOT/bench/spaces/h200" --out "$S/res" > "$S/res/measure-truth.log" 2>&1
-    echo "$(stamp) measure-truth exit $?"
+    rc=$?; echo "$(stamp) measure-truth exit $rc"
   fi
   if [ -n "${KD_STABILITY:-}" ]; then
     echo "$(stamp) timing-stability $KD_STABILITY"
     # shellcheck disable=SC2086 # KD_STABILITY is a list of options
     "$KD/bench" timing-stability $KD_STABILITY --out "$S/res" > "$S/res/timing-stability.log" 2>&1
-    echo "$(stamp) timing-stability exit $?"
+    rc=$?; echo "$(stamp) timing-stability exit $rc"
   fi
   echo done > "$S/done"
 }

@@ -33,7 +33,7 @@ work() {
   else args+=(--budget "${KD_VS_BUDGET:-100}" --task-limit-s "${KD_VS_TASK_LIMIT_S:-50}"); fi
   echo "$(stamp) bench vs-pytorch ${args[*]}"
   timeout --signal=TERM --kill-after=10 "${KD_VS_LIMIT_S:-390}" "$KD/bench" vs-pytorch "${args[@]}" > "$S/vs-pytorch.log" 2>&1
-  echo "$(stamp) bench vs-pytorch exit $?"
+  rc=$?; echo "$(stamp) bench vs-pytorch exit $rc"
   echo done > "$S/done"
 }
 

@@ -1,0 +1,44 @@
+// scripts/device-batch.sh, the detached runner of the GPU batches, on this machine with a stand-in
+// bundle (no GPU needed: the lanes run plain shell commands). On 2026-12-02 its log said "exit 0"
+// for a command that had exited 2 ($? read after $(stamp) had replaced it), so a failed first step
+// looked like a success.
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const repo = join(import.meta.dirname, '..');
+
+describe('scripts/device-batch.sh', () => {
+  it('logs the real exit status of each command of a lane, and runs the next one after a failure', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
+    try {
+      mkdirSync(join(root, 'scripts'));
+      for (const f of ['device-batch.sh', 'lib-detached.sh']) copyFileSync(join(repo, 'scripts', f), join(root, 'scripts', f));
+      const kd = join(root, 'dist-gpu', 'kernelduel');
+      mkdirSync(kd, { recursive: true });
+      writeFileSync(join(kd, 'kernelduel'), '#!/bin/sh\necho 0.0.0-test\n');
+      chmodSync(join(kd, 'kernelduel'), 0o755);
+      writeFileSync(join(kd, 'README.txt'), 'Built 2026-12-02T00:00:00Z by a test.\n');
+      const session = join(root, 'session');
+      const env = {
+        ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'),
+        KD_LANE0: 'echo one > $RES/one.txt; exit 3;;echo two > $RES/two.txt',
+      };
+      execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
+      const done = join(session, 'done');
+      for (let i = 0; i < 100 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(done)).toBe(true);
+      const log = readFileSync(join(session, 'session.log'), 'utf8');
+      expect(log).toMatch(/gpu0\.1 exit 3$/m);
+      expect(log).toMatch(/gpu0\.2 exit 0$/m);
+      expect(readFileSync(join(session, 'res', 'two.txt'), 'utf8')).toBe('two\n');
+      const waited = execFileSync('bash', ['scripts/device-batch.sh', 'wait', '1'], { cwd: root, env, encoding: 'utf8' });
+      expect(waited).toContain('ALL-DONE');
+      expect(existsSync(join(root, 'out', 'batch.tgz'))).toBe(true);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
