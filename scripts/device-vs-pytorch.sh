@@ -15,7 +15,9 @@
 # evaluation rate, so a task may stop before its budget is used up, which the results file says per
 # task; expert: the configurations of bench/expert-configs.json instead, about 1.5 minutes),
 # KD_VS_TASKS (default all five), KD_VS_LIMIT_S (hard stop of the whole run, default 390 s: what
-# was measured by then is already in the results files). Nothing here changes clocks or settings of the GPU.
+# was measured by then is already in the results files), KD_VS_SEED (the search's seed, default 1),
+# KD_VS_OUT (the results folder, default bench/results: give another for a second seed, whose
+# files would otherwise replace the first's; set it for `wait` too). Nothing here changes clocks or settings of the GPU.
 set -uo pipefail
 S=${KD_SESSION_DIR:-/tmp/kd-vs-pytorch}
 ROOT=$(pwd -P)
@@ -27,7 +29,8 @@ stamp() { date -u +%FT%TZ; }
 work() {
   cd "$ROOT" || exit 1
   "$KD/kernelduel" --version > "$S/version.txt" 2>&1 # unpacks the runtime
-  local args=(--out "$ROOT/bench/results")
+  local args=(--out "${KD_VS_OUT:-$ROOT/bench/results}")
+  [ -n "${KD_VS_SEED:-}" ] && args+=(--seed "$KD_VS_SEED")
   [ -n "${KD_VS_TASKS:-}" ] && args+=(--tasks "$KD_VS_TASKS")
   if [ "${KD_VS_MODE:-optimize}" = expert ]; then args+=(--configs expert)
   else args+=(--budget "${KD_VS_BUDGET:-100}" --task-limit-s "${KD_VS_TASK_LIMIT_S:-50}"); fi
@@ -41,8 +44,9 @@ pack() {
   mkdir -p "$OUTDIR"
   cat "$S/session.log" 2>/dev/null
   tail -n 30 "$S/vs-pytorch.log" 2>/dev/null
-  cat "$ROOT"/bench/results/*-vs-pytorch.md 2>/dev/null
-  cp "$ROOT"/bench/results/*-vs-pytorch.json "$ROOT"/bench/results/*-vs-pytorch.md "$S/vs-pytorch.log" "$OUTDIR/" 2>/dev/null
+  local res=${KD_VS_OUT:-$ROOT/bench/results}
+  cat "$res"/*-vs-pytorch.md 2>/dev/null
+  cp "$res"/*-vs-pytorch.json "$res"/*-vs-pytorch.md "$S/vs-pytorch.log" "$OUTDIR/" 2>/dev/null
   [ -e "$S/done" ] && echo ALL-DONE
 }
 
