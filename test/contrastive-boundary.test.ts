@@ -89,3 +89,23 @@ describe('contrastive: boundary moves', () => {
     for (const n of per.values()) expect(n).toBeLessThanOrEqual(2);
   });
 });
+
+// Far picks (`far`, off by default): once stalled (the same gate, `boundaryStall`), a pick of each
+// round is the model's best among random variants that differ from the best in at least half the
+// searched dimensions.
+describe('contrastive: far picks', () => {
+  it('one pick of each trained round is far from the best (half the searched dimensions or more changed); none with far 0', async () => {
+    const { steps, space } = await run(80, 3, { far: 1, boundaryStall: 0 });
+    const byId = new Map(steps.map((s) => [s.id, s.a]));
+    byId.set('v0', space.baseline()!);
+    const searched = space.dims.filter((d) => d.values.length > 1).length;
+    const moves = steps.filter((s) => s.origin.startsWith('far'));
+    expect(moves.length).toBeGreaterThanOrEqual(10);
+    for (const s of moves) {
+      const parent = byId.get(s.parents[0])!;
+      expect(s.a.filter((v, i) => v !== parent[i]).length).toBeGreaterThanOrEqual(Math.ceil(searched / 2));
+    }
+    const off = await run(80, 3, { far: 0, boundaryStall: 0 });
+    expect(off.steps.filter((s) => s.origin.startsWith('far')).length).toBe(0);
+  });
+});
