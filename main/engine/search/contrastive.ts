@@ -61,6 +61,17 @@
 // `initial: 'value-uniform'` (issue 18, seventh round; off): before the model is trained, each
 // searched dimension in a random order takes a value uniformly among those still possible, instead of
 // a variant uniform among the valid ones (bench/results/strategies-options-value-uniform.md).
+// Boundary moves (the default since issue 18, eighth round: `boundary: 1, boundaryStall: 25`):
+// once the best has not improved by 0.5% for 25 measured variants, the first pick of each round is
+// the model's best among the best variant's boundary moves, one or two searched dimensions jumped
+// to their smallest or largest value (a generic prior, no per-space setting: optima often sit on a
+// parameter's bounds). On convolution A4000 the stalled basin (block_size_y 2, shared memory) is
+// two bound jumps from the optimum (block_size_y 1, no shared memory). Chosen on the two
+// convolution spaces (exploration seeds 101-140: A4000 38/40 seeds to 98% instead of 30/40, A100
+// 30/40 instead of 32/40; stall 10 or 20, two picks, or a cap on moves per best did worse);
+// dedispersion and the 8 H200 spaces were held out (bench/results/strategies-options-boundary.md).
+// `far: 1` (the model's best among random variants differing from the best in half the searched
+// dimensions or more, once stalled) lost on convolution A4000 and is off.
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -139,7 +150,7 @@ export interface ContrastiveOptions {
   /** The walk's initial temperature (log-time units) and cooling per result of its own. */
   armT0?: number;
   armCooling?: number;
-  /** Boundary moves (off by default: 0): once the best has not improved (by 0.5%) for `boundaryStall` measured variants, this many picks of each round are the model's best among the best variant's boundary moves, each searched dimension (1 or 2 of them, see `boundaryPairs`) jumped to its smallest or largest value. A generic prior: optima often sit on a parameter's bounds. */
+  /** Boundary moves (the default since issue 18's eighth round: 1, with `boundaryStall` 25; 0: none): once the best has not improved (by 0.5%) for `boundaryStall` measured variants, this many picks of each round are the model's best among the best variant's boundary moves, each searched dimension (1 or 2 of them, see `boundaryPairs`) jumped to its smallest or largest value. A generic prior: optima often sit on a parameter's bounds. */
   boundary?: number;
   boundaryStall?: number;
   /** Far picks (off by default: 0): once stalled as for `boundary`, this many picks of each round are the model's best among random valid unmeasured variants that differ from the best in at least half the searched dimensions (a restart in a second basin; crossover then breeds from it). */
@@ -202,7 +213,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 0, boundaryStall: 10, boundaryPairs: true, boundaryTries: 0, far: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
