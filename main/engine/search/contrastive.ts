@@ -61,6 +61,17 @@
 // `initial: 'value-uniform'` (issue 18, seventh round; off): before the model is trained, each
 // searched dimension in a random order takes a value uniformly among those still possible, instead of
 // a variant uniform among the valid ones (bench/results/strategies-options-value-uniform.md).
+// Boundary moves (the default since issue 18, eighth round: `boundary: 1, boundaryStall: 25`):
+// once the best has not improved by 0.5% for 25 measured variants, the first pick of each round is
+// the model's best among the best variant's boundary moves, one or two searched dimensions jumped
+// to their smallest or largest value (a generic prior, no per-space setting: optima often sit on a
+// parameter's bounds). On convolution A4000 the stalled basin (block_size_y 2, shared memory) is
+// two bound jumps from the optimum (block_size_y 1, no shared memory). Chosen on the two
+// convolution spaces (exploration seeds 101-140: A4000 38/40 seeds to 98% instead of 30/40, A100
+// 30/40 instead of 32/40; stall 10 or 20, two picks, or a cap on moves per best did worse);
+// dedispersion and the 8 H200 spaces were held out (bench/results/strategies-options-boundary.md).
+// `far: 1` (the model's best among random variants differing from the best in half the searched
+// dimensions or more, once stalled) lost on convolution A4000 and is off.
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -139,6 +150,15 @@ export interface ContrastiveOptions {
   /** The walk's initial temperature (log-time units) and cooling per result of its own. */
   armT0?: number;
   armCooling?: number;
+  /** Boundary moves (the default since issue 18's eighth round: 1, with `boundaryStall` 25; 0: none): once the best has not improved (by 0.5%) for `boundaryStall` measured variants, this many picks of each round are the model's best among the best variant's boundary moves, each searched dimension (1 or 2 of them, see `boundaryPairs`) jumped to its smallest or largest value. A generic prior: optima often sit on a parameter's bounds. */
+  boundary?: number;
+  boundaryStall?: number;
+  /** Far picks (off by default: 0): once stalled as for `boundary`, this many picks of each round are the model's best among random valid unmeasured variants that differ from the best in at least half the searched dimensions (a restart in a second basin; crossover then breeds from it). */
+  far?: number;
+  /** At most this many boundary moves per best variant (0: no limit); a new best gets its own. */
+  boundaryTries?: number;
+  /** Boundary moves also jump two dimensions at once (default true). */
+  boundaryPairs?: boolean;
   /** Retrain only once the measured variants grew by this fraction (at least one) since the last training (0: whenever decided pairs grew 10%). */
   retrainEvery?: number;
 }
@@ -193,7 +213,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -478,6 +498,71 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return true;
   };
 
+  /** Queues the model's best boundary move of the best measured variant (see `boundary`); false when none is left. */
+  let boundaryOf: Measured | null = null;
+  let boundaryUsed = 0;
+  const boundaryPick = (): boolean => {
+    if (!best) return false;
+    if (boundaryOf !== best) [boundaryOf, boundaryUsed] = [best, 0];
+    if (o.boundaryTries && boundaryUsed >= o.boundaryTries) return false;
+    boundaryUsed++;
+    const base = best.a;
+    const dimsOn = space.dims.map((d, i) => (d.values.length > 1 && active(i, tunablesOnly) ? i : -1)).filter((i) => i >= 0);
+    const ends = (i: number): number[] => [0, space.dims[i].values.length - 1].filter((v) => v !== base[i]);
+    const out: Action[] = [];
+    const ok = (b: Action): void => {
+      if (space.isValid(b) && !seen.has(b)) out.push(b);
+    };
+    for (const i of dimsOn) {
+      for (const v of ends(i)) {
+        const b = [...base];
+        b[i] = v;
+        ok(b);
+        if (!o.boundaryPairs) continue;
+        for (const j of dimsOn) {
+          if (j <= i) continue;
+          for (const w of ends(j)) {
+            const c = [...b];
+            c[j] = w;
+            ok(c);
+          }
+        }
+      }
+    }
+    if (!out.length) return false;
+    let a = out[0];
+    let sc = -Infinity;
+    for (const b of out) {
+      const x = model.score(encoder.encode(b));
+      if (x > sc) [sc, a] = [x, b];
+    }
+    seen.add(a);
+    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin: 'boundary' });
+    return true;
+  };
+
+  /** Queues the model's best among random unmeasured variants far from the best measured one (see `far`); false when none was found. */
+  const farPick = (): boolean => {
+    if (!best) return false;
+    const base = best.a;
+    const on = space.dims.map((d, i) => d.values.length > 1 && active(i, tunablesOnly));
+    const need = Math.max(1, Math.ceil(on.filter((x) => x).length / 2));
+    let a: Action | null = null;
+    let sc = -Infinity;
+    for (let t = 0, n = 0; n < o.candidates && t < o.candidates * 30; t++) {
+      const b = randomAction();
+      if (!b) break;
+      if (b.filter((v, i) => on[i] && v !== base[i]).length < need) continue;
+      n++;
+      const x = model.score(encoder.encode(b));
+      if (x > sc) [sc, a] = [x, b];
+    }
+    if (!a) return false;
+    seen.add(a);
+    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin: 'far' });
+    return true;
+  };
+
   const round = (): void => {
     retrain();
     flushGroups();
@@ -551,8 +636,19 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     }
     const feats = cands.map((a) => encoder.encode(a));
     const taken = new Set<number>();
+    const stalled = measured.length - bestAt >= o.boundaryStall;
+    let boundaryLeft = o.boundary && stalled ? o.boundary : 0;
+    let farLeft = o.far && stalled ? o.far : 0;
     for (let i = 0; i < o.picks && taken.size < cands.length; i++) {
       if (armPick()) continue;
+      if (boundaryLeft > 0) {
+        boundaryLeft--;
+        if (boundaryPick()) continue;
+      }
+      if (farLeft > 0) {
+        farLeft--;
+        if (farPick()) continue;
+      }
       if (ga && drawBeta(credit.genetic) > drawBeta(credit.model)) {
         const child = gaChild();
         if (child) {
