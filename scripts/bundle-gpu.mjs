@@ -532,6 +532,11 @@ if [ ! -f "$script" ]; then
   list >&2
   exit 2
 fi
+# The benchmarks write to bench/results under the working folder unless given --out; in this
+# folder bench is this launcher, so say so before a benchmark fails on it.
+case " $* " in *" --out "*|*" --out="*) ;; *)
+  [ "$(pwd -P)" = "$KD_ROOT" ] && printf 'kernelduel: results go to ./bench/results under the working folder, which here is this launcher: run ./bench from another folder or pass --out DIR\n' >&2 ;;
+esac
 exec "$KD_NODE" --enable-source-maps "$script" "$@"
 `);
 

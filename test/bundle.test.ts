@@ -152,6 +152,19 @@ describe('GPU-server bundle', () => {
     expect(r.stderr).toMatch(/usage: bench NAME/);
   });
 
+  test('the bench launcher says why a benchmark run from the bundle folder cannot write bench/results there', async (ctx) => {
+    if (skipReason) return ctx.skip(skipReason);
+    const inDir = (cwd: string, args: string[]): Promise<RunResult> => new Promise((resolve) => {
+      execFile(join(bundle, 'bench'), args, { cwd, env: envFor(plainPath, join(tmp, 'rt-main')), encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr });
+      });
+    });
+    const hint = /results go to \.\/bench\/results under the working folder, which here is this launcher/;
+    expect((await inDir(bundle, ['timing-stability'])).stderr).toMatch(hint);
+    expect((await inDir(bundle, ['timing-stability', '--out', join(tmp, 'ts-out')])).stderr).not.toMatch(hint);
+    expect((await inDir(tmp, ['timing-stability'])).stderr).not.toMatch(hint);
+  });
+
   test('the test-gpu launcher tells the tests how it was started and which bundle it is (for results files)', async (ctx) => {
     if (skipReason) return ctx.skip(skipReason);
     const probe = join(tmp, 'env-probe.test.mjs');
