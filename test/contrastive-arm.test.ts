@@ -5,42 +5,11 @@
 // removed, acts before a stall, or stops walking. Checked on a SYNTHETIC recorded space through the
 // benchmark's simulation.
 import { describe, expect, it } from 'vitest';
-import { join } from 'node:path';
-import { loadTask } from '../main/engine/task/manifest.js';
-import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import { ActionSpace, type Action } from '../main/engine/search/actions.js';
 import { contrastiveSearch, type ContrastiveOptions, type ContrastiveState } from '../main/engine/search/contrastive.js';
 import { simulate } from '../main/engine/search/simulate.js';
-import type { Strategy } from '../main/engine/search/loop.js';
-import { syntheticSpace } from './fixtures/spaces/synthetic.js';
-
-const transpose = loadTask(join(builtinTasksDir(), 'transpose'));
-const rec = syntheticSpace(transpose, { seed: 5 });
-
-interface Step {
-  id: string;
-  origin: string;
-  parents: string[];
-  a: Action;
-}
-
-/** Runs contrastive for `budget` proposals; every proposal with its origin, parents and action. */
-async function run(budget: number, seed: number, opts?: ContrastiveOptions): Promise<{ steps: Step[]; space: ActionSpace; best: Array<number | null> }> {
-  const m = new ReplayMeasurer(transpose, rec, { seed });
-  const space = ActionSpace.fromRecording(transpose, m);
-  const inner = contrastiveSearch(space, seed, opts);
-  const steps: Step[] = [];
-  const wrapped: Strategy = Object.assign(Object.create(inner) as Strategy, {
-    propose: (k: number) => {
-      const ps = inner.propose(k);
-      for (const p of ps) steps.push({ id: `v${steps.length + 1}`, origin: p.origin ?? '', parents: p.parents ?? ['v0'], a: space.encode(p)! });
-      return ps;
-    },
-  });
-  const r = await simulate(wrapped, m, budget);
-  return { steps, space, best: r.steps.map((x) => x.bestMs) };
-}
+import { traceContrastive as run, transpose, rec } from './fixtures/contrastive-trace.js';
 
 const ARM: ContrastiveOptions = { arm: 0.5, armStall: 20 };
 const dimsApart = (x: Action, y: Action): number => x.filter((v, i) => v !== y[i]).length;
