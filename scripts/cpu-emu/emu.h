@@ -148,28 +148,22 @@ inline void launch(dim3 g, dim3 b, std::function<void()> fn) {
     for (unsigned y = 0; y < g.y; ++y)
       for (unsigned x = 0; x < g.x; ++x) run_block(dim3(x, y, z));
 }
+// A 32-bit shuffle: every lane posts its value, then reads the one of lane `src` of its warp.
 template <typename T>
-inline T shfl_xor(T v, int o, int line) {
+inline T shfl_lane(T v, unsigned src, int line) {
   static_assert(sizeof(T) == 4, "32-bit shuffles only");
   const unsigned me = cur->lin;
   std::memcpy(&warp_slot_f[me], &v, 4);
   yield(WARP, line);
   T r;
-  std::memcpy(&r, &warp_slot_f[(me & ~31u) | ((me & 31u) ^ (unsigned)o)], 4);
+  std::memcpy(&r, &warp_slot_f[(me & ~31u) | (src & 31u)], 4);
   yield(WARP, line);  // nobody overwrites a slot before every lane has read
   return r;
 }
 template <typename T>
-inline T shfl_idx(T v, int src, int line) {
-  static_assert(sizeof(T) == 4, "32-bit shuffles only");
-  const unsigned me = cur->lin;
-  std::memcpy(&warp_slot_f[me], &v, 4);
-  yield(WARP, line);
-  T r;
-  std::memcpy(&r, &warp_slot_f[(me & ~31u) | ((unsigned)src & 31u)], 4);
-  yield(WARP, line);  // nobody overwrites a slot before every lane has read
-  return r;
-}
+inline T shfl_xor(T v, int o, int line) { return shfl_lane(v, (cur->lin & 31u) ^ (unsigned)o, line); }
+template <typename T>
+inline T shfl_idx(T v, int src, int line) { return shfl_lane(v, (unsigned)src, line); }
 }  // namespace kd_emu
 
 #define threadIdx (kd_emu::cur->tid)
