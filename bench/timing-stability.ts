@@ -3,10 +3,13 @@
 // recorded configuration (bench/spaces/<gpu>/): --processes fresh evaluators (each a new judge and
 // new executors, so new CUDA contexts and new buffer placements) measure it once each, and
 // --self-duels duels of it against itself run in one evaluator. With --sets 1,4 the whole is done
-// once per number of buffer sets the timed calls rotate over, to show what the rotation buys.
+// once per number of buffer sets the timed calls rotate over, to show what the rotation buys;
+// --timing 'bufferSets=4;bufferSets=4,minMs=300' instead compares any timing settings the same way.
+// Each process's row keeps what explains its median: samples, noise, the median of each buffer set
+// and of each half of the run, and the GPU's clocks, temperature and power before and after.
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench timing-stability [--tasks softmax,reduce_sum,...] [--processes 5] [--self-duels 20]
-//                            [--sets 4] [--spaces bench/spaces/h200] [--out bench/results]
+//                            [--sets 4 | --timing 'k=v,k=v;k=v'] [--spaces bench/spaces/h200] [--out bench/results]
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -18,7 +21,8 @@ import { median } from '../main/engine/measure/stats.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
-import type { Config, Verdict } from '../main/engine/base/types.js';
+import type { Config, TimingResult, Verdict } from '../main/engine/base/types.js';
+import type { TimingSettings } from '../main/engine/measure/harness.js';
 
 const SUITE = ['softmax', 'reduce_sum', 'matmul', 'layernorm', 'axpy', 'transpose', 'stencil2d', 'histogram'];
 const { values } = parseArgs({
@@ -27,6 +31,7 @@ const { values } = parseArgs({
     processes: { type: 'string', default: '5' },
     'self-duels': { type: 'string', default: '20' },
     sets: { type: 'string', default: '4' },
+    timing: { type: 'string' },
     spaces: { type: 'string' },
     out: { type: 'string', default: 'bench/results' },
   },
@@ -45,6 +50,31 @@ if (!spacesDir) throw new Error(`no recorded spaces for ${slug} under ${join(ben
 const toolchain = await findToolchain();
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
 const processes = Number(values.processes);
+const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets'] as const;
+/** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
+function timingVariants(): Array<Partial<TimingSettings>> {
+  if (!values.timing) return values.sets!.split(',').map((n) => ({ bufferSets: Number(n) }));
+  return values.timing.split(';').map((v) => {
+    const t: Partial<TimingSettings> = {};
+    for (const kv of v.split(',')) {
+      const [k, x] = kv.split('=');
+      const key = TIMING_KEYS.find((n) => n === k?.trim());
+      if (!key || x === undefined || !Number.isFinite(Number(x))) throw new Error(`--timing: bad setting "${kv}" (keys: ${TIMING_KEYS.join(', ')})`);
+      t[key] = Number(x);
+    }
+    return t;
+  });
+}
+const label = (t: Partial<TimingSettings>): string => Object.entries(t).map(([k, v]) => `${k}=${v}`).join(',') || 'defaults';
+const half = (xs: number[]): [number, number] => [median(xs.slice(0, Math.floor(xs.length / 2))), median(xs.slice(Math.floor(xs.length / 2)))];
+/** What explains one process's median: its samples, their noise, each buffer set's and each half's median, the clocks. */
+function processDetail(t: TimingResult, sets: number): Record<string, unknown> {
+  const perSet = sets > 1 ? Array.from({ length: sets }, (_, k) => median(t.samplesMs.filter((_, i) => i % sets === k))) : undefined;
+  return {
+    medianMs: t.medianMs, samples: t.samplesMs.length, relNoise: t.relNoise, converged: t.converged, timer: t.timer,
+    perSetMedianMs: perSet, halvesMedianMs: half(t.samplesMs), clocksStart: t.clocksStart, clocksEnd: t.clocksEnd,
+  };
+}
 const selfDuels = Number(values['self-duels']);
 
 const result: Record<string, unknown> = {
@@ -66,34 +96,41 @@ const save = (): void => {
     '',
     `Command: \`${String(result.command)}\`. Real GPU measurements. Goals: ${String(result.goals)}.`,
     '',
-    '| task | buffer sets | median ms | spread of ' + processes + ' processes | self duels same / n | other verdicts |',
+    '| task | timing | median ms | spread of ' + processes + ' processes | self duels same / n | other verdicts |',
     '|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const v = r.verdicts as Record<string, number>;
       const other = Object.entries(v).filter(([k]) => k !== 'same').map(([k, n]) => `${k} ${n}`).join(', ');
-      return `| ${r.task} | ${r.sets} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
+      return `| ${r.task} | ${String(r.timingLabel)} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
     }),
     '',
   ].join('\n');
   writeFileSync(join(outDir, `${slug}-timing-stability.md`), md);
 };
 
-for (const sets of values.sets!.split(',').map(Number)) {
+for (const timing of timingVariants()) {
+  const sets = timing.bufferSets ?? 1;
   for (const name of values.tasks!.split(',')) {
     const task = resolveTask(name);
     const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
     const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
     const spec = { source: task.baselineSource, config: best.config, flags: { opt: 3 as const }, origin: 'user' };
-    const timing = { bufferSets: sets };
     const medians: number[] = [];
+    const details: Array<Record<string, unknown>> = [];
     const failures: string[] = [];
     for (let p = 0; p < processes; p++) {
       const ev = new Evaluator({ task, toolchain, gpu, workRoot, timing });
       const r = await ev.evaluate(spec);
       ev.close();
       const t = r.timing?.[0];
-      if (t && !r.failure) medians.push(t.medianMs);
-      else failures.push(`${r.failure?.kind}: ${r.failure?.reason}`);
+      if (t && !r.failure) {
+        medians.push(t.medianMs);
+        const d = processDetail(t, sets);
+        details.push(d);
+        const c = (x?: { smMHz: number | null; memMHz: number | null; tempC: number | null; powerW: number | null }): string => (x ? `${x.smMHz}/${x.memMHz} MHz ${x.tempC} C ${x.powerW} W` : '-');
+        const ms = (xs: number[] | undefined): string => (xs ? xs.map((x) => x.toFixed(4)).join(' ') : '-');
+        log(`  ${name} ${label(timing)} process ${p + 1}: ${t.medianMs.toFixed(4)} ms, ${t.samplesMs.length} samples, noise ${(t.relNoise * 100).toFixed(2)}%, sets ${ms(d.perSetMedianMs as number[] | undefined)}, halves ${ms(d.halvesMedianMs as number[])}, clocks ${c(t.clocksStart)} -> ${c(t.clocksEnd)}`);
+      } else failures.push(`${r.failure?.kind}: ${r.failure?.reason}`);
     }
     const m = medians.length ? median(medians) : null;
     const spreadPct = medians.length === processes && m ? ((Math.max(...medians) - Math.min(...medians)) / m) * 100 : null;
@@ -109,8 +146,8 @@ for (const sets of values.sets!.split(',').map(Number)) {
       else failures.push(`duel: ${r.failure?.kind}: ${r.failure?.reason}`);
     }
     ev.close();
-    rows.push({ task: name, config: best.config, sets, medianMs: m, medians, spreadPct, duels: selfDuels, verdicts, ratios, failures });
-    log(`${name} sets ${sets}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
+    rows.push({ task: name, config: best.config, timing, timingLabel: label(timing), sets, processDetails: details, medianMs: m, medians, spreadPct, duels: selfDuels, verdicts, ratios, failures });
+    log(`${name} ${label(timing)}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
     save();
   }
 }
