@@ -9,7 +9,8 @@
 // and of each half of the run, and the GPU's clocks, temperature and power before and after.
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench timing-stability [--tasks softmax,reduce_sum,...] [--processes 5] [--self-duels 20]
-//                            [--sets 4 | --timing 'k=v,k=v;k=v'] [--spaces bench/spaces/h200] [--out bench/results]
+//                            [--sets 1,4 | --timing 'k=v,k=v;k=v'] [--spaces bench/spaces/h200] [--out bench/results]
+// Without --sets and --timing: the product's own timing settings (DEFAULT_TIMING).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -22,7 +23,7 @@ import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import type { Config, TimingResult, Verdict } from '../main/engine/base/types.js';
-import type { TimingSettings } from '../main/engine/measure/harness.js';
+import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 
 const SUITE = ['softmax', 'reduce_sum', 'matmul', 'layernorm', 'axpy', 'transpose', 'stencil2d', 'histogram'];
 const { values } = parseArgs({
@@ -30,7 +31,7 @@ const { values } = parseArgs({
     tasks: { type: 'string', default: SUITE.join(',') },
     processes: { type: 'string', default: '5' },
     'self-duels': { type: 'string', default: '20' },
-    sets: { type: 'string', default: '4' },
+    sets: { type: 'string' },
     timing: { type: 'string' },
     spaces: { type: 'string' },
     out: { type: 'string', default: 'bench/results' },
@@ -53,6 +54,7 @@ const processes = Number(values.processes);
 const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets'] as const;
 /** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
 function timingVariants(): Array<Partial<TimingSettings>> {
+  if (!values.timing && !values.sets) return [{}]; // the product's own timing settings
   if (!values.timing) return values.sets!.split(',').map((n) => ({ bufferSets: Number(n) }));
   return values.timing.split(';').map((v) => {
     const t: Partial<TimingSettings> = {};
@@ -65,7 +67,8 @@ function timingVariants(): Array<Partial<TimingSettings>> {
     return t;
   });
 }
-const label = (t: Partial<TimingSettings>): string => Object.entries(t).map(([k, v]) => `${k}=${v}`).join(',') || 'defaults';
+const label = (t: Partial<TimingSettings>): string =>
+  Object.entries(t).map(([k, v]) => `${k}=${v}`).join(',') || `defaults (bufferSets=${DEFAULT_TIMING.bufferSets}, targetRelNoise=${DEFAULT_TIMING.targetRelNoise}, minMs=${DEFAULT_TIMING.minMs})`;
 const half = (xs: number[]): [number, number] => [median(xs.slice(0, Math.floor(xs.length / 2))), median(xs.slice(Math.floor(xs.length / 2)))];
 /** What explains one process's median: its samples, their noise, each buffer set's and each half's median, the clocks. */
 function processDetail(t: TimingResult, sets: number): Record<string, unknown> {
@@ -81,7 +84,7 @@ const result: Record<string, unknown> = {
   benchmark: 'timing-stability',
   measured: 'real GPU measurements (not simulated, not replayed)',
   date: new Date().toISOString(),
-  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels} --sets ${values.sets}`),
+  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
   gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
   bundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
   goals: 'same variant in fresh processes: spread of medians (max-min)/median <= 0.5%; self duels say "same" in >= 99 of 100',
@@ -109,7 +112,7 @@ const save = (): void => {
 };
 
 for (const timing of timingVariants()) {
-  const sets = timing.bufferSets ?? 1;
+  const sets = timing.bufferSets ?? DEFAULT_TIMING.bufferSets;
   for (const name of values.tasks!.split(',')) {
     const task = resolveTask(name);
     const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };

@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { DEFAULT_TIMING } from '../main/engine/measure/harness.js';
 import { loadTask, sizeLayout, type Task } from '../main/engine/task/manifest.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { configKey, defaultConfig, isValidConfig } from '../main/engine/task/space.js';
@@ -118,7 +119,7 @@ const doc = {
   gpu: { name: gpu.name, uuid: gpu.uuid, computeCapability: gpu.computeCapability, driver: gpu.driverVersion },
   nvcc: toolchain.version,
   mode,
-  method: 'PyTorch and KernelDuel timed with the same method in one run on one GPU: L2 flushed (memset of 4x the L2, at least 64 MiB) and the device synchronised before every call, CUDA events around the call behind a gate (KernelDuel: a kernel held until the host has queued the call; PyTorch: a ~1 ms torch.cuda._sleep before the start event), so neither time holds the host\'s launch latency, warm-up >= 50 ms, samples until the 95% CI of the median is within ±0.5% (at least 10 samples / 100 ms, at most 3 s), median reported. fp32; TF32 off for PyTorch\'s matmul (torch.backends.cuda.matmul.allow_tf32 = False).',
+  method: `PyTorch and KernelDuel timed with the same method in one run on one GPU: L2 flushed (memset of 4x the L2, at least 64 MiB) and the device synchronised before every call, CUDA events around the call behind a gate (KernelDuel: a kernel held until the host has queued the call; PyTorch: a ~1 ms torch.cuda._sleep before the start event), so neither time holds the host's launch latency, warm-up >= 50 ms, samples until the 95% CI of the median is within ±${DEFAULT_TIMING.targetRelNoise * 100}% (at least 10 samples / 100 ms, at most 3 s), median reported; KernelDuel's timed calls rotate over ${DEFAULT_TIMING.bufferSets} sets of buffers, PyTorch's use one set of tensors. fp32; TF32 off for PyTorch's matmul (torch.backends.cuda.matmul.allow_tf32 = False).`,
   pytorch: null as null | { torch: string; cuda: string; gpu: string; gate?: string; error?: string },
   copy: null as null | (Timing & { bandwidthTBs: number }) | { error: string },
   tasks: [] as TaskRow[],

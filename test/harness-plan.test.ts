@@ -30,7 +30,7 @@ describe('renderPlan', () => {
     expect(lines.slice(0, 3)).toEqual(['kdplan 1', 'nonce n0nce', 'seeds 11 22 33']);
     expect(lines).toContain('tol f32 0.0001 1e-7'); // the task's own f32 tolerance
     expect(lines).toContain('tol f64 1e-9 1e-12'); // the default for dtypes it does not set
-    expect(lines).toContain('timing 50 10 5000 0.005 100 3000 0');
+    expect(lines).toContain('timing 50 10 5000 0.0025 100 3000 0');
     expect(lines).toContain('timed 0');
     const s0 = lines.indexOf('size 0');
     const s3 = lines.indexOf('size 3');
@@ -51,7 +51,7 @@ describe('renderPlan', () => {
     expect(text.match(/^size /gm)).toEqual(['size ']);
     expect(text).toContain('size 2\n');
     expect(text).not.toMatch(/^timed/m);
-    expect(text).toContain('timing 50 10 5000 0.005 100 500 67108864');
+    expect(text).toContain('timing 50 10 5000 0.0025 100 500 67108864');
     expect(text).not.toContain('sizeseeds');
   });
   it('renders a well-formed plan for every built-in task and every size', () => {
