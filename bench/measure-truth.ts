@@ -235,6 +235,25 @@ function breakdown(lines: Array<{ t: number; text: string }>): Record<string, { 
   return out;
 }
 
+/** The fastest variant an optimisation run timed, from its --json result lines (null if none). */
+function bestOf(lines: Array<{ t: number; text: string }>): { medianMs: number; evaluation: number } | null {
+  let best: { medianMs: number; evaluation: number } | null = null;
+  let n = 0;
+  for (const l of lines) {
+    if (!l.text.startsWith('{"type":"result"')) continue;
+    n++;
+    let ev: { result?: { failure?: unknown; timing?: Array<{ medianMs?: number }> } };
+    try {
+      ev = JSON.parse(l.text) as typeof ev;
+    } catch {
+      continue;
+    }
+    const ms = ev.result && !ev.result.failure ? ev.result.timing?.[0]?.medianMs : undefined;
+    if (typeof ms === 'number' && (!best || ms < best.medianMs)) best = { medianMs: ms, evaluation: n };
+  }
+  return best;
+}
+
 if (parts.has('throughput')) {
   const rows = [];
   for (const task of values.tasks!.split(',')) {
@@ -247,7 +266,7 @@ if (parts.has('throughput')) {
       const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
-      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best: bestOf(r.lines), breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
       log(`throughput ${task} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s)`);
       result.throughput = rows;
       save();
