@@ -200,6 +200,19 @@ describe.skipIf(NO_NVCC)('real nvcc builds of every built-in task', () => {
     });
   }
 
+  // MINB 1 must not be written as __launch_bounds__(threads, 1): ptxas then plans for one block per
+  // SM and takes more registers (80 instead of 64 here: one 512-thread block per SM instead of two,
+  // 6.31 ms instead of 5.17 on the H200; the naive baseline 56 instead of 32).
+  it('matmul: MINB 1 leaves ptxas its own register budget (the recorded best TILED 1 tile: <= 64 registers; the naive baseline <= 32)', async () => {
+    const t = tasks.get('matmul')!;
+    const config = { ...defaultConfig(t), TILED: 1, BM: 128, BN: 128, BK: 32, TM: 8, TN: 4 };
+    const r = await buildVariant(t, { source: t.baselineSource, config, flags: { opt: 3 } }, env);
+    expect(r.ok, r.log).toBe(true);
+    const regs = (b: BuildResult): number | undefined => b.resources.find((k) => k.name.includes('matmul_kernel'))?.registers;
+    expect(regs(r)).toBeLessThanOrEqual(64);
+    expect(regs(results.get('matmul defaults')!)).toBeLessThanOrEqual(32);
+  }, 120_000);
+
   it('a second identical build is a cache hit with the same library', async () => {
     const t = softmax();
     const first = results.get('softmax defaults')!;

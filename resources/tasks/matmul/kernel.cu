@@ -249,7 +249,15 @@ __device__ __forceinline__ void issue_step(Tiles& t, int buf, const float* __res
 #endif
 #endif
 
+// The second bound only for MINB 2: written as __launch_bounds__(threads, 1) it is not a no-op, ptxas
+// then plans for one block per SM and takes more registers (TILED 1, 128 x 128 tiles of 8 x 4:
+// 80 registers instead of 64, one 512-thread block per SM instead of two: 6.31 ms instead of 5.17
+// on the H200, bench/results/h200-timing-stability-db7293b.md against h200-timing-stability.md).
+#if MM_MINB > 1
 __global__ void __launch_bounds__(MM_NT, MM_MINB)
+#else
+__global__ void __launch_bounds__(MM_NT)
+#endif
 matmul_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
               int M, int N, int K) {
   const int tx = threadIdx.x % MM_TX;
