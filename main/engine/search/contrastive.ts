@@ -72,6 +72,11 @@
 // dedispersion and the 8 H200 spaces were held out (bench/results/strategies-options-boundary.md).
 // `far: 1` (the model's best among random variants differing from the best in half the searched
 // dimensions or more, once stalled) lost on convolution A4000 and is off.
+// `initial: 'lhs'` (issue 18, ninth round; off): the first 8 picks follow a Latin-hypercube design over
+// the searched dimensions (each parameter's range in 8 strata, each used once). Tuned on dedispersion
+// (exploration seeds 101-140: A100 4 instead of 7-7.5, A4000 9.5 instead of 12-12.5), it lost on the
+// held-out spaces (seeds 101-120: matmul 26 instead of 17, reduce_sum 14.5 instead of 12, convolution
+// A100 14/20 seeds instead of 17/20, A4000 121 instead of 92; bench/results/strategies-options-lhs.md).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
