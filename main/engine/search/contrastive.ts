@@ -72,6 +72,11 @@
 // dedispersion and the 8 H200 spaces were held out (bench/results/strategies-options-boundary.md).
 // `far: 1` (the model's best among random variants differing from the best in half the searched
 // dimensions or more, once stalled) lost on convolution A4000 and is off.
+// `initial: 'lhs'` (issue 18, ninth round; off): the first 8 picks follow a Latin-hypercube design over
+// the searched dimensions (each parameter's range in 8 strata, each used once). Tuned on dedispersion
+// (exploration seeds 101-140: A100 4 instead of 7-7.5, A4000 9.5 instead of 12-12.5), it lost on the
+// held-out spaces (seeds 101-120: matmul 26 instead of 17, reduce_sum 14.5 instead of 12, convolution
+// A100 14/20 seeds instead of 17/20, A4000 121 instead of 92; bench/results/strategies-options-lhs.md).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -140,7 +145,9 @@ export interface ContrastiveOptions {
   /** How many of the fastest measured variants breed. */
   breeders?: number;
   /** Before the model is trained: uniformly random variants, or the baseline's one-dimension variations (one per dimension, a random other value, in random order), which teach the model each parameter's effect. */
-  initial?: 'random' | 'around-baseline' | 'mixed' | 'value-uniform';
+  initial?: 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs';
+  /** With `initial: 'lhs'`: the points of the Latin-hypercube design (after them, random variants until the model is trained). */
+  lhsPoints?: number;
   /** The annealing arm (off by default, see above): the share of picks (0..1; 0: none) that are steps of a simulated-annealing walk from the baseline. */
   arm?: number;
   /** The arm takes its share only while the best has not improved (by 0.5%) for this many measured variants (0: always); the walk keeps its place in between. */
@@ -213,7 +220,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, lhsPoints: 8, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -335,6 +342,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   let initialCount = 0;
   const initialAction = (): Action | null => {
     if (o.initial === 'value-uniform') return valueUniform();
+    if (o.initial === 'lhs') return lhsNext();
     if (o.initial === 'random' || !baselineAction) return null;
     // Mixed: every other initial variant is a uniformly random one.
     if (o.initial === 'mixed' && initialCount++ % 2 === 1) return null;
@@ -360,7 +368,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   // 200,000 in the product, then the random design).
   let vuList: Action[] | null | undefined;
   let vuStage1 = true;
-  const valueUniform = (): Action | null => {
+  /** The valid variants of the searched dimensions (the others at their first value), listed once per stage; null when their product exceeds 200,000. */
+  const listSearched = (): Action[] | null => {
     if (vuList === undefined || vuStage1 !== tunablesOnly) {
       vuStage1 = tunablesOnly;
       const dimsOn = space.dims.map((d, i) => (active(i, tunablesOnly) ? d.values.length : 1));
@@ -376,13 +385,52 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         }
       }
     }
-    if (!vuList) return null;
-    let pool = vuList.filter((a) => !seen.has(a));
+    return vuList;
+  };
+  const valueUniform = (): Action | null => {
+    const list = listSearched();
+    if (!list) return null;
+    let pool = list.filter((a) => !seen.has(a));
     if (!pool.length) return null;
     const order = shuffle(space.dims.map((_, i) => i).filter((i) => active(i, tunablesOnly) && space.dims[i].values.length > 1), rng);
     for (const i of order) {
       const vals = [...new Set(pool.map((a) => a[i]))];
       const v = vals[Math.floor(rng() * vals.length)];
+      pool = pool.filter((a) => a[i] === v);
+    }
+    return pool[Math.floor(rng() * pool.length)];
+  };
+  // The Latin-hypercube design: `lhsPoints` target points in [0, 1) per searched dimension, the
+  // interval cut into that many strata and every stratum used once per dimension, in a random
+  // pairing; a dimension of L values gives value x the share [x/L, (x+1)/L). Each pick takes the
+  // searched dimensions in a random order, and each the value whose share is nearest its target among
+  // those some unmeasured valid variant still has given the values already chosen (the nearest valid
+  // variant in the joint distance, tried first, fell far from extreme targets under restrictions). Random sampling puts most first
+  // picks where most valid variants are; this spreads them over every parameter's range, so the
+  // model's first pairs see each parameter's extremes and middle. Null once the design is used up
+  // (or the searched dimensions have more than 200,000 variants): then random variants.
+  let lhsPlan: number[][] | null = null;
+  let lhsAt = 0;
+  const lhsNext = (): Action | null => {
+    const list = listSearched();
+    if (!list || lhsAt >= o.lhsPoints) return null;
+    let pool = list.filter((a) => !seen.has(a));
+    if (!pool.length) return null;
+    const n = o.lhsPoints;
+    lhsPlan ??= space.dims.map(() => shuffle(Array.from({ length: n }, (_, k) => k), rng));
+    const target = space.dims.map((_, i) => (lhsPlan![i][lhsAt] + rng()) / n);
+    lhsAt++;
+    const order = shuffle(space.dims.map((_, i) => i).filter((i) => active(i, tunablesOnly) && space.dims[i].values.length > 1), rng);
+    for (const i of order) {
+      const L = space.dims[i].values.length;
+      let v = -1;
+      let bestD = Infinity;
+      let ties = 0;
+      for (const x of new Set(pool.map((a) => a[i]))) {
+        const d = Math.abs((x + 0.5) / L - target[i]); // value x holds [x/L, (x+1)/L) of the range
+        if (d < bestD - 1e-12) [bestD, v, ties] = [d, x, 1];
+        else if (Math.abs(d - bestD) <= 1e-12 && rng() * ++ties < 1) v = x; // a uniform choice among equally near values
+      }
       pool = pool.filter((a) => a[i] === v);
     }
     return pool[Math.floor(rng() * pool.length)];
