@@ -235,27 +235,31 @@ function breakdown(lines: Array<{ t: number; text: string }>): Record<string, { 
   return out;
 }
 
-/** The fastest variant an optimisation run timed, from its --json result lines (null if none). */
-function bestOf(lines: Array<{ t: number; text: string }>): { medianMs: number; evaluation: number } | null {
+/**
+ * The fastest variant an optimisation run timed, from its --json result lines, and the best so far
+ * after each evaluation (null until one is timed): what lets a run stopped early be compared with a
+ * whole one at the same number of evaluations.
+ */
+function bestOf(lines: Array<{ t: number; text: string }>): { medianMs: number; evaluation: number; byEvaluation: Array<number | null> } | null {
   let best: { medianMs: number; evaluation: number } | null = null;
-  let n = 0;
+  const byEvaluation: Array<number | null> = [];
   for (const l of lines) {
     if (!l.text.startsWith('{"type":"result"')) continue;
-    n++;
-    let ev: { result?: { failure?: unknown; timing?: Array<{ medianMs?: number }> } };
+    let ev: { result?: { failure?: unknown; timing?: Array<{ medianMs?: number }> } } = {};
     try {
       ev = JSON.parse(l.text) as typeof ev;
     } catch {
-      continue;
+      // a truncated line counts as an evaluation that timed nothing
     }
     const ms = ev.result && !ev.result.failure ? ev.result.timing?.[0]?.medianMs : undefined;
-    if (typeof ms === 'number' && (!best || ms < best.medianMs)) best = { medianMs: ms, evaluation: n };
+    if (typeof ms === 'number' && (!best || ms < best.medianMs)) best = { medianMs: ms, evaluation: byEvaluation.length + 1 };
+    byEvaluation.push(best?.medianMs ?? null);
   }
-  return best;
+  return best ? { ...best, byEvaluation } : null;
 }
 
 if (parts.has('throughput')) {
-  const rows = [];
+  const rows: Array<Record<string, unknown> & { task: string; bundle: 'old' | 'new'; best: ReturnType<typeof bestOf> }> = [];
   for (const task of values.tasks!.split(',')) {
     for (const cli of oldCli ? [oldCli, newCli] : [newCli]) {
       const taskArg = values['task-root'] ? join(resolve(values['task-root']), task) : task;
@@ -266,8 +270,14 @@ if (parts.has('throughput')) {
       const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
-      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best: bestOf(r.lines), breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
-      log(`throughput ${task} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s)`);
+      const best = bestOf(r.lines);
+      // The old run of this task, when this is the new one: the best of each after as many evaluations as both did.
+      const old = cli.label === 'new' ? rows.find((x) => x.task === task && x.bundle === 'old') : undefined;
+      const n: number = old?.best && best ? Math.min(old.best.byEvaluation.length, best.byEvaluation.length) : 0;
+      const atSameEvaluations = n && old?.best && best ? { evaluations: n, oldBestMs: old.best.byEvaluation[n - 1], newBestMs: best.byEvaluation[n - 1] } : undefined;
+      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      const sameNote = atSameEvaluations ? `; best after ${n} evaluations: old ${atSameEvaluations.oldBestMs?.toFixed(4) ?? '-'} ms, new ${atSameEvaluations.newBestMs?.toFixed(4) ?? '-'} ms` : '';
+      log(`throughput ${task} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}${sameNote}`);
       result.throughput = rows;
       save();
     }
