@@ -72,9 +72,10 @@ const label = (t: Partial<TimingSettings>): string =>
 const half = (xs: number[]): [number, number] => [median(xs.slice(0, Math.floor(xs.length / 2))), median(xs.slice(Math.floor(xs.length / 2)))];
 /** What explains one process's median: its samples, their noise, each buffer set's and each half's median, the clocks. */
 function processDetail(t: TimingResult, sets: number): Record<string, unknown> {
-  const perSet = sets > 1 ? Array.from({ length: sets }, (_, k) => median(t.samplesMs.filter((_, i) => i % sets === k))) : undefined;
+  const n = t.bufferSets ?? sets; // the judge may use fewer sets than asked when memory is short
+  const perSet = n > 1 ? Array.from({ length: n }, (_, k) => median(t.samplesMs.filter((_, i) => i % n === k))) : undefined;
   return {
-    medianMs: t.medianMs, samples: t.samplesMs.length, relNoise: t.relNoise, converged: t.converged, timer: t.timer,
+    medianMs: t.medianMs, bufferSets: n, samples: t.samplesMs.length, relNoise: t.relNoise, converged: t.converged, timer: t.timer,
     perSetMedianMs: perSet, halvesMedianMs: half(t.samplesMs), clocksStart: t.clocksStart, clocksEnd: t.clocksEnd,
   };
 }

@@ -72,7 +72,7 @@ if (mode === 'probe') {
       id,
       run: () => {
         if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
-        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02] }] } });
+        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02] }] } });
       },
     };
   });
@@ -120,7 +120,7 @@ describe('the evaluator with a stand-in harness', () => {
     expect(r.failure).toBeUndefined();
     expect(stages).toEqual(['build', 'check', 'time']);
     expect(r.check).toMatchObject({ ok: true, isolation: { refs: 'judge', measurement: 'executor', syscallFilter: 'active' } });
-    expect(r.timing?.[0]).toMatchObject({ medianMs: 1, timer: 'events', verifiedCalls: 2, samplesMs: [1, 1.1, 0.9, 1, 1] });
+    expect(r.timing?.[0]).toMatchObject({ medianMs: 1, timer: 'events', verifiedCalls: 2, bufferSets: 4, samplesMs: [1, 1.1, 0.9, 1, 1] });
     expect(r.source).toEqual({ kind: 'gpu', gpu: 'Fake GPU', uuid: 'GPU-fake' });
     // The judge timed only after the engine said "go"; where the time went is reported.
     expect(fs.readFileSync(path.join(ev.judgeDir, 'judge-go'), 'utf8')).toBe('go\n');

@@ -113,6 +113,8 @@ export interface TimingResult {
   warmupCalls: number;
   /** Timed calls whose outputs were verified against the reference (chosen at random, and the last). */
   verifiedCalls?: number;
+  /** Sets of buffers the timed calls rotated over (call i on set i mod bufferSets), as the judge reports. */
+  bufferSets?: number;
   l2FlushBytes: number;
   clocksStart?: ClockReading;
   clocksEnd?: ClockReading;
