@@ -16,6 +16,7 @@ import { sourceDefines, variantConfig } from '../main/engine/task/config.js';
 import { compileOnlyResult } from './fixtures/session-data.js';
 import { runCli, showRun, type CliRun } from './fixtures/cli.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
+import { DEFAULT_BUFFER_SETS, makeEvaluator } from '../main/core/evaluators.js';
 
 let home: string;
 let work: string;
@@ -107,6 +108,30 @@ describe('--config', () => {
     expect(allowed.code, show(allowed)).toBe(0);
     expect(allowed.stderr).toMatch(/note: --allow-off-list: BLOCK=96 is not one of BLOCK's values .*built anyway/);
     expect(allowed.stderr).toContain('configuration: BLOCK=96 (--config), TPR=1 VEC=1 ONLINE=0 CACHE=0 (task defaults)');
+  }, 120_000);
+});
+
+describe('--buffer-sets', () => {
+  it('refuses a number of buffer sets outside 1-64, naming the flag and the value', async () => {
+    for (const bad of ['0', '65', '2.5', 'many']) {
+      const r = await cli('eval', 'softmax', '--buffer-sets', bad);
+      expect(r.code, show(r)).toBe(1);
+      expect(r.stderr).toMatch(/--buffer-sets must be a whole number from 1 to 64 \(got (0|65|2\.5|NaN)\)/);
+    }
+  }, 60_000);
+  it.skipIf(NO_NVCC)('reaches the evaluator\'s timing settings (the plan the judge reads); the default is 4', async () => {
+    const task = resolveTask('axpy');
+    const ev = await makeEvaluator(task, { gpu: null, bufferSets: 16, maxMs: 500 });
+    expect(ev.timing).toMatchObject({ bufferSets: 16, maxMs: 500 });
+    const plain = await makeEvaluator(task, { gpu: null });
+    expect(plain.timing.bufferSets).toBe(DEFAULT_BUFFER_SETS);
+    expect(DEFAULT_BUFFER_SETS).toBe(4);
+    ev.close();
+    plain.close();
+  });
+  it.skipIf(NO_NVCC)('takes one inside it (compile-only here: the variant is built)', async () => {
+    const r = await cli('eval', 'axpy', '--buffer-sets', '16');
+    expect(r.code, show(r)).toBe(0);
   }, 120_000);
 });
 

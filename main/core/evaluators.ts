@@ -9,8 +9,12 @@ import type { GpuInfo } from '../engine/base/types.js';
 import { workRoot } from '../engine/base/paths.js';
 import type { Task } from '../engine/task/manifest.js';
 import { Evaluator, type ReferenceDataHandle, type ReferenceDataRequest } from '../engine/measure/evaluate.js';
+import { DEFAULT_TIMING } from '../engine/measure/harness.js';
 import { computeReferenceData } from '../engine/pytorch/reference-data.js';
 import { CoreError } from './errors.js';
+
+/** Sets of buffers timed calls rotate over unless a front door asks for another number. */
+export const DEFAULT_BUFFER_SETS = DEFAULT_TIMING.bufferSets;
 
 export interface EvaluatorChoice {
   gpu: GpuInfo | null;
@@ -18,6 +22,8 @@ export interface EvaluatorChoice {
   arch?: string;
   /** Time cap per size for sampling, ms. */
   maxMs?: number;
+  /** Sets of buffers the timed calls rotate over (default DEFAULT_TIMING's). */
+  bufferSets?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -50,7 +56,7 @@ export async function makeEvaluator(task: Task, c: EvaluatorChoice): Promise<Eva
   const tc = await findToolchain(env);
   if (!tc.nvcc) throw new CoreError('failed', tc.problems.join(' ') || 'nvcc not found: install the CUDA toolkit to build variants');
   return new Evaluator({
-    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: c.maxMs ? { maxMs: c.maxMs } : undefined, workRoot: workRoot(env),
+    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: c.maxMs || c.bufferSets ? { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}) } : undefined, workRoot: workRoot(env),
     ...(task.pytorch ? { referenceData: pytorchReferenceData(task, env) } : {}),
   });
 }

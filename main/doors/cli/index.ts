@@ -22,7 +22,7 @@ import { ConfigError } from '../../engine/task/config.js';
 import { describeMachine } from '../../core/environment.js';
 import { gpuGroupsByModel, parseGpuPool, parseSimulatedFault, pickGpu, type GpuPoolChoice } from '../../core/gpus.js';
 import type { SimulatedFault } from '../../engine/measure/simulated-gpus.js';
-import { makeEvaluator } from '../../core/evaluators.js';
+import { DEFAULT_BUFFER_SETS, makeEvaluator } from '../../core/evaluators.js';
 import { exportDataset } from '../../core/llm.js';
 import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../../core/strategies.js';
 import type { RunOptions, LlmStreamEvent } from '../../core/run/prepare.js';
@@ -228,9 +228,12 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
 }
 
 /** The evaluator `eval` builds and measures with: the first usable GPU, or the one --gpu names; none: compile-only. */
-async function evaluatorFor(task: Task, o: { gpu?: number; arch?: string; maxMs?: number }, log: (s: string) => void): Promise<Evaluator> {
+async function evaluatorFor(task: Task, o: { gpu?: number; arch?: string; maxMs?: number; bufferSets?: number }, log: (s: string) => void): Promise<Evaluator> {
+  if (o.bufferSets !== undefined && !(Number.isInteger(o.bufferSets) && o.bufferSets >= 1 && o.bufferSets <= 64)) {
+    throw new UsageError(`--buffer-sets must be a whole number from 1 to 64 (got ${o.bufferSets})`);
+  }
   const gpu = await pickGpu({ index: o.gpu }, { onNote: (p) => log(`note: ${p}`) });
-  const ev = await makeEvaluator(task, { gpu, arch: o.arch, maxMs: o.maxMs });
+  const ev = await makeEvaluator(task, { gpu, arch: o.arch, maxMs: o.maxMs, bufferSets: o.bufferSets });
   if (!gpu) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${ev.env.arch}) but not checked or timed`);
   return ev;
 }
@@ -290,10 +293,11 @@ program
   .option('--gpu <index>', 'GPU index', (v) => Number(v))
   .option('--arch <sm_XX>', 'nvcc architecture (default: the GPU\'s; sm_90 when compile-only)')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--buffer-sets <n>', `sets of buffers (each in new memory) the timed calls rotate over, 1-64 (default ${DEFAULT_BUFFER_SETS}); more average out placement, e.g. for atomics that land in a small buffer`, (v) => Number(v))
   .option('--compile', 'Python candidates: also time torch.compile of the reference (its own process)')
   .option('--device <cuda|cpu>', 'Python candidates: where to run (default: CUDA when torch has it)')
   .option('--json', 'machine-readable output')
-  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; compile?: boolean; device?: string; json?: boolean }) => {
+  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; bufferSets?: number; compile?: boolean; device?: string; json?: boolean }) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
     const task = loadTask(taskDirOf(taskArg, log));
     if (variantArg?.endsWith('.py')) {
