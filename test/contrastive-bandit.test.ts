@@ -19,16 +19,20 @@ const isGenetic = (o: string): boolean => o.startsWith('genetic child');
 const isAnneal = (o: string): boolean => o.startsWith('anneal arm');
 
 /** Runs with the option, keeping for each result its origin and the best before it, and the strategy's own count per arm. */
-async function credited(budget: number, seed: number, opts: ContrastiveOptions): Promise<{ results: Array<{ origin: string; ms: number | null; bestBefore: number }>; stats: ReturnType<ContrastiveStrategy['banditStats']> }> {
+async function credited(budget: number, seed: number, opts: ContrastiveOptions): Promise<{ results: Array<{ origin: string; ms: number | null; bestBefore: number; top: boolean }>; stats: ReturnType<ContrastiveStrategy['banditStats']> }> {
   const m = new ReplayMeasurer(transpose, rec, { seed });
   const space = ActionSpace.fromRecording(transpose, m);
   const inner = contrastiveSearch(space, seed, opts);
-  const results: Array<{ origin: string; ms: number | null; bestBefore: number }> = [];
+  const results: Array<{ origin: string; ms: number | null; bestBefore: number; top: boolean }> = [];
+  const times: number[] = []; // successful results so far, the baseline's included
   let best = Infinity;
   const wrapped: Strategy = Object.assign(Object.create(inner) as Strategy, {
     observe: (spec: ObservedSpec, r: EvalResult) => {
       const ms = isTimedSuccess(r) ? r.timing[0].medianMs : null;
-      if (spec.origin !== 'baseline') results.push({ origin: spec.origin ?? '', ms, bestBefore: best });
+      if (ms !== null) times.push(ms);
+      // Among the fastest 10% of the variants measured so far (itself included in the count).
+      const top = ms !== null && times.filter((x) => x < ms).length < Math.max(1, Math.ceil(0.1 * times.length));
+      if (spec.origin !== 'baseline') results.push({ origin: spec.origin ?? '', ms, bestBefore: best, top });
       if (ms !== null && ms < best) best = ms;
       inner.observe?.(spec, r);
     },
@@ -82,6 +86,12 @@ describe('contrastive: the bandit portfolio', () => {
       expect(stats.model.tries).toBeGreaterThanOrEqual(stats.genetic.tries + stats.anneal.tries);
       expect(stats.model.wins + stats.genetic.wins + stats.anneal.wins).toBeGreaterThan(0);
     }
+    // The denser reward: a pick among the fastest 10% measured so far.
+    const top = await credited(120, 4, { bandit: 'thompson', banditReward: 'top' });
+    for (const [arm, f] of [['genetic', isGenetic], ['anneal', isAnneal]] as const) {
+      expect(top.stats[arm].wins).toBe(top.results.filter((x) => f(x.origin) && x.top).length);
+    }
+    expect(top.stats.model.wins).toBeGreaterThanOrEqual(top.results.filter((x) => x.origin.startsWith('policy') && x.ms !== null && x.bestBefore / x.ms > 1.005).length);
     // Off: nothing counted.
     const off = await credited(60, 4, {});
     expect(off.stats.model.tries + off.stats.genetic.tries + off.stats.anneal.tries).toBe(0);

@@ -176,6 +176,9 @@ export interface ContrastiveOptions {
   banditFloor?: number;
   /** UCB1's exploration constant (mean + c·sqrt(ln N / n); sqrt(2) is UCB1's). */
   banditC?: number;
+  /** What credits an arm's pick: improving the best so far by 0.5% or more ('best', the default), or landing among the fastest `banditTop` share of the variants measured before it ('top': a denser reward). */
+  banditReward?: 'best' | 'top';
+  banditTop?: number;
   /** The bandit acts only once the best has not improved (by 0.5%) for this many measured variants (0: as soon as the model ranks). */
   banditStall?: number;
   /** Retrain only once the measured variants grew by this fraction (at least one) since the last training (0: whenever decided pairs grew 10%). */
@@ -234,7 +237,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -892,7 +895,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       measured.push(m);
       byId.set(m.id, m);
       const armOf = banditOf.get(space.key(a));
-      if (armOf && best && best.ms / m.ms > 1.005) bandit[armOf].wins++;
+      if (armOf && best && (o.banditReward === 'top' ? measured.filter((x) => x.ms < m.ms).length < Math.max(1, Math.ceil(o.banditTop * measured.length)) : best.ms / m.ms > 1.005)) bandit[armOf].wins++;
       if (!best || m.ms < best.ms) {
         if (src && best) credit[src].wins++;
         if (best && best.ms / m.ms > 1.005) bestAt = measured.length; // a real improvement, not noise
