@@ -77,6 +77,14 @@
 // (exploration seeds 101-140: A100 4 instead of 7-7.5, A4000 9.5 instead of 12-12.5), it lost on the
 // held-out spaces (seeds 101-120: matmul 26 instead of 17, reduce_sum 14.5 instead of 12, convolution
 // A100 14/20 seeds instead of 17/20, A4000 121 instead of 92; bench/results/strategies-options-lhs.md).
+// The bandit portfolio (issue 18, tenth round; off: `bandit: 'ucb' | 'thompson'`): once the model
+// ranks, each pick goes to the model, a genetic child of the fastest measured variants or a step of
+// the annealing walk, by UCB1 or Thompson sampling on how often each arm's picks improved the best by
+// 0.5% (the model's prior favoured, at least half the picks its own). Tuned on the convolution spaces
+// (seeds 101-140: Thompson 31/40 and 40/40 seeds to 98% against 30/40 and 38/40), it lost on 6 of
+// the 8 held-out H200 spaces (histogram 24 vs 20.5, matmul 23 vs 17, stencil2d 21.5 vs 16.5): such
+// improvements are too rare to tell the arms apart within a run, so the floor decides and the arms
+// take a third of the picks whatever they do (bench/results/strategies-options-portfolio.md).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
