@@ -1,7 +1,8 @@
 // The contrastive strategy with option overrides, on chosen recorded spaces (REPLAY), with the
 // metric of bench/strategies.ts (evaluations to 98%: median over seeds, unreached = budget + 1;
 // best@50/@100; the model's held-out pair accuracy after the run). For trying options against
-// the default before changing it; prints one line per space, writes nothing.
+// the default before changing it; prints one line per space, writes nothing. With the bandit portfolio
+// on (`bandit`), the line ends with each arm's improvements of the best / picks, summed over seeds.
 //
 //   npx tsx bench/contrastive-options.ts <spaces> <seeds> '<ContrastiveOptions as JSON>' [strategy]
 //   <spaces>: kt (the four Kernel Tuner spaces in ../shared/tuning-spaces), h200 (bench/spaces/h200),
@@ -16,7 +17,7 @@ import type { Task } from '../main/engine/task/manifest.js';
 import { spaceTask } from '../main/engine/measure/space-task.js';
 import { importSpaceFile } from '../main/engine/interop/files.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
-import { contrastiveSearch, type ContrastiveOptions } from '../main/engine/search/contrastive.js';
+import { contrastiveSearch, type ContrastiveOptions, type ContrastiveStrategy } from '../main/engine/search/contrastive.js';
 import { makeStrategy, type StrategyName } from '../main/engine/search/strategies.js';
 import { simulate } from '../main/engine/search/simulate.js';
 import { bestAt, curveOf, evaluationsTo, reachOf } from '../main/engine/search/peer-metric.js';
@@ -47,6 +48,7 @@ for (const s of want) {
   const b50: number[] = [];
   const b100: number[] = [];
   const acc: number[] = [];
+  const arms = { model: { wins: 0, tries: 0 }, genetic: { wins: 0, tries: 0 }, anneal: { wins: 0, tries: 0 } }; // the bandit portfolio's picks, summed over seeds
   let opt: number;
   const seed0 = Number(process.env.KD_SEED0 ?? 1); // first seed (KD_SEED0=21: seeds 21..20+seeds)
   for (let seed = seed0; seed < seed0 + seeds; seed++) {
@@ -60,7 +62,10 @@ for (const s of want) {
     b50.push(bestAt(c, opt, 50));
     b100.push(bestAt(c, opt, 100));
     if (r.model?.heldOutAccuracy != null) acc.push(r.model.heldOutAccuracy);
+    const bs = strat === 'contrastive' ? (st as ContrastiveStrategy).banditStats() : null;
+    if (bs) for (const k of ['model', 'genetic', 'anneal'] as const) [arms[k].wins, arms[k].tries] = [arms[k].wins + bs[k].wins, arms[k].tries + bs[k].tries];
   }
+  const armLine = arms.model.tries ? ` arms (wins/picks) model ${arms.model.wins}/${arms.model.tries} genetic ${arms.genetic.wins}/${arms.genetic.tries} anneal ${arms.anneal.wins}/${arms.anneal.tries}` : '';
   const re = reachOf(r98, budget);
-  process.stdout.write(`${s.name.padEnd(20)} to98 ${String(re.median).padStart(6)} (${re.reached}/${seeds}) b50 ${quantile(b50, 0.5).toFixed(3)} b100 ${quantile(b100, 0.5).toFixed(3)} acc ${acc.length ? quantile(acc, 0.5).toFixed(3) : '-'} ${((Date.now() - t0) / 1000).toFixed(0)}s\n`);
+  process.stdout.write(`${s.name.padEnd(20)} to98 ${String(re.median).padStart(6)} (${re.reached}/${seeds}) b50 ${quantile(b50, 0.5).toFixed(3)} b100 ${quantile(b100, 0.5).toFixed(3)} acc ${acc.length ? quantile(acc, 0.5).toFixed(3) : '-'} ${((Date.now() - t0) / 1000).toFixed(0)}s${armLine}\n`);
 }

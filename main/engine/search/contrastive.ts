@@ -77,6 +77,14 @@
 // (exploration seeds 101-140: A100 4 instead of 7-7.5, A4000 9.5 instead of 12-12.5), it lost on the
 // held-out spaces (seeds 101-120: matmul 26 instead of 17, reduce_sum 14.5 instead of 12, convolution
 // A100 14/20 seeds instead of 17/20, A4000 121 instead of 92; bench/results/strategies-options-lhs.md).
+// The bandit portfolio (issue 18, tenth round; off: `bandit: 'ucb' | 'thompson'`): once the model
+// ranks, each pick goes to the model, a genetic child of the fastest measured variants or a step of
+// the annealing walk, by UCB1 or Thompson sampling on how often each arm's picks improved the best by
+// 0.5% (the model's prior favoured, at least half the picks its own). Tuned on the convolution spaces
+// (seeds 101-140: Thompson 31/40 and 40/40 seeds to 98% against 30/40 and 38/40), it lost on 6 of
+// the 8 held-out H200 spaces (histogram 24 vs 20.5, matmul 23 vs 17, stencil2d 21.5 vs 16.5): such
+// improvements are too rare to tell the arms apart within a run, so the floor decides and the arms
+// take a third of the picks whatever they do (bench/results/strategies-options-portfolio.md).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -166,6 +174,21 @@ export interface ContrastiveOptions {
   boundaryTries?: number;
   /** Boundary moves also jump two dimensions at once (default true). */
   boundaryPairs?: boolean;
+  /** The bandit portfolio over pick sources (issue 18, tenth round; off by default: 'off'): once the model ranks proposals, each pick the model would make goes to one of the arms — the model's pick, a genetic child (tournament of three among the `breeders` fastest measured variants, uniform crossover, the genetic algorithm's mutation; not ranked by the model) or a step of the annealing walk from the baseline (anneal.ts's moves, told only its own results) — chosen by UCB1 ('ucb') or Thompson sampling over Beta posteriors ('thompson') of "the pick improved the best so far by 0.5% or more". (`portfolio` is the staged start's older, unrelated option.) */
+  bandit?: 'off' | 'ucb' | 'thompson';
+  /** The arms besides the model's (default both). */
+  banditArms?: Array<'genetic' | 'anneal'>;
+  /** The model arm's prior: this many extra improvements (Beta(1 + prior + wins, 1 + losses); UCB: as pseudo-counts). */
+  banditPrior?: number;
+  /** The model arm keeps at least this share of the bandit's picks (it is never starved). */
+  banditFloor?: number;
+  /** UCB1's exploration constant (mean + c·sqrt(ln N / n); sqrt(2) is UCB1's). */
+  banditC?: number;
+  /** What credits an arm's pick: improving the best so far by 0.5% or more ('best', the default), or landing among the fastest `banditTop` share of the variants measured before it ('top': a denser reward). */
+  banditReward?: 'best' | 'top';
+  banditTop?: number;
+  /** The bandit acts only once the best has not improved (by 0.5%) for this many measured variants (0: as soon as the model ranks). */
+  banditStall?: number;
   /** Retrain only once the measured variants grew by this fraction (at least one) since the last training (0: whenever decided pairs grew 10%). */
   retrainEvery?: number;
 }
@@ -206,6 +229,8 @@ export interface ContrastiveStrategy extends Strategy {
   policy(): number[][];
   /** Whether this run searches the tunables first (the space has tunables and other dimensions, and `staged` was not turned off). */
   readonly staged: boolean;
+  /** The bandit portfolio's arms (see `bandit`): picks made (tries) and how many improved the best by 0.5% or more (wins); all zero when it is off. */
+  banditStats(): Record<'model' | 'genetic' | 'anneal', { wins: number; tries: number }>;
 }
 
 function softmax(l: Float64Array): Float64Array {
@@ -220,7 +245,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, lhsPoints: 8, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -611,6 +636,87 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return true;
   };
 
+  /** The fastest measured variants, the population that breeds (crossover children, the bandit's genetic arm). */
+  const breeding = (): Measured[] => [...measured].sort((x, y) => x.ms - y.ms).slice(0, o.breeders);
+  /** One child of `pop` as the genetic algorithm makes it: two parents by tournament of three, uniform crossover, mutation (not checked for validity). */
+  const breed = (pop: Measured[]): { c: Action; m1: Measured; m2: Measured } => {
+    const pick = (): Measured => {
+      let b = pop[Math.floor(rng() * pop.length)];
+      for (let k = 1; k < 3; k++) {
+        const c = pop[Math.floor(rng() * pop.length)];
+        if (c.ms < b.ms) b = c;
+      }
+      return b;
+    };
+    const pm = Math.max(0.1, 1 / Math.max(1, space.dims.length));
+    const m1 = pick();
+    const m2 = pick();
+    const c = pin(m1.a.map((v, i) => (rng() < 0.5 ? v : m2.a[i])));
+    space.dims.forEach((d, i) => {
+      if (!active(i, tunablesOnly) || rng() >= pm || d.values.length < 2) return;
+      c[i] = rng() < 0.7 ? Math.min(d.values.length - 1, Math.max(0, c[i] + (rng() < 0.5 ? -1 : 1))) : Math.floor(rng() * d.values.length);
+    });
+    return { c, m1, m2 };
+  };
+
+  // The bandit portfolio (see `bandit`): per arm, the picks it made and how many of them improved the
+  // best so far by 0.5% or more; which arm made each pick (by action key).
+  type BanditArm = 'model' | 'genetic' | 'anneal';
+  const bandit = { model: { wins: 0, tries: 0 }, genetic: { wins: 0, tries: 0 }, anneal: { wins: 0, tries: 0 } };
+  const banditOf = new Map<string, BanditArm>();
+  /** The arm for the next pick: the model while it holds less than `banditFloor` of the bandit's picks, else UCB1's or Thompson sampling's choice. */
+  const chooseArm = (): BanditArm => {
+    const arms: BanditArm[] = ['model', ...o.banditArms.filter((x) => x === 'genetic' || x === 'anneal')];
+    const total = arms.reduce((n, x) => n + bandit[x].tries, 0);
+    if (arms.length === 1 || bandit.model.tries < o.banditFloor * (total + 1)) return 'model';
+    const prior = (x: BanditArm): number => (x === 'model' ? o.banditPrior : 0);
+    let best: BanditArm = 'model';
+    let top = -Infinity;
+    for (const x of arms) {
+      const c = bandit[x];
+      let v: number;
+      if (o.bandit === 'thompson') v = drawBeta({ wins: c.wins + prior(x), tries: c.tries + prior(x) });
+      else {
+        // UCB1 on the Beta(1 + prior, 1) posterior mean; the bonus shrinks with the arm's picks.
+        const n = c.tries + prior(x) + 2;
+        v = (c.wins + prior(x) + 1) / n + o.banditC * Math.sqrt(Math.log(total + 2) / n);
+      }
+      if (v > top) [top, best] = [v, x];
+    }
+    return best;
+  };
+  /** Queues the bandit's pick when its arm is not the model's (true), else (or when that arm has no pick) records the coming model pick's arm and returns false. */
+  const banditPick = (): boolean => {
+    if (o.bandit === 'off' || !model.trained) return false;
+    if (o.banditStall && measured.length - bestAt < o.banditStall) return false;
+    const arm = chooseArm();
+    let a: Action | null = null;
+    let parents: string[] | undefined;
+    if (arm === 'genetic') {
+      const pop = breeding();
+      for (let t = 0; t < 50 && pop.length >= 2; t++) {
+        const { c, m1, m2 } = breed(pop);
+        if (space.isValid(c) && !seen.has(c)) {
+          [a, parents] = [c, lineage(m1.id, m2.id)];
+          break;
+        }
+      }
+    } else if (arm === 'anneal' && armCur) {
+      a = armStep1(armCur.a);
+      parents = lineage(armCur.id);
+      if (a) armKeys.add(space.key(a));
+    }
+    if (!a) {
+      bandit.model.tries++; // the model's pick follows
+      return false;
+    }
+    seen.add(a);
+    bandit[arm].tries++;
+    banditOf.set(space.key(a), arm);
+    queue.push({ a, stage1: tunablesOnly, parents: parents ?? lineage(bestId()), origin: arm === 'anneal' ? 'anneal arm' : 'genetic child' });
+    return true;
+  };
+
   const round = (): void => {
     retrain();
     flushGroups();
@@ -650,24 +756,9 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       }
     }
     if (o.crossover) {
-      const pop = [...measured].sort((x, y) => x.ms - y.ms).slice(0, o.breeders);
-      const pick = (): Measured => {
-        let b = pop[Math.floor(rng() * pop.length)];
-        for (let k = 1; k < 3; k++) {
-          const c = pop[Math.floor(rng() * pop.length)];
-          if (c.ms < b.ms) b = c;
-        }
-        return b;
-      };
-      const pm = Math.max(0.1, 1 / Math.max(1, space.dims.length));
+      const pop = breeding();
       for (let t = 0, made = 0; made < o.crossover && t < o.crossover * 10 && pop.length >= 2; t++) {
-        const m1 = pick();
-        const m2 = pick();
-        const c = pin(m1.a.map((v, i) => (rng() < 0.5 ? v : m2.a[i])));
-        space.dims.forEach((d, i) => {
-          if (!active(i, tunablesOnly) || rng() >= pm || d.values.length < 2) return;
-          c[i] = rng() < 0.7 ? Math.min(d.values.length - 1, Math.max(0, c[i] + (rng() < 0.5 ? -1 : 1))) : Math.floor(rng() * d.values.length);
-        });
+        const { c, m1, m2 } = breed(pop);
         const before = cands.length;
         add(c, lineage(m1.id, m2.id));
         if (cands.length > before) made++;
@@ -684,6 +775,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     }
     const feats = cands.map((a) => encoder.encode(a));
     const taken = new Set<number>();
+    const candIndex = new Map(o.bandit !== 'off' ? cands.map((a, k) => [space.key(a), k] as const) : []);
     const stalled = measured.length - bestAt >= o.boundaryStall;
     let boundaryLeft = o.boundary && stalled ? o.boundary : 0;
     let farLeft = o.far && stalled ? o.far : 0;
@@ -707,6 +799,13 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
           continue;
         }
       }
+      const armed = o.bandit !== 'off' && model.trained && !(o.banditStall && measured.length - bestAt < o.banditStall);
+      if (banditPick()) {
+        // An arm's pick that is also a candidate is not the model's to take again.
+        const k = candIndex.get(space.key(queue[queue.length - 1].a));
+        if (k !== undefined) taken.add(k);
+        continue;
+      }
       let j = -1;
       if (rng() < o.epsilon) {
         do j = Math.floor(rng() * cands.length);
@@ -723,6 +822,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       }
       taken.add(j);
       seen.add(cands[j]);
+      if (armed) banditOf.set(space.key(cands[j]), 'model');
       queue.push({ a: cands[j], stage1: tunablesOnly, parents: anchorOf.get(space.key(cands[j])) ?? lineage(bestId()) });
     }
   };
@@ -751,6 +851,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     encoder,
     staged,
     policy: () => logits.map((l) => [...softmax(l)]),
+    banditStats: () => ({ model: { ...bandit.model }, genetic: { ...bandit.genetic }, anneal: { ...bandit.anneal } }),
     propose(n) {
       const out: Proposal[] = [];
       while (out.length < n) {
@@ -784,7 +885,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const t = result.timing[0];
       const m: Measured = { id: spec.id ?? `#${measured.length}`, a, f: encoder.encode(a), ms: t.medianMs, low: t.ciLowMs, high: t.ciHighMs };
       if (spec.origin === 'baseline') armCur = m;
-      else if (o.arm && armCur && (armKeys.has(space.key(a)) || (spec.origin ?? '').startsWith('anneal arm'))) {
+      else if ((o.arm || o.bandit !== 'off') && armCur && (armKeys.has(space.key(a)) || (spec.origin ?? '').startsWith('anneal arm'))) {
         armKeys.add(space.key(a)); // a resumed run rebuilds its walk from the journal
         // The walk's own results only: it moves to a faster step, or to a slower one with probability exp(-Δ/T).
         if (m.ms <= armCur.ms || rng() < Math.exp(-Math.log(m.ms / armCur.ms) / armT)) armCur = m;
@@ -801,6 +902,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       addMedianPairs(m);
       measured.push(m);
       byId.set(m.id, m);
+      const armOf = banditOf.get(space.key(a));
+      if (armOf && best && (o.banditReward === 'top' ? measured.filter((x) => x.ms < m.ms).length < Math.max(1, Math.ceil(o.banditTop * measured.length)) : best.ms / m.ms > 1.005)) bandit[armOf].wins++;
       if (!best || m.ms < best.ms) {
         if (src && best) credit[src].wins++;
         if (best && best.ms / m.ms > 1.005) bestAt = measured.length; // a real improvement, not noise
