@@ -174,7 +174,7 @@ function tableRows(out: Awaited<ReturnType<typeof runSet>>, budget: number): str
 }
 
 const header = (budget: number, measured: string[], date: string, command: string): string[] => [
-  `${seeds} seeds, budget ${budget} evaluations. Measured: ${measured.join(', ')}. Generated ${date} by \`${command}\`.`,
+  `${seeds} seeds, budget ${budget} evaluations. Spaces recorded on: ${measured.join(', ')}; replayed here (no GPU ran for these figures). Generated ${date} by \`${command}\`.`,
   measured.some((m) => m !== 'real GPU') ? '\n**WARNING: some spaces were not measured on a real GPU; these figures say nothing about real kernels.**\n' : '',
   'Metric (Kernel Tuner\'s): evaluations = unique configurations in first-visit order, failed ones counted, KernelDuel\'s baseline is evaluation 1. "to q": evaluations until optimum/best ≥ q, median [p25–p75] over seeds, a seed that never got there counting as budget + 1, and (seeds that reached it). best@N: optimum/best after N evaluations, median.',
   '',
