@@ -9,12 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
-import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import { ActionSpace, type Action } from '../main/engine/search/actions.js';
-import { contrastiveSearch, type ContrastiveOptions } from '../main/engine/search/contrastive.js';
-import { simulate } from '../main/engine/search/simulate.js';
-import type { Strategy } from '../main/engine/search/loop.js';
+import type { ContrastiveOptions } from '../main/engine/search/contrastive.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
+import { traceContrastive } from './fixtures/contrastive-trace.js';
 
 // axpy's tunables (BLOCK 6 values, ITEMS 5, VEC 3, GRID_MULT 7; 490 of the 630 combinations valid):
 // light restrictions, so the design's strata show in its picks.
@@ -23,19 +21,8 @@ const rec = syntheticSpace(task, { seed: 5 });
 
 /** The actions proposed in `budget` evaluations (the model never trains: every pick is the initial design's). */
 async function picks(budget: number, seed: number, opts: ContrastiveOptions): Promise<{ as: Action[]; space: ActionSpace }> {
-  const m = new ReplayMeasurer(task, rec, { seed });
-  const space = ActionSpace.fromRecording(task, m);
-  const inner = contrastiveSearch(space, seed, { minPairs: 1e9, ...opts });
-  const as: Action[] = [];
-  const wrapped: Strategy = Object.assign(Object.create(inner) as Strategy, {
-    propose: (k: number) => {
-      const ps = inner.propose(k);
-      for (const p of ps) as.push(space.encode(p)!);
-      return ps;
-    },
-  });
-  await simulate(wrapped, m, budget);
-  return { as, space };
+  const { steps, space } = await traceContrastive(budget, seed, { minPairs: 1e9, ...opts }, { task, rec });
+  return { as: steps.map((x) => x.a), space };
 }
 
 describe('contrastive: the Latin-hypercube initial design', () => {
