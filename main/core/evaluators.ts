@@ -56,7 +56,7 @@ export async function makeEvaluator(task: Task, c: EvaluatorChoice): Promise<Eva
   const tc = await findToolchain(env);
   if (!tc.nvcc) throw new CoreError('failed', tc.problems.join(' ') || 'nvcc not found: install the CUDA toolkit to build variants');
   return new Evaluator({
-    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: c.maxMs || c.bufferSets ? { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}) } : undefined, workRoot: workRoot(env),
+    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}) }, workRoot: workRoot(env),
     ...(task.pytorch ? { referenceData: pytorchReferenceData(task, env) } : {}),
   });
 }

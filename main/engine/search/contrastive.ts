@@ -685,10 +685,11 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     }
     return best;
   };
+  /** Whether the bandit gives out this round's picks: on, the model trained, and (with `banditStall`) the best stalled. */
+  const banditOn = (): boolean => o.bandit !== 'off' && model.trained && !(o.banditStall && measured.length - bestAt < o.banditStall);
   /** Queues the bandit's pick when its arm is not the model's (true), else (or when that arm has no pick) records the coming model pick's arm and returns false. */
   const banditPick = (): boolean => {
-    if (o.bandit === 'off' || !model.trained) return false;
-    if (o.banditStall && measured.length - bestAt < o.banditStall) return false;
+    if (!banditOn()) return false;
     const arm = chooseArm();
     let a: Action | null = null;
     let parents: string[] | undefined;
@@ -799,7 +800,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
           continue;
         }
       }
-      const armed = o.bandit !== 'off' && model.trained && !(o.banditStall && measured.length - bestAt < o.banditStall);
+      const armed = banditOn();
       if (banditPick()) {
         // An arm's pick that is also a candidate is not the model's to take again.
         const k = candIndex.get(space.key(queue[queue.length - 1].a));
