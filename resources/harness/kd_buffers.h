@@ -43,11 +43,25 @@ static void fill(void* d, const Arg& a, unsigned long long seed, int arg_index, 
 
 // Every buffer is followed by a guard region filled with GUARD_BYTE before each call: a variant
 // that writes past the end of a buffer (into what would be its neighbour) is caught by the check.
+// A buffer of less than SPREAD_BELOW bytes is also preceded by one (see alloc_bufs).
 static const size_t GUARD_BYTES = 256 << 10;
 static const int GUARD_BYTE = 0xCD;
+// Small buffers (a histogram's 1 KiB of bins, a result word) each get an allocation of their own
+// with SPREAD_SPAN spare bytes, and sit at a random 256-byte-aligned offset in it: where a few
+// cache lines land in L2 (slice, partition) can change the time of a kernel that hammers them with
+// atomics by ~0.5%, and small cudaMalloc blocks of one process sit side by side, so every buffer
+// set of a process would share one placement and the rotation over sets (DEFAULT_TIMING) could
+// not average it out. A large buffer spans every slice; it stays at the start of its allocation.
+static const size_t SPREAD_BELOW = 2u << 20;
+static const size_t SPREAD_SPAN = 2u << 20;
+static bool spread(size_t bytes) { return bytes < SPREAD_BELOW; }
+/** Device memory one buffer of `bytes` takes, guards and spare bytes included. */
+static size_t buffer_footprint(size_t bytes) { return bytes + GUARD_BYTES + (spread(bytes) ? SPREAD_SPAN + GUARD_BYTES : 0); }
 
 struct Bufs {
   std::vector<void*> dev;            // per arg (nullptr for scalars)
+  std::vector<void*> base;           // per arg: the allocation dev lies in
+  std::vector<size_t> offset;        // per arg: dev - base
   std::vector<unsigned char> scal;   // scalar storage, 8 bytes per arg
   std::vector<size_t> bytes;         // per arg: buffer bytes (without the guard)
   std::vector<int> role;             // per arg: 0 in, 1 out, 2 inout, -1 scalar
@@ -72,6 +86,8 @@ static std::vector<void*> packed(Bufs& b) {
 static void alloc_bufs(Bufs& b, const Size& s) {
   size_t n = s.args.size();
   b.dev.assign(n, nullptr);
+  b.base.assign(n, nullptr);
+  b.offset.assign(n, 0);
   b.scal.assign(8 * n, 0);
   b.bytes.assign(n, 0);
   b.role.assign(n, -1);
@@ -80,15 +96,20 @@ static void alloc_bufs(Bufs& b, const Size& s) {
     if (a.buffer) {
       b.bytes[i] = a.elements * dtype_bytes(a.dtype);
       b.role[i] = a.role;
-      CK(cudaMalloc(&b.dev[i], b.bytes[i] + GUARD_BYTES));
+      const size_t off = spread(b.bytes[i]) ? GUARD_BYTES + 256 * (size_t)(random_u64() % (SPREAD_SPAN / 256)) : 0;
+      CK(cudaMalloc(&b.base[i], buffer_footprint(b.bytes[i])));
+      b.offset[i] = off;
+      b.dev[i] = (unsigned char*)b.base[i] + off;
     } else {
       scalar_bytes(a, &b.scal[8 * i]);
     }
   }
 }
 static void free_bufs(Bufs& b) {
-  for (void* p : b.dev) if (p) cudaFree(p);
+  for (void* p : b.base) if (p) cudaFree(p);
   b.dev.clear();
+  b.base.clear();
+  b.offset.clear();
 }
 // Inputs and inout buffers from the seed (except those the judge writes from reference-data files),
 // outputs poisoned, guards set (asynchronously on st).
@@ -105,6 +126,7 @@ static void prepare(Bufs& b, const Size& s, unsigned long long seed, int poison_
       fill(b.dev[i], a, seed, (int)i, st);
     }
     CK(cudaMemsetAsync((unsigned char*)b.dev[i] + b.bytes[i], GUARD_BYTE, GUARD_BYTES, st));
+    if (spread(b.bytes[i])) CK(cudaMemsetAsync((unsigned char*)b.dev[i] - GUARD_BYTES, GUARD_BYTE, GUARD_BYTES, st));
   }
 }
 

@@ -4,7 +4,8 @@
 // buffers, and answers the judge's commands over a pipe:
 //   alloc <size> <sets>           <sets> fresh sets of buffers for a size (then the previous ones
 //                                 are freed); answers the CUDA IPC handle of every buffer of every
-//                                 set, so the judge can check them from its own process
+//                                 set and the buffer's offset in it ("<hex>+<offset>"), so the
+//                                 judge can check them from its own process
 //   sample <seed> <timed> <pv> <set>
 //                                 on buffer set <set>: inputs (and inout buffers) from <seed>,
 //                                 outputs poisoned, guards set, workspaces and device variables
@@ -377,8 +378,8 @@ static std::string exec_alloc(Executor& x, int size, int nsets) {
     for (size_t i = 0; i < s->args.size(); i++) {
       if (!b.dev[i]) { handles += " -"; continue; }
       cudaIpcMemHandle_t h;
-      CK(cudaIpcGetMemHandle(&h, b.dev[i]));
-      handles += " " + hex_of(&h, sizeof h);
+      CK(cudaIpcGetMemHandle(&h, b.base[i]));
+      handles += " " + hex_of(&h, sizeof h) + "+" + std::to_string(b.offset[i]);
     }
   }
   CK(cudaDeviceSynchronize());

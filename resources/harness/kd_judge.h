@@ -41,12 +41,14 @@ struct JExec {
   int to = -1, from = -1;
   std::string buf;
   std::vector<std::vector<void*>> msets;  // per buffer set, per argument: the executor's buffer, opened through IPC (null for scalars)
+  std::vector<void*> opened;              // the allocations opened through IPC (msets point into them)
   std::vector<void*> mapped;              // the set of the last sample
   int size = -1;
   std::string who;  // "" or "A: " / "B: " in messages
 };
 static void jexec_unmap(JExec& e) {
-  for (auto& set : e.msets) for (void* p : set) if (p) cudaIpcCloseMemHandle(p);
+  for (void* p : e.opened) cudaIpcCloseMemHandle(p);
+  e.opened.clear();
   e.msets.clear();
   e.mapped.clear();
 }
@@ -171,10 +173,17 @@ static void jexec_alloc(JExec& e, const Size& s, double deadline, int nsets = 1)
   for (size_t k = 0; k < hs.size(); k++) {
     if (hs[k] == "-") continue;
     std::vector<unsigned char> raw;
-    if (!unhex(hs[k], raw) || raw.size() != sizeof(cudaIpcMemHandle_t)) fail("runtime", e.who + "bad IPC handle from the executor");
+    const size_t plus = hs[k].find('+');
+    char* end = nullptr;
+    const unsigned long long off = plus == std::string::npos ? 0 : strtoull(hs[k].c_str() + plus + 1, &end, 10);
+    if (plus == std::string::npos || !end || *end || off > SPREAD_SPAN + GUARD_BYTES || !unhex(hs[k].substr(0, plus), raw) || raw.size() != sizeof(cudaIpcMemHandle_t))
+      fail("runtime", e.who + "bad IPC handle from the executor");
     cudaIpcMemHandle_t mh;
     memcpy(&mh, raw.data(), sizeof mh);
-    CK(cudaIpcOpenMemHandle(&e.msets[k / s.args.size()][k % s.args.size()], mh, cudaIpcMemLazyEnablePeerAccess));
+    void* p = nullptr;
+    CK(cudaIpcOpenMemHandle(&p, mh, cudaIpcMemLazyEnablePeerAccess));
+    e.opened.push_back(p);
+    e.msets[k / s.args.size()][k % s.args.size()] = (unsigned char*)p + off;
   }
   e.mapped = e.msets[0];
   e.size = s.index;
@@ -329,6 +338,16 @@ static std::string verify(Judge& J, JExec& e, const Size& s, unsigned long long 
                e.who.c_str(), a.name.c_str(), changed, (size_t)GUARD_BYTES, a.name.c_str(), first, s.index, when.c_str());
       return m;
     }
+    if (spread(bytes)) {
+      // The guard before a small buffer (kd_buffers.h): `first` counts from its start.
+      changed = count_diff((const unsigned char*)e.mapped[i] - GUARD_BYTES, nullptr, GUARD_BYTES, GUARD_BYTE, &first);
+      if (changed) {
+        char m[512];
+        snprintf(m, sizeof m, "%s%s: out-of-bounds write: %zu of the %zu bytes before the start of %s were overwritten (the farthest %zu bytes before the start, size %d%s); it would corrupt a neighbouring buffer",
+                 e.who.c_str(), a.name.c_str(), changed, (size_t)GUARD_BYTES, a.name.c_str(), GUARD_BYTES - first, s.index, when.c_str());
+        return m;
+      }
+    }
   }
   const std::vector<void*>& ref = ref_outputs(J, s, seed, keep_ref);
   const bool files = from_files(J);
@@ -429,7 +448,7 @@ static void spares_up(Judge& J, double deadline) {
 // take more than a quarter of the free GPU memory together (`executors` executors hold them).
 static int timing_sets(const Judge& J, const Size& s, int executors) {
   size_t bytes = 0;
-  for (const Arg& a : s.args) if (a.buffer) bytes += a.elements * dtype_bytes(a.dtype) + GUARD_BYTES;
+  for (const Arg& a : s.args) if (a.buffer) bytes += buffer_footprint(a.elements * dtype_bytes(a.dtype));
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) return 1;
   size_t fit = bytes ? free_b / 4 / (bytes * (size_t)executors) : (size_t)J.plan.sets;
