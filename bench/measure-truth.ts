@@ -23,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median } from '../main/engine/measure/stats.js';
+import { bestOf, breakdown } from './lib/optimize-events.js';
 
 const { values } = parseArgs({
   options: {
@@ -197,66 +198,6 @@ if (parts.has('suite')) {
   }
 }
 
-/**
- * Where a variant's time went in an optimisation run, from its --json event lines. The interval
- * between two consecutive results holds the duel after the first (to its duel line) and the
- * evaluation of the second: its stages as the evaluator reports them (queued for the GPU, the
- * capture process, the judge's check, its timing; bundles before the change report none), and the
- * rest (waiting for the build, the policy, the journal). Medians and means in milliseconds.
- */
-function breakdown(lines: Array<{ t: number; text: string }>): Record<string, { median: number; mean: number; n: number }> {
-  const results: Array<{ t: number; duelMs: number; stages?: Record<string, number> }> = [];
-  for (const l of lines) {
-    let ev: { type?: string; result?: { stages?: Record<string, number> } };
-    try {
-      ev = JSON.parse(l.text) as typeof ev;
-    } catch {
-      continue;
-    }
-    if (ev.type === 'result') results.push({ t: l.t, duelMs: 0, stages: ev.result?.stages });
-    else if (ev.type === 'duel' && results.length) results[results.length - 1].duelMs = l.t - results[results.length - 1].t;
-  }
-  const acc: Record<string, number[]> = { perVariant: [], duel: [], queued: [], capture: [], check: [], time: [], rest: [] };
-  for (let i = 1; i < results.length; i++) {
-    const total = results[i].t - results[i - 1].t;
-    const duel = results[i - 1].duelMs;
-    acc.perVariant.push(total);
-    acc.duel.push(duel);
-    const st = results[i].stages;
-    if (!st) continue;
-    acc.queued.push(st.queuedMs);
-    acc.capture.push(st.captureMs);
-    acc.check.push(st.checkMs);
-    acc.time.push(st.timeMs);
-    acc.rest.push(total - duel - st.queuedMs - st.captureMs - st.checkMs - st.timeMs);
-  }
-  const out: Record<string, { median: number; mean: number; n: number }> = {};
-  for (const [k, v] of Object.entries(acc)) if (v.length) out[k] = { median: median(v), mean: v.reduce((x, y) => x + y, 0) / v.length, n: v.length };
-  return out;
-}
-
-/**
- * The fastest variant an optimisation run timed, from its --json result lines, and the best so far
- * after each evaluation (null until one is timed): what lets a run stopped early be compared with a
- * whole one at the same number of evaluations.
- */
-function bestOf(lines: Array<{ t: number; text: string }>): { medianMs: number; evaluation: number; byEvaluation: Array<number | null> } | null {
-  let best: { medianMs: number; evaluation: number } | null = null;
-  const byEvaluation: Array<number | null> = [];
-  for (const l of lines) {
-    if (!l.text.startsWith('{"type":"result"')) continue;
-    let ev: { result?: { failure?: unknown; timing?: Array<{ medianMs?: number }> } } = {};
-    try {
-      ev = JSON.parse(l.text) as typeof ev;
-    } catch {
-      // a truncated line counts as an evaluation that timed nothing
-    }
-    const ms = ev.result && !ev.result.failure ? ev.result.timing?.[0]?.medianMs : undefined;
-    if (typeof ms === 'number' && (!best || ms < best.medianMs)) best = { medianMs: ms, evaluation: byEvaluation.length + 1 };
-    byEvaluation.push(best?.medianMs ?? null);
-  }
-  return best ? { ...best, byEvaluation } : null;
-}
 
 if (parts.has('throughput')) {
   const rows: Array<Record<string, unknown> & { task: string; bundle: 'old' | 'new'; best: ReturnType<typeof bestOf> }> = [];

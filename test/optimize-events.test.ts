@@ -1,0 +1,41 @@
+// bench/lib/optimize-events.ts reads what `kernelduel optimize --json` writes: checked here against
+// the CLI itself, on a REPLAYED space (no GPU: the figures come from bench/spaces/h200/softmax.json),
+// so a change of the CLI's line format shows up here and not as an empty column after a GPU run
+// (which is how it was found: bench/results/h200-measure-truth-a5e4f15.json has best: null).
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bestOf, breakdown, type EventLine } from '../bench/lib/optimize-events.js';
+
+const REPO = join(import.meta.dirname, '..');
+
+describe('optimize --json event lines', () => {
+  it('bestOf finds the best of a run and the best after each evaluation; breakdown has one interval per later result', () => {
+    const home = mkdtempSync(join(tmpdir(), 'kd-events-'));
+    try {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'main', 'doors', 'cli', 'index.ts'), 'optimize', 'softmax', '--replay', join(REPO, 'bench', 'spaces', 'h200', 'softmax.json'), '--json', '--budget', '12', '--strategy', 'contrastive', '--seed', '3'], {
+        cwd: REPO, env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent' }, encoding: 'utf8', maxBuffer: 64 << 20, timeout: 120_000,
+      });
+      const lines: EventLine[] = out.split('\n').filter(Boolean).map((text, i) => ({ t: i * 10, text }));
+      const results = lines.map((l) => JSON.parse(l.text) as { type: string; result?: { medianMs?: number; failure?: unknown }; bestMs?: number }).filter((e) => e.type === 'result');
+      expect(results.length).toBeGreaterThanOrEqual(12);
+      const timed = results.map((e) => (e.result && !e.result.failure ? e.result.medianMs : undefined)).filter((x): x is number => typeof x === 'number');
+      const best = bestOf(lines);
+      expect(best).not.toBeNull();
+      expect(best!.medianMs).toBe(Math.min(...timed));
+      expect(best!.medianMs).toBe(results[results.length - 1].bestMs); // what the CLI itself says
+      expect(best!.byEvaluation).toHaveLength(results.length);
+      for (let i = 1; i < best!.byEvaluation.length; i++) expect(best!.byEvaluation[i]!).toBeLessThanOrEqual(best!.byEvaluation[i - 1]!);
+      expect(best!.byEvaluation[best!.evaluation - 1]).toBe(best!.medianMs);
+      if (best!.evaluation > 1) expect(best!.byEvaluation[best!.evaluation - 2]).toBeGreaterThan(best!.medianMs);
+      expect(breakdown(lines).perVariant.n).toBe(results.length - 1);
+      // A truncated result line counts as an evaluation that timed nothing.
+      const cut = [...lines, { t: 99_999, text: '{"type":"result","variantId":"v99","result":{"med' }];
+      expect(bestOf(cut)!.byEvaluation).toHaveLength(results.length + 1);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 150_000);
+});
