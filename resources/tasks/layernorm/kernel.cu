@@ -22,7 +22,7 @@
 #endif
 #ifndef STATS
 #define STATS 0     // 0: two passes for the statistics (mean, then sum of (x-mean)^2);
-                    // 1: one pass (sum and sum of squares), var = E[x^2] - mean^2
+                    // 1: one pass (sum and sum of squares of x - x[0]), var = E[(x-k)^2] - E[x-k]^2
 #endif
 #ifndef CACHE
 #define CACHE 0     // vectors of VEC floats per thread kept in registers (0: stream every pass from memory)
@@ -186,19 +186,24 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
   float mean, var;
 #if STATS == 1
   {
+    // Shifted by the row's first value k: sums of (x - k) and (x - k)^2. Unshifted, E[x^2] - mean^2
+    // in fp32 loses the variance's digits on rows whose values lie close together (the check's
+    // 5x3 size caught it about once in 400 seeds; 65536x3 catches it on every seed).
+    const float k = n > 0 ? __ldg(xr) : 0.f;
     float s = 0.f, q = 0.f;
-    for (int c = lane; c < head; c += TPR) { const float t = __ldg(xr + c); s += t; q += t * t; }
+    for (int c = lane; c < head; c += TPR) { const float t = __ldg(xr + c) - k; s += t; q += t * t; }
     for (int v = lane; v < nvec; v += TPR) {
       float r[VEC];
       ldv(xv + (size_t)v * VEC, r);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) { s += r[i]; q += r[i] * r[i]; }
+      for (int i = 0; i < VEC; ++i) { const float t = r[i] - k; s += t; q += t * t; }
     }
-    for (int c = tail0 + lane; c < n; c += TPR) { const float t = __ldg(xr + c); s += t; q += t * t; }
+    for (int c = tail0 + lane; c < n; c += TPR) { const float t = __ldg(xr + c) - k; s += t; q += t * t; }
     s = group_sum(s, sh);
     q = group_sum(q, sh);
-    mean = s * inv_n;
-    var = fmaxf(q * inv_n - mean * mean, 0.f);
+    const float d = s * inv_n;
+    mean = k + d;
+    var = fmaxf(q * inv_n - d * d, 0.f);
   }
 #else
   {
