@@ -4,7 +4,8 @@
 // new executors, so new CUDA contexts and new buffer placements) measure it once each, and
 // --self-duels duels of it against itself run in one evaluator. With --sets 1,4 the whole is done
 // once per number of buffer sets the timed calls rotate over, to show what the rotation buys;
-// --timing 'bufferSets=4;bufferSets=4,minMs=300' instead compares any timing settings the same way.
+// --timing 'bufferSets=4;bufferSets=4,minMs=300;flushClean=1' instead compares any timing settings
+// the same way (keys: TIMING_KEYS below).
 // Each process's row keeps what explains its median: samples, noise, the median of each buffer set
 // and of each half of the run, and the GPU's clocks, temperature and power before and after.
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
@@ -51,7 +52,7 @@ if (!spacesDir) throw new Error(`no recorded spaces for ${slug} under ${join(ben
 const toolchain = await findToolchain();
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
 const processes = Number(values.processes);
-const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets'] as const;
+const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean'] as const;
 /** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
 function timingVariants(): Array<Partial<TimingSettings>> {
   if (!values.timing && !values.sets) return [{}]; // the product's own timing settings

@@ -53,6 +53,8 @@ describe('renderPlan', () => {
     expect(text).not.toMatch(/^timed/m);
     expect(text).toContain('timing 50 10 5000 0.0025 100 500 67108864');
     expect(text).not.toContain('sizeseeds');
+    expect(text).not.toContain('flushclean'); // off unless asked for
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushClean: 1 } }), 'x')).toMatch(/^flushclean 1$/m);
   });
   it('renders a well-formed plan for every built-in task and every size', () => {
     for (const name of readdirSync(builtinTasksDir())) {

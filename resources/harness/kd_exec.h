@@ -23,6 +23,16 @@
 // call, so the events around the work measure the GPU's time and not how fast this process
 // submits launches (which differs from process to process). It gives up after two seconds, so a
 // host that never opens it cannot hang the GPU.
+// Reads a buffer (all zeros) through L2; the sum is written only if it is not zero (never), so the
+// reads cannot be dropped.
+__global__ void kd_flush_read_kernel(const uint4* __restrict__ p, size_t n, unsigned int* sink) {
+  unsigned int acc = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    const uint4 v = p[i];
+    acc |= v.x | v.y | v.z | v.w;
+  }
+  if (acc) *sink = acc;
+}
 __global__ void kd_gate_kernel(volatile int* open) {
   unsigned long long t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
@@ -62,6 +72,8 @@ struct Executor {
   cudaStream_t st = nullptr;
   cudaEvent_t e0 = nullptr, e1 = nullptr;
   void* flush = nullptr;
+  void* flush_read = nullptr;  // plan flushclean 1: read after the memset (flush_bytes / 2)
+  unsigned int* flush_sink = nullptr;
   int* gate = nullptr;      // pinned host flag (alone in its allocation), mapped for the gate kernel
   int* gate_dev = nullptr;
   size_t flush_bytes = 0;
@@ -168,6 +180,11 @@ static std::string exec_load(Executor& x, const std::string& desc_path) {
   CK(cudaHostAlloc((void**)&x.gate, sizeof(int), cudaHostAllocMapped));
   CK(cudaHostGetDevicePointer((void**)&x.gate_dev, x.gate, 0));
   CK(cudaMalloc(&x.flush, x.flush_bytes));
+  if (x.plan.flush_clean) {
+    CK(cudaMalloc(&x.flush_read, x.flush_bytes / 2));
+    CK(cudaMemset(x.flush_read, 0, x.flush_bytes / 2));
+    CK(cudaMalloc((void**)&x.flush_sink, sizeof(unsigned int)));
+  }
   // The timed context never keeps lines in L2 between samples on purpose.
   d_cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0);
   size_t kernels = 0;
@@ -396,6 +413,10 @@ static std::string exec_sample(Executor& x, unsigned long long seed, bool timed,
   for (size_t k = 0; k < x.globals.size(); k++) CK(cudaMemcpyAsync((void*)x.globals[k], x.pinned_blob + x.w.globals[k].blob_off, x.w.globals[k].bytes, cudaMemcpyHostToDevice, x.st));
   // Every call, timed or not, starts after an L2 flush: nothing tells a timed call from another.
   CK(cudaMemsetAsync(x.flush, (x.flips++) & 1, x.flush_bytes, x.st));
+  if (x.flush_read) {
+    kd_flush_read_kernel<<<1024, 256, 0, x.st>>>((const uint4*)x.flush_read, x.flush_bytes / 2 / sizeof(uint4), x.flush_sink);
+    CK(cudaGetLastError());
+  }
   CK(cudaDeviceSynchronize());
   d_cuCtxResetPersistingL2Cache();
   double ev = 0, wall = 0;

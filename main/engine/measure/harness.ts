@@ -25,6 +25,12 @@ export interface TimingSettings {
   /** 0: four times the GPU's L2 (at least 64 MiB). */
   flushBytes: number;
   /**
+   * 1: after the flush's memset, read a clean buffer of half its size, so the dirty lines the
+   * memset leaves in L2 are written back before the timed call instead of during it. Off by
+   * default (an experiment of issue 17: does it take away the offset one process's times share?).
+   */
+  flushClean?: number;
+  /**
    * Sets of buffers the timed calls rotate over (each set in new physical memory), so that no one
    * placement of the buffers decides a variant's time; fewer when they would not fit in a quarter
    * of the free GPU memory.
@@ -72,6 +78,7 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   for (const i of p.timed) lines.push(`timed ${i}`);
   if (p.verifySamples !== undefined) lines.push(`verify ${p.verifySamples}`);
   lines.push(`sets ${t.bufferSets}`, `sametol ${SAME_TOL}`);
+  if (t.flushClean) lines.push(`flushclean ${t.flushClean}`);
   for (const si of p.sizes) {
     const lay = sizeLayout(p.task, si);
     lines.push(`size ${si}`);
