@@ -13,6 +13,7 @@
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12] [--run-limit-s S] [--old-run-limit-s S]
 //                         [--tasks softmax,layernorm,reduce_sum] [--task-root DIR] [--spaces bench/spaces/h200] [--out DIR]
+//                         [--duel-noise 0.005 (the new bundle's optimize runs only)]
 // Without --old only the new bundle (this one) is measured.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -45,6 +46,9 @@ const { values } = parseArgs({
     // The old bundle's runs only: its rate settles within a minute, so it need not take the new
     // bundle's whole limit (device time).
     'old-run-limit-s': { type: 'string' },
+    // The new bundle's runs only: `optimize --duel-noise` (a duel's own noise target), to measure
+    // what it buys against a run without it.
+    'duel-noise': { type: 'string' },
   },
 });
 const here = dirname(fileURLToPath(import.meta.url));
@@ -206,7 +210,8 @@ if (parts.has('throughput')) {
       const taskArg = values['task-root'] ? join(resolve(values['task-root']), task) : task;
       const limitArg = cli.label === 'old' && values['old-run-limit-s'] ? values['old-run-limit-s'] : values['run-limit-s'];
       const limitS = limitArg ? Number(limitArg) : undefined;
-      const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json'], limitS ? (limitS + 60) * 1000 : 900_000, limitS ? limitS * 1000 : undefined);
+      const duelNoise = cli.label === 'new' ? values['duel-noise'] : undefined;
+      const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json', ...(duelNoise ? ['--duel-noise', duelNoise] : [])], limitS ? (limitS + 60) * 1000 : 900_000, limitS ? limitS * 1000 : undefined);
       // Evaluations: lines with a variant's result; the rate between the first and the last of them.
       const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
@@ -216,7 +221,7 @@ if (parts.has('throughput')) {
       const old = cli.label === 'new' ? rows.find((x) => x.task === task && x.bundle === 'old') : undefined;
       const n: number = old?.best && best ? Math.min(old.best.byEvaluation.length, best.byEvaluation.length) : 0;
       const atSameEvaluations = n && old?.best && best ? { evaluations: n, oldBestMs: old.best.byEvaluation[n - 1], newBestMs: best.byEvaluation[n - 1] } : undefined;
-      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
       const sameNote = atSameEvaluations ? `; best after ${n} evaluations: old ${atSameEvaluations.oldBestMs?.toFixed(4) ?? '-'} ms, new ${atSameEvaluations.newBestMs?.toFixed(4) ?? '-'} ms` : '';
       log(`throughput ${task} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}${sameNote}`);
       result.throughput = rows;

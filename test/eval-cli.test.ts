@@ -16,7 +16,9 @@ import { sourceDefines, variantConfig } from '../main/engine/task/config.js';
 import { compileOnlyResult } from './fixtures/session-data.js';
 import { runCli, showRun, type CliRun } from './fixtures/cli.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
-import { DEFAULT_BUFFER_SETS, makeEvaluator } from '../main/core/evaluators.js';
+import { DEFAULT_BUFFER_SETS, DEFAULT_DUEL_NOISE, makeEvaluator } from '../main/core/evaluators.js';
+import { resumeRunOptions } from '../main/core/run/resume.js';
+import { readSessionMeta } from '../main/engine/session/store.js';
 
 let home: string;
 let work: string;
@@ -132,6 +134,34 @@ describe('--buffer-sets', () => {
   it.skipIf(NO_NVCC)('takes one inside it (compile-only here: the variant is built)', async () => {
     const r = await cli('eval', 'axpy', '--buffer-sets', '16');
     expect(r.code, show(r)).toBe(0);
+  }, 120_000);
+});
+
+describe('optimize --duel-noise', () => {
+  it('refuses a value outside (0, 0.05] and a REPLAY, naming the flag', async () => {
+    for (const bad of ['0', '0.2', 'x']) {
+      const r = await cli('optimize', 'softmax', '--duel-noise', bad, '--budget', '0');
+      expect(r.code, show(r)).toBe(1);
+      expect(r.stderr).toMatch(/--duel-noise must be a fraction above 0 and at most 0\.05 \(got (0|0\.2|NaN)\)/);
+    }
+    const replay = await cli('optimize', 'softmax', '--duel-noise', '0.005', '--replay', path.join(import.meta.dirname, '..', 'bench', 'spaces', 'h200', 'softmax.json'), '--budget', '1');
+    expect(replay.code, show(replay)).toBe(1);
+    expect(replay.stderr).toMatch(/--duel-noise applies to duels measured on a GPU/);
+  }, 60_000);
+  it.skipIf(NO_NVCC)('reaches the judge\'s plan, is kept in the session and resumed with; another value on --resume is refused', async () => {
+    const task = resolveTask('axpy');
+    const ev = await makeEvaluator(task, { gpu: null, duelNoise: 0.005 });
+    expect(ev.timing.duelTargetRelNoise).toBe(0.005);
+    ev.close();
+    expect(DEFAULT_DUEL_NOISE).toBe(0.0025);
+    const r = await cli('optimize', 'axpy', '--duel-noise', '0.005', '--budget', '0');
+    expect(r.code, show(r)).toBe(0);
+    const id = /session (\S+) /.exec(r.stderr + r.stdout)?.[1];
+    expect(id, show(r)).toBeTruthy();
+    const meta = readSessionMeta(path.join(home, 'sessions'), id!);
+    expect(meta.settings?.backend).toMatchObject({ kind: 'gpu', duelNoise: 0.005 });
+    expect(resumeRunOptions(meta, {}).backend).toMatchObject({ kind: 'gpu', duelNoise: 0.005 });
+    expect(() => resumeRunOptions(meta, { duelNoise: 0.01 })).toThrow(/--duel-noise/);
   }, 120_000);
 });
 

@@ -55,6 +55,8 @@ describe('renderPlan', () => {
     expect(text).not.toContain('sizeseeds');
     expect(text).not.toContain('flushclean'); // off unless asked for
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushClean: 1 } }), 'x')).toMatch(/^flushclean 1$/m);
+    expect(text).not.toContain('dueltarget'); // a duel's target is the timing's unless asked for
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelTargetRelNoise: 0.005 } }), 'x')).toMatch(/^dueltarget 0\.005$/m);
   });
   it('renders a well-formed plan for every built-in task and every size', () => {
     for (const name of readdirSync(builtinTasksDir())) {

@@ -15,6 +15,8 @@ import { CoreError } from './errors.js';
 
 /** Sets of buffers timed calls rotate over unless a front door asks for another number. */
 export const DEFAULT_BUFFER_SETS = DEFAULT_TIMING.bufferSets;
+/** A duel's noise target unless `--duel-noise` asks for another: the timing's own. */
+export const DEFAULT_DUEL_NOISE = DEFAULT_TIMING.duelTargetRelNoise ?? DEFAULT_TIMING.targetRelNoise;
 
 export interface EvaluatorChoice {
   gpu: GpuInfo | null;
@@ -24,6 +26,8 @@ export interface EvaluatorChoice {
   maxMs?: number;
   /** Sets of buffers the timed calls rotate over (default DEFAULT_TIMING's). */
   bufferSets?: number;
+  /** A duel's own noise target (TimingSettings.duelTargetRelNoise; default: the timing's). */
+  duelNoise?: number;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -56,7 +60,7 @@ export async function makeEvaluator(task: Task, c: EvaluatorChoice): Promise<Eva
   const tc = await findToolchain(env);
   if (!tc.nvcc) throw new CoreError('failed', tc.problems.join(' ') || 'nvcc not found: install the CUDA toolkit to build variants');
   return new Evaluator({
-    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}) }, workRoot: workRoot(env),
+    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}), ...(c.duelNoise ? { duelTargetRelNoise: c.duelNoise } : {}) }, workRoot: workRoot(env),
     ...(task.pytorch ? { referenceData: pytorchReferenceData(task, env) } : {}),
   });
 }

@@ -677,7 +677,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
         double el = now_ms() - start - verify_ms;
         if ((int)ae.size() >= J.plan.min_samples && ae.size() % 5 == 0) {
           double n = median_noise(lr, &med) * med;  // CI half-width of the median log-ratio
-          if (n < J.plan.target_rel && el >= J.plan.min_ms) { converged = true; break; }
+          if (n < (J.plan.duel_target > 0 ? J.plan.duel_target : J.plan.target_rel) && el >= J.plan.min_ms) { converged = true; break; }
           // Sequential stop: the verdict is decided once a wider interval (x1.5, for the repeated
           // looks) lies wholly beyond the band main/engine/measure/stats.ts verdictOf calls the
           // same, after at least twice the minimum pairs and a whole round of the buffer sets.

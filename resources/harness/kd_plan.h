@@ -46,6 +46,8 @@ struct Plan {
   // 1: after the L2 flush's memset, a read of a second buffer of half its size replaces the dirty
   // lines the memset left in L2 with clean ones (written back before the call, not during it).
   int flush_clean = 0;
+  // A duel's own noise target (plan: dueltarget); 0: target_rel.
+  double duel_target = 0;
   std::vector<int> timed;
   // Timed samples verified against the reference, chosen at random after they ran, besides the last.
   int verify_samples = 3;
@@ -106,6 +108,9 @@ static Plan read_plan(const char* path) {
       unsigned long long fb = 0;
       sscanf(rest, "%lf %d %d %lf %lf %lf %llu", &p.warmup_ms, &p.min_samples, &p.max_samples, &p.target_rel, &p.min_ms, &p.max_ms, &fb);
       p.flush_bytes = fb;
+    } else if (!strcmp(key, "dueltarget")) {
+      p.duel_target = atof(rest);
+      if (!(p.duel_target > 0 && p.duel_target <= 0.05)) bad(line);
     } else if (!strcmp(key, "flushclean")) {
       p.flush_clean = atoi(rest);
       if (p.flush_clean < 0 || p.flush_clean > 1) bad(line);

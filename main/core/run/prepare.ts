@@ -35,6 +35,8 @@ export type Backend =
     }
   | {
       kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number;
+      /** A duel's own noise target (`--duel-noise`; default: the timing's). */
+      duelNoise?: number;
       /** One run on a pool of GPUs (`--gpus all|0,1,3`): one evaluation queue and judge per GPU. */
       gpus?: GpuPoolChoice;
       /** Compile-only even when a GPU is present. */
@@ -163,7 +165,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     const b = o.backend;
     const gpus = await pickGpus(b.gpus!, { model: b.gpuName });
     const evs = [];
-    for (const g of gpus) evs.push(await makeEvaluator(task, { gpu: g, arch: b.arch, maxMs: b.maxMs }));
+    for (const g of gpus) evs.push(await makeEvaluator(task, { gpu: g, arch: b.arch, maxMs: b.maxMs, duelNoise: b.duelNoise }));
     lanes = evs.map(evaluatorLane);
     measurer = evs[0];
     seeds = evs[0].seeds;
@@ -175,7 +177,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   } else {
     const b = o.backend;
     const gpu = await pickGpu({ index: b.noGpu ? null : b.gpu, uuid: b.uuid, name: b.gpuName });
-    const ev = await makeEvaluator(task, { gpu, arch: b.arch, maxMs: b.maxMs });
+    const ev = await makeEvaluator(task, { gpu, arch: b.arch, maxMs: b.maxMs, duelNoise: b.duelNoise });
     measurer = ev;
     seeds = ev.seeds;
     arch = ev.env.arch;
@@ -194,7 +196,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
         ? { kind: 'python', device: (measurer as PythonMeasurer).device, python: (measurer as PythonMeasurer).python, torch: (measurer as PythonMeasurer).torch,
             figure: (measurer as PythonMeasurer).figure,
             ...(o.backend.duelRounds ? { duelRounds: o.backend.duelRounds } : {}), ...(o.backend.timingArgs ? { timingArgs: o.backend.timingArgs } : {}) }
-        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
+        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), ...(o.backend.duelNoise ? { duelNoise: o.backend.duelNoise } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
       ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).

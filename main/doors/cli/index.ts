@@ -22,7 +22,7 @@ import { ConfigError } from '../../engine/task/config.js';
 import { describeMachine } from '../../core/environment.js';
 import { gpuGroupsByModel, parseGpuPool, parseSimulatedFault, pickGpu, type GpuPoolChoice } from '../../core/gpus.js';
 import type { SimulatedFault } from '../../engine/measure/simulated-gpus.js';
-import { DEFAULT_BUFFER_SETS, makeEvaluator } from '../../core/evaluators.js';
+import { DEFAULT_BUFFER_SETS, DEFAULT_DUEL_NOISE, makeEvaluator } from '../../core/evaluators.js';
 import { exportDataset } from '../../core/llm.js';
 import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../../core/strategies.js';
 import type { RunOptions, LlmStreamEvent } from '../../core/run/prepare.js';
@@ -123,6 +123,8 @@ interface OptimizeFlags extends LlmFlags {
   simulateGpuFault?: string;
   arch?: string;
   maxMs?: number;
+  /** A duel's own noise target (CUDA candidates on a GPU). */
+  duelNoise?: number;
   /** python: KernelBench-style ModelNew candidates of a PyTorch-reference task. */
   candidates?: string;
   /** Python candidates: cuda or cpu (default: CUDA when torch has it). */
@@ -162,6 +164,7 @@ function poolBackendOptions(o: OptimizeFlags): { gpus?: GpuPoolChoice; simulateG
 function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given: (option: string) => boolean): RunOptions {
   if (!Number.isInteger(o.budget) || o.budget < 0) throw new UsageError('--budget must be a non-negative integer');
   if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
+  if (o.duelNoise !== undefined && !(o.duelNoise > 0 && o.duelNoise <= 0.05)) throw new UsageError(`--duel-noise must be a fraction above 0 and at most 0.05 (got ${o.duelNoise})`);
   if (o.resume) {
     const root = sessionsRoot();
     const meta = readSessionMeta(root, o.resume);
@@ -173,7 +176,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
       const r = resumeRunOptions(meta, {
         ...(taskArg !== undefined && !ownSpaceTask ? { taskDir: resolveTaskDir(taskArg) } : {}),
         strategy: pick('strategy'), budget: pick('budget'), seed: pick('seed'), replay: o.replay !== undefined ? resolve(o.replay) : undefined,
-        tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), llm: llmFlagFields(o),
+        tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), duelNoise: pick('duelNoise'), llm: llmFlagFields(o),
         ...(o.gpus !== undefined ? { gpus: poolBackendOptions(o).gpus } : {}),
       });
       return { task: meta.task.dir, resume: meta.id, sessionsRoot: root, ...r };
@@ -193,7 +196,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     const python = o.candidates === 'python' || (o.candidates === undefined && !!t.pytorch && !!t.baselinePlaceholder);
     if (python) {
       if (!t.pytorch) throw new UsageError(`--candidates python: task ${t.manifest.name} has a CUDA reference; Python candidates (ModelNew) need a PyTorch-reference task (\`kernelduel import kernelbench\` writes them)`);
-      for (const [opt, v] of [['--gpus', o.gpus], ['--gpu', o.gpu], ['--arch', o.arch], ['--max-ms', o.maxMs], ['--tunables-only', o.tunablesOnly]] as const) {
+      for (const [opt, v] of [['--gpus', o.gpus], ['--gpu', o.gpu], ['--arch', o.arch], ['--max-ms', o.maxMs], ['--duel-noise', o.duelNoise], ['--tunables-only', o.tunablesOnly]] as const) {
         if (v !== undefined) throw new UsageError(`${opt} applies to CUDA candidates; Python candidates run where torch runs (--device cuda|cpu)`);
       }
       if (o.candidates === undefined && !o.json) process.stderr.write(`task ${t.manifest.name}: its kernel.cu is the import's placeholder, so the candidates are Python (ModelNew) files; --candidates cuda for CUDA entry points\n`);
@@ -207,6 +210,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     }
   }
   if (o.device !== undefined || o.duelRounds !== undefined || o.figure !== undefined) throw new UsageError('--device, --duel-rounds and --figure apply to Python candidates (--candidates python)');
+  if (o.replay && o.duelNoise !== undefined) throw new UsageError('--duel-noise applies to duels measured on a GPU; a --replay answers duels from the recording');
   const pool = poolBackendOptions(o);
   // A replayed space without kernel source is its own task: its name is no folder (core/run/prepare.ts checks it).
   if (!o.replay || chooseTaskDirOrNull(taskArg)) taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
@@ -221,7 +225,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed,
     backend: o.replay
       ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed, ...(pool.simulateGpus ? { simulateGpus: pool.simulateGpus } : {}) }
-      : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs, ...(pool.gpus ? { gpus: pool.gpus } : {}) },
+      : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs, ...(o.duelNoise !== undefined ? { duelNoise: o.duelNoise } : {}), ...(pool.gpus ? { gpus: pool.gpus } : {}) },
     flags: !o.tunablesOnly, transforms: !o.tunablesOnly, ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
     ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
   };
@@ -388,6 +392,7 @@ program
   .option('--simulate-gpu-fault <gpu:eval[:fail|hang]>', 'with --replay: a simulated GPU that fails (or hangs) at its n-th evaluation')
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
+  .option('--duel-noise <fraction>', `CUDA candidates: a duel stops once its ratio's median is known to ±this, 0-0.05 (default ${DEFAULT_DUEL_NOISE}, the timing's own); its verdict's band is ±1%, so 0.005 trades precision for shorter duels`, (v) => Number(v))
   .option('--candidates <python|cuda>', 'PyTorch-reference tasks: KernelBench-style Python candidates (ModelNew, written by --strategy llm) or CUDA entry points (default: python when kernel.cu is the import\'s placeholder)')
   .option('--device <cuda|cpu>', 'Python candidates: where to run them (default: CUDA when torch has it; on the CPU every time is labelled CPU)')
   .option('--duel-rounds <n>', 'Python candidates: pairs of fresh-process measurements per duel (default 3)', (v) => Number(v))

@@ -31,6 +31,12 @@ export interface TimingSettings {
    */
   flushClean?: number;
   /**
+   * A duel stops once the CI half-width of its median log-ratio is below this (default: the same
+   * as targetRelNoise). Its verdict's band is ±1% (SAME_TOL), so a duel may need less precision
+   * than a time does; `optimize --duel-noise` sets it.
+   */
+  duelTargetRelNoise?: number;
+  /**
    * Sets of buffers the timed calls rotate over (each set in new physical memory), so that no one
    * placement of the buffers decides a variant's time; fewer when they would not fit in a quarter
    * of the free GPU memory.
@@ -79,6 +85,7 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   if (p.verifySamples !== undefined) lines.push(`verify ${p.verifySamples}`);
   lines.push(`sets ${t.bufferSets}`, `sametol ${SAME_TOL}`);
   if (t.flushClean) lines.push(`flushclean ${t.flushClean}`);
+  if (t.duelTargetRelNoise) lines.push(`dueltarget ${t.duelTargetRelNoise}`);
   for (const si of p.sizes) {
     const lay = sizeLayout(p.task, si);
     lines.push(`size ${si}`);

@@ -15,6 +15,8 @@ export const StoredBackendSchema = z.discriminatedUnion('kind', [
     kind: z.literal('gpu'),
     arch: z.string().optional(),
     maxMs: z.number().positive().optional(),
+    /** `--duel-noise`: a duel's own noise target. */
+    duelNoise: z.number().positive().optional(),
     /** Built without a GPU (none was usable, or none was asked for). */
     compileOnly: z.boolean().optional(),
     /** The GPUs of a pool run (`--gpus`), all of one model. */
