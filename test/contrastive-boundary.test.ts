@@ -75,3 +75,22 @@ describe('contrastive: far picks', () => {
     expect(off.steps.filter((s) => s.origin.startsWith('far')).length).toBe(0);
   });
 });
+
+// The coordinate sweep (`sweep`, off by default): once stalled for `sweepStall` measured variants,
+// picks are the model's best among the best variant's unmeasured one-dimension moves.
+describe('contrastive: coordinate sweep', () => {
+  it('moves exactly one searched dimension of the best, only after the stall, and never with sweep 0', async () => {
+    const { steps, space, best } = await run(120, 4, { sweep: 1, sweepStall: 10, boundary: 0 });
+    const byId = new Map(steps.map((s) => [s.id, s.a]));
+    byId.set('v0', space.baseline()!);
+    const at = steps.map((s, k) => ({ s, k })).filter(({ s }) => s.origin === 'sweep');
+    expect(at.length).toBeGreaterThan(0);
+    for (const { s, k } of at) {
+      expect(s.a.filter((v, i) => v !== byId.get(s.parents[0])![i]).length).toBe(1);
+      expect(k).toBeGreaterThanOrEqual(10);
+      expect(best[k - 11]! / best[k - 1]!).toBeLessThanOrEqual(1.005);
+    }
+    const off = await run(120, 4, { boundary: 0 });
+    expect(off.steps.filter((s) => s.origin === 'sweep').length).toBe(0);
+  });
+});

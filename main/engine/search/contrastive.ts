@@ -85,6 +85,10 @@
 // the 8 held-out H200 spaces (histogram 24 vs 20.5, matmul 23 vs 17, stencil2d 21.5 vs 16.5): such
 // improvements are too rare to tell the arms apart within a run, so the floor decides and the arms
 // take a third of the picks whatever they do (bench/results/strategies-options-portfolio.md).
+// `sweep` (issue 18, eleventh round; off): once stalled, picks among the best's unmeasured
+// one-dimension moves; no setting beat the default on both convolution spaces (exploration seeds
+// 101-140), and a model ranking after fewer comparisons (`minPairs` 10 or 6) lost there too
+// (bench/results/strategies-options-minpairs.md).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -168,6 +172,10 @@ export interface ContrastiveOptions {
   /** Boundary moves (the default since issue 18's eighth round: 1, with `boundaryStall` 25; 0: none): once the best has not improved (by 0.5%) for `boundaryStall` measured variants, this many picks of each round are the model's best among the best variant's boundary moves, each searched dimension (1 or 2 of them, see `boundaryPairs`) jumped to its smallest or largest value. A generic prior: optima often sit on a parameter's bounds. */
   boundary?: number;
   boundaryStall?: number;
+  /** Coordinate sweep (off by default: 0): once stalled as for `boundary`, this many picks of each round are the model's best among the best variant's unmeasured one-dimension moves (any value of one searched dimension), so a best one value away from a faster variant finds it within as many picks as it has such moves, whatever the model thinks of them. */
+  sweep?: number;
+  /** The sweep waits until the best has not improved (by 0.5%) for this many measured variants (default 50). */
+  sweepStall?: number;
   /** Far picks (off by default: 0): once stalled as for `boundary`, this many picks of each round are the model's best among random valid unmeasured variants that differ from the best in at least half the searched dimensions (a restart in a second basin; crossover then breeds from it). */
   far?: number;
   /** At most this many boundary moves per best variant (0: no limit); a new best gets its own. */
@@ -245,7 +253,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, sweep: 0, sweepStall: 50, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -614,6 +622,29 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return true;
   };
 
+  /** Queues the model's best unmeasured one-dimension move of the best measured variant (see `sweep`); false when none is left. */
+  const sweepPick = (): boolean => {
+    if (!best) return false;
+    const base = best.a;
+    let a: Action | null = null;
+    let sc = -Infinity;
+    space.dims.forEach((d, i) => {
+      if (d.values.length < 2 || !active(i, tunablesOnly)) return;
+      for (let v = 0; v < d.values.length; v++) {
+        if (v === base[i]) continue;
+        const b = [...base];
+        b[i] = v;
+        if (!space.isValid(b) || seen.has(b)) continue;
+        const x = model.score(encoder.encode(b));
+        if (x > sc) [sc, a] = [x, b];
+      }
+    });
+    if (!a) return false;
+    seen.add(a);
+    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin: 'sweep' });
+    return true;
+  };
+
   /** Queues the model's best among random unmeasured variants far from the best measured one (see `far`); false when none was found. */
   const farPick = (): boolean => {
     if (!best) return false;
@@ -780,11 +811,16 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const stalled = measured.length - bestAt >= o.boundaryStall;
     let boundaryLeft = o.boundary && stalled ? o.boundary : 0;
     let farLeft = o.far && stalled ? o.far : 0;
+    let sweepLeft = o.sweep && measured.length - bestAt >= o.sweepStall ? o.sweep : 0;
     for (let i = 0; i < o.picks && taken.size < cands.length; i++) {
       if (armPick()) continue;
       if (boundaryLeft > 0) {
         boundaryLeft--;
         if (boundaryPick()) continue;
+      }
+      if (sweepLeft > 0) {
+        sweepLeft--;
+        if (sweepPick()) continue;
       }
       if (farLeft > 0) {
         farLeft--;
