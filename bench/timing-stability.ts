@@ -25,6 +25,7 @@ import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import type { Config, TimingResult, Verdict } from '../main/engine/base/types.js';
 import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
+import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
 
 const SUITE = ['softmax', 'reduce_sum', 'matmul', 'layernorm', 'axpy', 'transpose', 'stencil2d', 'histogram'];
 const { values } = parseArgs({
@@ -101,12 +102,14 @@ const save = (): void => {
     '',
     `Command: \`${String(result.command)}\`. Real GPU measurements. Goals: ${String(result.goals)}.`,
     '',
-    '| task | timing | median ms | spread of ' + processes + ' processes | self duels same / n | other verdicts |',
-    '|---|---|---|---|---|---|',
+    '| task | timing | median ms | spread of ' + processes + ' processes | sd between processes (what the sets explain: per-set sd / √sets) | self duels same / n | other verdicts |',
+    '|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const v = r.verdicts as Record<string, number>;
       const other = Object.entries(v).filter(([k]) => k !== 'same').map(([k, n]) => `${k} ${n}`).join(', ');
-      return `| ${r.task} | ${String(r.timingLabel)} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
+      const src = r.spreadSources as SpreadSources | null;
+      const sources = src ? `${src.betweenSdPct.toFixed(2)}% (${src.expectedFromSetsPct.toFixed(2)}%)` : '-';
+      return `| ${r.task} | ${String(r.timingLabel)} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${sources} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
     }),
     '',
   ].join('\n');
@@ -151,7 +154,9 @@ for (const timing of timingVariants()) {
       else failures.push(`duel: ${r.failure?.kind}: ${r.failure?.reason}`);
     }
     ev.close();
-    rows.push({ task: name, config: best.config, timing, timingLabel: label(timing), sets, processDetails: details, medianMs: m, medians, spreadPct, duels: selfDuels, verdicts, ratios, failures });
+    // Between-process sd well above what the sets explain: an offset each process shares (more sets will not help).
+    const sources = spreadSources(details.map((d) => (d.perSetMedianMs as number[] | undefined) ?? []));
+    rows.push({ task: name, config: best.config, timing, timingLabel: label(timing), sets, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
     log(`${name} ${label(timing)}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
     save();
   }
