@@ -19,12 +19,8 @@
 #include "kd_driver.h"
 #include "kd_fatbin.h"
 
-// The gate: a one-thread kernel that holds the stream until the host has queued the whole timed
-// call, so the events around the work measure the GPU's time and not how fast this process
-// submits launches (which differs from process to process). It gives up after two seconds, so a
-// host that never opens it cannot hang the GPU.
-// Reads a buffer (all zeros) through L2; the sum is written only if it is not zero (never), so the
-// reads cannot be dropped.
+// The clean flush (plan flushclean 1): reads a buffer (all zeros) through L2; the sum is written
+// only if it is not zero (never), so the reads cannot be dropped.
 __global__ void kd_flush_read_kernel(const uint4* __restrict__ p, size_t n, unsigned int* sink) {
   unsigned int acc = 0;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -33,6 +29,11 @@ __global__ void kd_flush_read_kernel(const uint4* __restrict__ p, size_t n, unsi
   }
   if (acc) *sink = acc;
 }
+
+// The gate: a one-thread kernel that holds the stream until the host has queued the whole timed
+// call, so the events around the work measure the GPU's time and not how fast this process
+// submits launches (which differs from process to process). It gives up after two seconds, so a
+// host that never opens it cannot hang the GPU.
 __global__ void kd_gate_kernel(volatile int* open) {
   unsigned long long t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
