@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { encodeSession, type ApiEvent, type FullVariantRow, type MethodName, type Params, type Result, type RunState, type SessionDetail, type Transport, type VariantRow } from '../main/contract/api.js';
 import { appendLog, applyLlmDelta, applyToSession, mergeRow } from '../renderer/src/reducers.js';
 import { useApp } from '../renderer/src/store.js';
+import { openTask } from '../renderer/src/open-task.js';
 import { flattenTree, matches } from '../renderer/src/tree.js';
 
 const row = (id: string, o: Partial<FullVariantRow> = {}): FullVariantRow => ({
@@ -182,5 +183,33 @@ describe('the zustand store', () => {
     expect(s.variants[1]).toMatchObject({ id: 'v2', status: 'timed', medianMs: 0.25 });
     expect(s.bestId).toBe('v2');
     expect(s.summary.best).toMatchObject({ variantId: 'v2', speedup: 4 });
+  });
+});
+
+describe('opening tasks', () => {
+  it('shows the task opened last, even when an earlier request answers after it', async () => {
+    const base = fakeTransport({});
+    const waiting: Record<string, () => void> = {};
+    const api: Transport = {
+      ...base,
+      async call(method, params) {
+        if (method === 'tasks.get') {
+          const id = (params as { taskId: string }).taskId;
+          await new Promise<void>((r) => (waiting[id] = r));
+          return { id, name: id } as unknown as Result<typeof method>;
+        }
+        return base.call(method, params);
+      },
+    };
+    useApp.setState({ api, task: null });
+    const first = openTask('axpy'); // the view's first task, opened on its own
+    const second = openTask('softmax'); // the one the user clicked
+    await new Promise((r) => setTimeout(r, 0));
+    waiting.softmax();
+    await second;
+    expect(useApp.getState().task?.id).toBe('softmax');
+    waiting.axpy();
+    await first;
+    expect(useApp.getState().task?.id).toBe('softmax');
   });
 });

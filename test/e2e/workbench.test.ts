@@ -188,6 +188,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await expect.poll(() => page.locator('.monaco-editor .view-lines').first().innerText()).toContain('axpy');
     await page.getByTestId('tab-manifest').click();
     const name = page.getByTestId('manifest-name');
+    await expect.poll(() => name.inputValue()).toBe('axpy');
     await name.fill('Bad Name!');
     const err = page.getByTestId('field-error-name');
     await err.waitFor();

@@ -8,6 +8,9 @@ import { useApp } from '../store.js';
 import { monaco } from '../monaco.js';
 import { Split } from '../layout.js';
 import { ManifestForm } from './ManifestForm.js';
+import { openTask } from '../open-task.js';
+
+export { openTask };
 
 type Tab = 'kernel' | 'reference' | 'manifest';
 type Code = Parameters<OnMount>[0];
@@ -26,18 +29,6 @@ function setMarkers(ed: Code | null, owner: string, items: Array<{ line?: number
       };
     }),
   );
-}
-
-/** Loads a task into the editor (the palette's "Open task" too); clears the previous task's error. */
-export async function openTask(taskId: string): Promise<void> {
-  const { api, setError } = useApp.getState();
-  if (!api) return;
-  try {
-    const t = await api.call('tasks.get', { taskId });
-    useApp.setState({ task: t, error: null });
-  } catch (e) {
-    setError(e);
-  }
 }
 
 /** Why Evaluate cannot run here, or null. */
@@ -71,17 +62,27 @@ export function TasksView() {
     if (!task && tasks.length) void openTask(tasks[0].id);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [tasks.length]);
+  // The task's texts as last loaded: the same task loaded again unchanged (opened twice) keeps the edits.
+  const loaded = useRef<{ id: string; kernel: string; reference: string; manifest: string } | null>(null);
   useEffect(() => {
     if (!task) return;
+    const l = loaded.current;
+    if (l && l.id === task.id && l.kernel === task.kernel && l.reference === task.reference && l.manifest === task.manifestText) return;
+    loaded.current = { id: task.id, kernel: task.kernel, reference: task.reference, manifest: task.manifestText };
     setTexts({ task: task.id, kernel: task.kernel, reference: task.reference, manifest: task.manifestText });
     setIssues(task.issues ?? []);
     setBuild(null);
   }, [task]);
-  // Validate the manifest as it is edited (debounced), through the engine's own validator.
+  // Validate the manifest as it is edited (debounced), through the engine's own validator; an answer
+  // for a text that has changed since is dropped (a slow one must not hide the newer text's issues).
+  const validateSeq = useRef(0);
   useEffect(() => {
     if (!api || !task) return;
+    const seq = ++validateSeq.current;
     const t = setTimeout(() => {
-      void api.call('tasks.validateManifest', { text: texts.manifest }).then((r) => setIssues(r.issues), setError);
+      void api.call('tasks.validateManifest', { text: texts.manifest }).then((r) => {
+        if (seq === validateSeq.current) setIssues(r.issues);
+      }, setError);
     }, 250);
     return () => clearTimeout(t);
   }, [texts.manifest, api, task, setError]);
