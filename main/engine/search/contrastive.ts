@@ -579,6 +579,20 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return true;
   };
 
+  /** Queues the model's best of `cands` as a child of the best measured variant; false when there are none. */
+  const queueBestOf = (cands: Action[], origin: string): boolean => {
+    if (!best || !cands.length) return false;
+    let a = cands[0];
+    let sc = -Infinity;
+    for (const b of cands) {
+      const x = model.score(encoder.encode(b));
+      if (x > sc) [sc, a] = [x, b];
+    }
+    seen.add(a);
+    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin });
+    return true;
+  };
+
   /** Queues the model's best boundary move of the best measured variant (see `boundary`); false when none is left. */
   let boundaryOf: Measured | null = null;
   let boundaryUsed = 0;
@@ -610,39 +624,24 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         }
       }
     }
-    if (!out.length) return false;
-    let a = out[0];
-    let sc = -Infinity;
-    for (const b of out) {
-      const x = model.score(encoder.encode(b));
-      if (x > sc) [sc, a] = [x, b];
-    }
-    seen.add(a);
-    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin: 'boundary' });
-    return true;
+    return queueBestOf(out, 'boundary');
   };
 
   /** Queues the model's best unmeasured one-dimension move of the best measured variant (see `sweep`); false when none is left. */
   const sweepPick = (): boolean => {
     if (!best) return false;
     const base = best.a;
-    let a: Action | null = null;
-    let sc = -Infinity;
+    const moves: Action[] = [];
     space.dims.forEach((d, i) => {
       if (d.values.length < 2 || !active(i, tunablesOnly)) return;
       for (let v = 0; v < d.values.length; v++) {
         if (v === base[i]) continue;
         const b = [...base];
         b[i] = v;
-        if (!space.isValid(b) || seen.has(b)) continue;
-        const x = model.score(encoder.encode(b));
-        if (x > sc) [sc, a] = [x, b];
+        if (space.isValid(b) && !seen.has(b)) moves.push(b);
       }
     });
-    if (!a) return false;
-    seen.add(a);
-    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin: 'sweep' });
-    return true;
+    return queueBestOf(moves, 'sweep');
   };
 
   /** Queues the model's best among random unmeasured variants far from the best measured one (see `far`); false when none was found. */
@@ -651,20 +650,13 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const base = best.a;
     const on = space.dims.map((d, i) => d.values.length > 1 && active(i, tunablesOnly));
     const need = Math.max(1, Math.ceil(on.filter((x) => x).length / 2));
-    let a: Action | null = null;
-    let sc = -Infinity;
-    for (let t = 0, n = 0; n < o.candidates && t < o.candidates * 30; t++) {
+    const far: Action[] = [];
+    for (let t = 0; far.length < o.candidates && t < o.candidates * 30; t++) {
       const b = randomAction();
       if (!b) break;
-      if (b.filter((v, i) => on[i] && v !== base[i]).length < need) continue;
-      n++;
-      const x = model.score(encoder.encode(b));
-      if (x > sc) [sc, a] = [x, b];
+      if (b.filter((v, i) => on[i] && v !== base[i]).length >= need) far.push(b);
     }
-    if (!a) return false;
-    seen.add(a);
-    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin: 'far' });
-    return true;
+    return queueBestOf(far, 'far');
   };
 
   /** The fastest measured variants, the population that breeds (crossover children, the bandit's genetic arm). */
