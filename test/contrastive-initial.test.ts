@@ -10,11 +10,11 @@ import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
-import { ActionSpace, type Action } from '../main/engine/search/actions.js';
+import { ActionSpace } from '../main/engine/search/actions.js';
 import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import type { ContrastiveOptions } from '../main/engine/search/contrastive.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
-import { traceContrastive } from './fixtures/contrastive-trace.js';
+import { expectFreshValidPicks, initialPicks } from './fixtures/contrastive-trace.js';
 
 const task = loadTask(join(builtinTasksDir(), 'matmul'));
 // A recording of the tunables matmul had when the option was written (later ones at their defaults,
@@ -28,20 +28,13 @@ const rec = { ...full, entries: full.entries
   .filter((e) => Object.keys(e.config).every((k) => KEEP.includes(k) || e.config[k] === defaults[k]) && e.config.PIPE !== 3)
   .map((e) => ({ ...e, config: Object.fromEntries(Object.entries(e.config).filter(([k]) => KEEP.includes(k))) })) };
 
-/** The actions proposed in `budget` evaluations (the model never trains: every pick is the initial design's). */
-async function picks(budget: number, seed: number, opts: ContrastiveOptions): Promise<{ as: Action[]; space: ActionSpace }> {
-  const { steps, space } = await traceContrastive(budget, seed, { minPairs: 1e9, ...opts }, { task, rec });
-  return { as: steps.map((x) => x.a), space };
-}
+const picks = (budget: number, seed: number, opts: ContrastiveOptions): ReturnType<typeof initialPicks> => initialPicks(budget, seed, opts, { task, rec });
 
 describe('contrastive: the value-uniform initial design', () => {
   it('proposes valid, distinct variants other than the baseline, and not the random design\'s', async () => {
     const { as, space } = await picks(40, 3, { initial: 'value-uniform' });
-    const keys = as.map((a) => space.key(a));
     expect(as.length).toBeGreaterThanOrEqual(39);
-    expect(new Set(keys).size).toBe(keys.length);
-    expect(keys).not.toContain(space.key(space.baseline()!));
-    for (const a of as) expect(space.isValid(a)).toBe(true);
+    const keys = expectFreshValidPicks(as, space);
     const rnd = await picks(40, 3, {});
     expect(rnd.as.map((a) => space.key(a))).not.toEqual(keys);
   });

@@ -9,30 +9,22 @@ import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
-import { ActionSpace, type Action } from '../main/engine/search/actions.js';
 import type { ContrastiveOptions } from '../main/engine/search/contrastive.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
-import { traceContrastive } from './fixtures/contrastive-trace.js';
+import { expectFreshValidPicks, initialPicks } from './fixtures/contrastive-trace.js';
 
 // axpy's tunables (BLOCK 6 values, ITEMS 5, VEC 3, GRID_MULT 7; 490 of the 630 combinations valid):
 // light restrictions, so the design's strata show in its picks.
 const task = loadTask(join(builtinTasksDir(), 'axpy'));
 const rec = syntheticSpace(task, { seed: 5 });
 
-/** The actions proposed in `budget` evaluations (the model never trains: every pick is the initial design's). */
-async function picks(budget: number, seed: number, opts: ContrastiveOptions): Promise<{ as: Action[]; space: ActionSpace }> {
-  const { steps, space } = await traceContrastive(budget, seed, { minPairs: 1e9, ...opts }, { task, rec });
-  return { as: steps.map((x) => x.a), space };
-}
+const picks = (budget: number, seed: number, opts: ContrastiveOptions): ReturnType<typeof initialPicks> => initialPicks(budget, seed, opts, { task, rec });
 
 describe('contrastive: the Latin-hypercube initial design', () => {
   it('proposes valid, distinct variants other than the baseline, goes on after the design, and not the random design\'s', async () => {
     const { as, space } = await picks(20, 3, { initial: 'lhs', lhsPoints: 8 });
-    const keys = as.map((a) => space.key(a));
     expect(as.length).toBe(20);
-    expect(new Set(keys).size).toBe(keys.length);
-    expect(keys).not.toContain(space.key(space.baseline()!));
-    for (const a of as) expect(space.isValid(a)).toBe(true);
+    const keys = expectFreshValidPicks(as, space);
     const rnd = await picks(20, 3, {});
     expect(rnd.as.slice(0, 8).map((a) => space.key(a))).not.toEqual(keys.slice(0, 8));
   });
