@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median } from '../main/engine/measure/stats.js';
-import { bestOf, breakdown } from './lib/optimize-events.js';
+import { bestOf, breakdown, isResultLine } from './lib/optimize-events.js';
 
 const { values } = parseArgs({
   options: {
@@ -213,7 +213,7 @@ if (parts.has('throughput')) {
       const duelNoise = cli.label === 'new' ? values['duel-noise'] : undefined;
       const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json', ...(duelNoise ? ['--duel-noise', duelNoise] : [])], limitS ? (limitS + 60) * 1000 : 900_000, limitS ? limitS * 1000 : undefined);
       // Evaluations: lines with a variant's result; the rate between the first and the last of them.
-      const evals = r.lines.filter((l) => l.text.startsWith('{"type":"result"'));
+      const evals = r.lines.filter(isResultLine);
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
       const best = bestOf(r.lines);

@@ -47,6 +47,9 @@ export function breakdown(lines: EventLine[]): Record<string, { median: number; 
   return out;
 }
 
+/** A variant's result line (the CLI writes `type` first, so a line cut short still counts). */
+export const isResultLine = (l: EventLine): boolean => l.text.startsWith('{"type":"result"');
+
 /**
  * The fastest variant an optimisation run timed, from its --json result lines, and the best so far
  * after each evaluation (null until one is timed): what lets a run stopped early be compared with a
@@ -56,7 +59,7 @@ export function bestOf(lines: EventLine[]): { medianMs: number; evaluation: numb
   let best: { medianMs: number; evaluation: number } | null = null;
   const byEvaluation: Array<number | null> = [];
   for (const l of lines) {
-    if (!l.text.includes('"type":"result"')) continue;
+    if (!isResultLine(l)) continue;
     let ev: { type?: string; result?: { failure?: unknown; medianMs?: number } } = { type: 'result' };
     try {
       ev = JSON.parse(l.text) as typeof ev;
