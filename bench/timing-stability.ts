@@ -23,6 +23,7 @@ import { median } from '../main/engine/measure/stats.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
+import { defaultConfig } from '../main/engine/task/space.js';
 import type { Config, TimingResult, Verdict } from '../main/engine/base/types.js';
 import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
@@ -122,7 +123,9 @@ for (const timing of timingVariants()) {
     const task = resolveTask(name);
     const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
     const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
-    const spec = { source: task.baselineSource, config: best.config, flags: { opt: 3 as const }, origin: 'user' };
+    // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
+    const config = { ...defaultConfig(task), ...best.config };
+    const spec = { source: task.baselineSource, config, flags: { opt: 3 as const }, origin: 'user' };
     const medians: number[] = [];
     const details: Array<Record<string, unknown>> = [];
     const failures: string[] = [];
@@ -156,7 +159,7 @@ for (const timing of timingVariants()) {
     ev.close();
     // Between-process sd well above what the sets explain: an offset each process shares (more sets will not help).
     const sources = spreadSources(details.map((d) => (d.perSetMedianMs as number[] | undefined) ?? []));
-    rows.push({ task: name, config: best.config, timing, timingLabel: label(timing), sets, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
+    rows.push({ task: name, config, timing, timingLabel: label(timing), sets, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
     log(`${name} ${label(timing)}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
     save();
   }
