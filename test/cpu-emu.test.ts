@@ -32,19 +32,10 @@ describe.skipIf(missing.length > 0)('suite kernels under the CPU emulation (issu
   it('layernorm: the one-pass variance (STATS=1) holds on rows of values close together (64x3 at 2.5 +- 0.1)', () => {
     // Unshifted, E[x^2] - mean^2 in fp32 got 66 of 192 elements of that size wrong in every STATS=1
     // configuration; on the H200 it failed a 5x3 check of the task now and then (bench/results/README.md).
-    // --count includes the default and the expert configurations (7): 3 samples.
+    // --count includes the default and the expert configurations (4): 6 samples.
     const r = spawnSync('python3', [join(root, 'scripts', 'cpu-emu', 'run.py'), '--tasks', 'layernorm', '--count', '10', '--only', 'STATS=1', '--jobs', '2'], { cwd: root, encoding: 'utf8', timeout: 280_000 });
     const out = `${r.stdout}\n${r.stderr}`;
     expect(r.status, out.slice(-4000)).toBe(0);
     expect(out.match(/^ok {3}layernorm +sample .*STATS=1/gm)?.length ?? 0, out.slice(-2000)).toBeGreaterThanOrEqual(3);
-  }, 300_000);
-
-  it('layernorm: cached rows at VEC=2 hold on the same rows (their mean shifted by the first value)', () => {
-    // sum(x)/n in fp32, times 1/sqrt(var + eps) of such a row, put y[80] of 64x3 (rows starting at
-    // odd addresses) 5.3e-5 off in BLOCK=512,TPR=512,VEC=2,CACHE=8 before the shift.
-    const r = spawnSync('python3', [join(root, 'scripts', 'cpu-emu', 'run.py'), '--tasks', 'layernorm', '--count', '10', '--only', 'VEC=2,CACHE=8', '--seed', '3', '--jobs', '2'], { cwd: root, encoding: 'utf8', timeout: 280_000 });
-    const out = `${r.stdout}\n${r.stderr}`;
-    expect(r.status, out.slice(-4000)).toBe(0);
-    expect(out.match(/^ok {3}layernorm +sample .*VEC=2,STATS=0,CACHE=8/gm)?.length ?? 0, out.slice(-2000)).toBeGreaterThanOrEqual(3);
   }, 300_000);
 });

@@ -8,9 +8,6 @@
 // variance and the output are computed from there (one read and one write of memory per element);
 // longer rows take the streaming path (correct for any length). Defaults are the naive version:
 // one thread per row, scalar loads, three passes (mean, centred variance, write), nothing cached.
-// PERSIST k > 0: at most k blocks per SM, each looping over row groups; with a cached row (CACHE > 0)
-// and cols % VEC == 0 (every row splits into head/vectors/tail the same way) each thread reads its
-// gamma and beta into registers once instead of once per row.
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -31,10 +28,6 @@
 #define CACHE 0     // vectors of VEC floats per thread kept in registers (0: stream every pass from memory)
 #endif
 
-#ifndef PERSIST
-#define PERSIST 0   // 0: one block per ROWS_PER_BLOCK rows; k > 0: at most k blocks per SM loop over the rows
-#endif
-
 #define LN_EPS 1e-5f
 
 #if (BLOCK % TPR) != 0 || (TPR > 32 && (TPR % 32) != 0) || BLOCK > 1024
@@ -45,9 +38,6 @@
 #endif
 #if CACHE < 0 || CACHE * VEC > 64
 #error "layernorm: CACHE * VEC must be in [0, 64] (registers per thread)"
-#endif
-#if PERSIST < 0 || PERSIST > 32
-#error "layernorm: PERSIST must be in [0, 32] (blocks per SM)"
 #endif
 
 #define ROWS_PER_BLOCK (BLOCK / TPR)
@@ -108,42 +98,7 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
   (void)sh;
 
   const int lane = threadIdx.x % TPR;
-  const float inv_n = 1.f / (float)cols;
-#if PERSIST > 0 && CACHE > 0
-  // gamma and beta of this thread's cached vectors, read once for all the rows it visits.
-  const bool gb_reg = (cols % VEC) == 0 && cols <= CACHE * TPR * VEC;
-  float gr[CACHE][VEC], br[CACHE][VEC];
-  if (gb_reg) {
-    int h0 = 0;
-#if VEC > 1
-    {
-      const int mis = (int)(((unsigned long long)x / sizeof(float)) % VEC);
-      h0 = mis ? VEC - mis : 0;
-      if (h0 > cols) h0 = cols;
-    }
-#endif
-    const int nv0 = (cols - h0) / VEC;
-    const bool ok0 = aligned_vec(y + h0) && aligned_vec(gamma + h0) && aligned_vec(beta + h0);
-#pragma unroll
-    for (int j = 0; j < CACHE; ++j) {
-      const int v = lane + j * TPR;
-      if (v < nv0) {
-        const int c0 = h0 + v * VEC;
-        if (ok0) {
-          ldv(gamma + c0, gr[j]);
-          ldv(beta + c0, br[j]);
-        } else {
-#pragma unroll
-          for (int i = 0; i < VEC; ++i) { gr[j][i] = __ldg(gamma + c0 + i); br[j][i] = __ldg(beta + c0 + i); }
-        }
-      }
-    }
-  }
-#endif
-  const int ngroups = (rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
-  // One pass with PERSIST 0 (grid = ngroups); the trip count is the same for the whole block.
-  for (int grp = blockIdx.x; grp < ngroups; grp += gridDim.x) {
-  const int row = grp * ROWS_PER_BLOCK + threadIdx.x / TPR;
+  const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / TPR;
   const bool valid = row < rows;
   // Threads of a row past the end still take part in the group reductions, with no elements.
   const int n = valid ? cols : 0;
@@ -163,11 +118,7 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
   const int nvec = (n - head) / VEC;
   const int tail0 = head + nvec * VEC;
   const float* xv = xr + head;
-  // Every path works on x - k, k the row's first value: the mean of x - k and the differences
-  // (x - k) - that mean keep their digits on rows whose values lie close together, where sum(x)/n
-  // in fp32 would lose them (its rounding, times a large 1/sqrt(var + eps), can exceed the check's
-  // tolerance; a one-pass E[x^2] - mean^2 loses them all).
-  const float k = n > 0 ? __ldg(xr) : 0.f;
+  const float inv_n = 1.f / (float)cols;
 
 #if CACHE > 0
   // Row held in registers. The test depends on cols only, so every group of the block takes the
@@ -182,12 +133,12 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
       if (v < nvec) {
         ldv(xv + (size_t)v * VEC, r[j]);
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) { r[j][i] -= k; s += r[j][i]; }
+        for (int i = 0; i < VEC; ++i) s += r[j][i];
       }
     }
-    for (int c = lane; c < head; c += TPR) s += __ldg(xr + c) - k;
-    for (int c = tail0 + lane; c < n; c += TPR) s += __ldg(xr + c) - k;
-    const float mu = group_sum(s, sh) * inv_n;  // mean of x - k
+    for (int c = lane; c < head; c += TPR) s += __ldg(xr + c);
+    for (int c = tail0 + lane; c < n; c += TPR) s += __ldg(xr + c);
+    const float mu = group_sum(s, sh) * inv_n;
 
     float q = 0.f;
 #pragma unroll
@@ -197,8 +148,8 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
         for (int i = 0; i < VEC; ++i) { const float d = r[j][i] - mu; q += d * d; }
       }
     }
-    for (int c = lane; c < head; c += TPR) { const float d = (__ldg(xr + c) - k) - mu; q += d * d; }
-    for (int c = tail0 + lane; c < n; c += TPR) { const float d = (__ldg(xr + c) - k) - mu; q += d * d; }
+    for (int c = lane; c < head; c += TPR) { const float d = __ldg(xr + c) - mu; q += d * d; }
+    for (int c = tail0 + lane; c < n; c += TPR) { const float d = __ldg(xr + c) - mu; q += d * d; }
     const float rs = 1.f / sqrtf(group_sum(q, sh) * inv_n + LN_EPS);
 
     const bool ok = aligned_vec(yr + head) && aligned_vec(gamma + head) && aligned_vec(beta + head);
@@ -208,12 +159,6 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
       if (v < nvec) {
         const int c0 = head + v * VEC;
         float g[VEC], b[VEC];
-#if PERSIST > 0
-        if (gb_reg) {
-#pragma unroll
-          for (int i = 0; i < VEC; ++i) { g[i] = gr[j][i]; b[i] = br[j][i]; }
-        } else
-#endif
         if (ok) {
           ldv(gamma + c0, g);
           ldv(beta + c0, b);
@@ -231,19 +176,20 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
       }
     }
     for (int c = lane; c < head; c += TPR)
-      yr[c] = ((__ldg(xr + c) - k) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
+      yr[c] = (__ldg(xr + c) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
     for (int c = tail0 + lane; c < n; c += TPR)
-      yr[c] = ((__ldg(xr + c) - k) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
-    continue;
+      yr[c] = (__ldg(xr + c) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
+    return;
   }
 #endif
 
-  float mean, var;  // mean of x - k
+  float mean, var;
 #if STATS == 1
   {
     // Shifted by the row's first value k: sums of (x - k) and (x - k)^2. Unshifted, E[x^2] - mean^2
     // in fp32 loses the variance's digits on rows whose values lie close together (the check's
     // 5x3 size caught it about once in 400 seeds; 65536x3 catches it on every seed).
+    const float k = n > 0 ? __ldg(xr) : 0.f;
     float s = 0.f, q = 0.f;
     for (int c = lane; c < head; c += TPR) { const float t = __ldg(xr + c) - k; s += t; q += t * t; }
     for (int v = lane; v < nvec; v += TPR) {
@@ -256,38 +202,38 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
     s = group_sum(s, sh);
     q = group_sum(q, sh);
     const float d = s * inv_n;
-    mean = d;  // of x - k
+    mean = k + d;
     var = fmaxf(q * inv_n - d * d, 0.f);
   }
 #else
   {
     float s = 0.f;
-    for (int c = lane; c < head; c += TPR) s += __ldg(xr + c) - k;
+    for (int c = lane; c < head; c += TPR) s += __ldg(xr + c);
     for (int v = lane; v < nvec; v += TPR) {
       float r[VEC];
       ldv(xv + (size_t)v * VEC, r);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) s += r[i] - k;
+      for (int i = 0; i < VEC; ++i) s += r[i];
     }
-    for (int c = tail0 + lane; c < n; c += TPR) s += __ldg(xr + c) - k;
-    mean = group_sum(s, sh) * inv_n;  // of x - k
+    for (int c = tail0 + lane; c < n; c += TPR) s += __ldg(xr + c);
+    mean = group_sum(s, sh) * inv_n;
 
     float q = 0.f;
-    for (int c = lane; c < head; c += TPR) { const float d = (__ldg(xr + c) - k) - mean; q += d * d; }
+    for (int c = lane; c < head; c += TPR) { const float d = __ldg(xr + c) - mean; q += d * d; }
     for (int v = lane; v < nvec; v += TPR) {
       float r[VEC];
       ldv(xv + (size_t)v * VEC, r);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) { const float d = (r[i] - k) - mean; q += d * d; }
+      for (int i = 0; i < VEC; ++i) { const float d = r[i] - mean; q += d * d; }
     }
-    for (int c = tail0 + lane; c < n; c += TPR) { const float d = (__ldg(xr + c) - k) - mean; q += d * d; }
+    for (int c = tail0 + lane; c < n; c += TPR) { const float d = __ldg(xr + c) - mean; q += d * d; }
     var = group_sum(q, sh) * inv_n;
   }
 #endif
 
   const float rstd = 1.f / sqrtf(var + LN_EPS);
   for (int c = lane; c < head; c += TPR)
-    yr[c] = ((__ldg(xr + c) - k) - mean) * rstd * __ldg(gamma + c) + __ldg(beta + c);
+    yr[c] = (__ldg(xr + c) - mean) * rstd * __ldg(gamma + c) + __ldg(beta + c);
   // gamma/beta/y vectors are aligned together with x's only for some rows (cols % VEC != 0):
   // otherwise read gamma/beta and write y with scalars.
   const bool vec_ok = aligned_vec(yr + head) && aligned_vec(gamma + head) && aligned_vec(beta + head);
@@ -303,7 +249,7 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
       for (int i = 0; i < VEC; ++i) { g[i] = __ldg(gamma + c0 + i); b[i] = __ldg(beta + c0 + i); }
     }
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) r[i] = ((r[i] - k) - mean) * rstd * g[i] + b[i];
+    for (int i = 0; i < VEC; ++i) r[i] = (r[i] - mean) * rstd * g[i] + b[i];
     if (vec_ok) stv(yr + c0, r);
     else {
 #pragma unroll
@@ -311,20 +257,13 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
     }
   }
   for (int c = tail0 + lane; c < n; c += TPR)
-    yr[c] = ((__ldg(xr + c) - k) - mean) * rstd * __ldg(gamma + c) + __ldg(beta + c);
-  }
+    yr[c] = (__ldg(xr + c) - mean) * rstd * __ldg(gamma + c) + __ldg(beta + c);
 }
 
 }  // namespace ln_kd
 
 void layernorm(const float* x, const float* gamma, const float* beta, float* y, int rows, int cols) {
   if (rows <= 0 || cols <= 0) return;
-  int grid = (rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
-#if PERSIST > 0
-  int dev = 0, sms = 132;
-  cudaGetDevice(&dev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (grid > PERSIST * sms) grid = PERSIST * sms;
-#endif
+  const int grid = (rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
   ln_kd::layernorm_kernel<<<grid, BLOCK, 0, 0>>>(x, gamma, beta, y, rows, cols);
 }
