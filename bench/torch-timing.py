@@ -8,6 +8,10 @@ latency, as the harness's gate kernel does); warm-up for 50 ms and at least 3 ca
 confidence interval of the median is within +-0.25% (at least 10 samples and 100 ms, at most 3 s of
 samples); the median is reported. (KernelDuel's timed calls also rotate over 4 sets of buffers;
 PyTorch's use the one set of tensors made here.) fp32 throughout, TF32 off for matrix products.
+With "flushClean": 1 in the spec (the harness's plan line `flushclean 1`), a clean buffer of half the
+flush's size is read after the memset, so the dirty lines the memset leaves in L2 are written back
+before the timed call, not during it (on the H200 they cost ~8-9 us of every time:
+bench/results/h200-timing-flush-7fcdb26.md).
 
   python3 bench/torch-timing.py '<json: {"tasks": [{"task": "softmax", "size": {"rows": 8192, "cols": 8192}}, ...]}>'
 
@@ -69,12 +73,14 @@ def make(task, s, dev):
     raise ValueError(f"no PyTorch operation for task {task!r}")
 
 
-def time_op(fn, flush, ev0, ev1):
+def time_op(fn, flush, ev0, ev1, clean=None):
     flips = [0]
 
     def one(timed):
         flush.fill_(flips[0] & 1)
         flips[0] += 1
+        if clean is not None:
+            clean.sum()  # reads every byte through L2 (the result is dropped; the read is not)
         torch.cuda.synchronize()
         if not timed:
             fn()
@@ -109,15 +115,20 @@ def main():
     l2 = getattr(props, "L2_cache_size", 0) or 0
     flush_bytes = max(64 << 20, 4 * l2)
     flush = torch.empty(flush_bytes, dtype=torch.uint8, device=dev)
+    flush_clean = int(spec.get("flushClean", 0))
+    if flush_clean not in (0, 1):
+        raise SystemExit(f"flushClean must be 0 or 1 (got {flush_clean!r})")
+    # int32 so that sum() reads it with wide loads; zeros, as the harness's clean buffer.
+    clean = torch.zeros(flush_bytes // 8, dtype=torch.int32, device=dev) if flush_clean else None
     ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": props.name, "l2FlushBytes": flush_bytes,
+    out = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": props.name, "l2FlushBytes": flush_bytes, "flushClean": flush_clean,
            "tf32": {"matmul": torch.backends.cuda.matmul.allow_tf32, "cudnn": torch.backends.cudnn.allow_tf32},
            "gate": f"torch.cuda._sleep({GATE_CYCLES}) before the start event" if HAS_GATE else "none (this torch has no torch.cuda._sleep): Python's launch latency may be in the times",
            "results": []}
     for t in spec["tasks"]:
         try:
             op, fn = make(t["task"], t["size"], dev)
-            r = time_op(fn, flush, ev0, ev1)
+            r = time_op(fn, flush, ev0, ev1, clean)
             out["results"].append({"task": t["task"], "op": op, **r})
         except Exception as e:  # one failing operation does not lose the others
             out["results"].append({"task": t["task"], "error": f"{type(e).__name__}: {e}"})

@@ -119,7 +119,7 @@ const doc = {
   gpu: { name: gpu.name, uuid: gpu.uuid, computeCapability: gpu.computeCapability, driver: gpu.driverVersion },
   nvcc: toolchain.version,
   mode,
-  method: `PyTorch and KernelDuel timed with the same method in one run on one GPU: L2 flushed (memset of 4x the L2, at least 64 MiB) and the device synchronised before every call, CUDA events around the call behind a gate (KernelDuel: a kernel held until the host has queued the call; PyTorch: a ~1 ms torch.cuda._sleep before the start event), so neither time holds the host's launch latency, warm-up >= 50 ms, samples until the 95% CI of the median is within ±${DEFAULT_TIMING.targetRelNoise * 100}% (at least 10 samples / 100 ms, at most 3 s), median reported; KernelDuel's timed calls rotate over ${DEFAULT_TIMING.bufferSets} sets of buffers, PyTorch's use one set of tensors. fp32; TF32 off for PyTorch's matmul (torch.backends.cuda.matmul.allow_tf32 = False).`,
+  method: `PyTorch and KernelDuel timed with the same method in one run on one GPU: L2 flushed (memset of 4x the L2, at least 64 MiB${DEFAULT_TIMING.flushClean ? ', then a clean buffer of half that size read, so the memset\'s dirty lines are written back before the call' : ''}) and the device synchronised before every call, CUDA events around the call behind a gate (KernelDuel: a kernel held until the host has queued the call; PyTorch: a ~1 ms torch.cuda._sleep before the start event), so neither time holds the host's launch latency, warm-up >= 50 ms, samples until the 95% CI of the median is within ±${DEFAULT_TIMING.targetRelNoise * 100}% (at least 10 samples / 100 ms, at most 3 s), median reported; KernelDuel's timed calls rotate over ${DEFAULT_TIMING.bufferSets} sets of buffers, PyTorch's use one set of tensors. fp32; TF32 off for PyTorch's matmul (torch.backends.cuda.matmul.allow_tf32 = False).`,
   pytorch: null as null | { torch: string; cuda: string; gpu: string; gate?: string; error?: string },
   copy: null as null | (Timing & { bandwidthTBs: number }) | { error: string },
   tasks: [] as TaskRow[],
@@ -158,7 +158,8 @@ const timedTasks: Task[] = tasks.map((t) => resolveTask(t));
 const sizeOf = (t: Task): Record<string, number> => t.manifest.sizes[t.timed[0]];
 {
   log(`PyTorch: ${values.python} bench/torch-timing.py`);
-  const spec = JSON.stringify({ tasks: timedTasks.map((t) => ({ task: t.manifest.name, size: sizeOf(t) })) });
+  // The PyTorch side flushes L2 as the harness does by default (with or without the clean read).
+  const spec = JSON.stringify({ tasks: timedTasks.map((t) => ({ task: t.manifest.name, size: sizeOf(t) })), flushClean: DEFAULT_TIMING.flushClean ?? 0 });
   // The same GPU as KernelDuel's measurements.
   const env = { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(theGpu) };
   const r = spawnSync(values.python!, [join(benchDir, 'torch-timing.py'), spec], { encoding: 'utf8', timeout: 300_000, maxBuffer: 16 << 20, env });
