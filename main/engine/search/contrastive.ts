@@ -174,8 +174,6 @@ export interface ContrastiveOptions {
   boundaryStall?: number;
   /** Coordinate sweep (off by default: 0): once stalled as for `boundary`, this many picks of each round are the model's best among the best variant's unmeasured one-dimension moves (any value of one searched dimension), so a best one value away from a faster variant finds it within as many picks as it has such moves, whatever the model thinks of them. */
   sweep?: number;
-  /** Repair of the policy's invalid candidates (off by default: 0; 1: on): an invalid candidate takes, in one searched dimension (random order), the first other value (random order) that makes it valid, instead of being dropped. Where the valid variants are a thin slice of a dimension (a cached row needs the one CACHE that fits TPR x VEC), most samples of that dimension land outside it; repaired, they land in it. */
-  repair?: number;
   /** The sweep waits until the best has not improved (by 0.5%) for this many measured variants (default 50). */
   sweepStall?: number;
   /** Far picks (off by default: 0): once stalled as for `boundary`, this many picks of each round are the model's best among random valid unmeasured variants that differ from the best in at least half the searched dimensions (a restart in a second basin; crossover then breeds from it). */
@@ -255,7 +253,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, sweep: 0, sweepStall: 50, repair: 0, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, sweep: 0, sweepStall: 50, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -771,8 +769,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     };
     for (let t = 0; cands.length < o.candidates && t < o.candidates * 20; t++) {
       const elite = elites.length && rng() < o.eliteShare ? elites[Math.floor(rng() * elites.length)] : null;
-      const a = fromPolicy(elite?.a ?? null);
-      add(o.repair && !space.isValid(a) ? repaired(a) ?? a : a, lineage(elite?.id));
+      add(fromPolicy(elite?.a ?? null), lineage(elite?.id));
     }
     if (o.neighbours) {
       for (const e of elites) {
@@ -861,19 +858,6 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
 
   /** Every valid unmeasured action when the space is small enough to list (stage 1: with flags and transforms at their defaults). */
   let listed: Action[] | null = null;
-  /** `a` made valid by changing one searched dimension (see `repair`), or null. */
-  const repaired = (a: Action): Action | null => {
-    const dims = shuffle(space.dims.map((_, i) => i).filter((i) => active(i, tunablesOnly) && space.dims[i].values.length > 1), rng);
-    for (const i of dims) {
-      for (const j of shuffle(space.dims[i].values.map((_, k) => k).filter((k) => k !== a[i]), rng)) {
-        const b = [...a];
-        b[i] = j;
-        if (space.isValid(b)) return b;
-      }
-    }
-    return null;
-  };
-
   const fullPool = (): Action[] => {
     if (!o.pool || space.size > o.pool * 8) return [];
     listed ??= [...space.enumerate()];
