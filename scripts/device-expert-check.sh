@@ -15,7 +15,9 @@
 # by then is kept, the rest is listed as not run. Expected: about 1.5 minutes on one H200.
 # KD_CHECK_CONFIGS: another file of the same shape (e.g. bench/probes/transpose.json, configurations
 # tried to see what a space holds); KD_CHECK_NAME: the results' name instead of expert-check;
-# KD_CHECK_JOBS: evaluations of one task side by side (default 1).
+# KD_CHECK_JOBS: evaluations of one task side by side (default 1); KD_CHECK_EVAL_ARGS: more options of
+# `kernelduel eval` for every evaluation, the copy's too (e.g. '--buffer-sets 1', to compare with runs
+# made before 4 sets were the default).
 set -uo pipefail
 ROOT=$(pwd -P)
 KD=${KD:-$ROOT/dist-gpu/kernelduel/kernelduel}
@@ -24,6 +26,7 @@ KD=${KD:-$ROOT/dist-gpu/kernelduel/kernelduel}
 LIMIT=${KD_CHECK_LIMIT_S:-110}
 CONFIGS=${KD_CHECK_CONFIGS:-$ROOT/bench/expert-configs.json}
 NAME=${KD_CHECK_NAME:-expert-check}
+read -r -a EVAL_ARGS <<< "${KD_CHECK_EVAL_ARGS:-}"
 [ -f "$CONFIGS" ] || { echo "no configuration file $CONFIGS" >&2; exit 2; }
 export KERNELDUEL_RUNTIME_DIR=${KERNELDUEL_RUNTIME_DIR:-/tmp/kd}
 TASKS=("$@")
@@ -56,8 +59,8 @@ one() { # TASK CONFIG -> appends a summary line; full log in $W/logs
   log="$W/logs/$task.$(printf '%s' "$conf" | tr -c 'A-Za-z0-9=' '_').log"
   local left=$(( LIMIT - ($(date +%s) - START) ))
   if [ "$left" -le 5 ]; then printf '%s\t%s\tNOT RUN (time limit)\n' "$task" "$conf" >> "$W/summary.tsv"; return; fi
-  if [ "$conf" = baseline ]; then timeout "$left" "$KD" eval "$task" > "$log" 2>&1; rc=$?
-  else timeout "$left" "$KD" eval "$task" --config "$conf" > "$log" 2>&1; rc=$?; fi
+  if [ "$conf" = baseline ]; then timeout "$left" "$KD" eval "$task" "${EVAL_ARGS[@]}" > "$log" 2>&1; rc=$?
+  else timeout "$left" "$KD" eval "$task" --config "$conf" "${EVAL_ARGS[@]}" > "$log" 2>&1; rc=$?; fi
   local check time failed
   check=$(grep -m1 '^check:' "$log" | sed 's/ (.*worst/ (worst/')
   time=$(grep -m1 '^time (size 0)' "$log" | sed -E 's/^time \(size 0\): median ([^ ]+ [^ ]+).* samples \(([^)]*)\)(.*)$/\1 \3/')
@@ -68,7 +71,7 @@ one() { # TASK CONFIG -> appends a summary line; full log in $W/logs
 mkdir -p "$W/logs"
 : > "$W/summary.tsv"
 (
-  "$KD" eval "$ROOT/bench/tasks/copy" > "$W/logs/copy.log" 2>&1
+  "$KD" eval "$ROOT/bench/tasks/copy" "${EVAL_ARGS[@]}" > "$W/logs/copy.log" 2>&1
 ) &
 JOBS=${KD_CHECK_JOBS:-1} # evaluations of one task at a time (builds overlap; the GPU lock serialises timing)
 for t in "${TASKS[@]}"; do
@@ -88,7 +91,7 @@ COPY=$(grep -m1 '^time (size 0)' "$W/logs/copy.log" | grep -oE '[0-9.]+ TB/s' | 
 {
   echo "# expert-configuration check (issue 17): kernelduel eval --config, one run"
   echo "# GPU: ${GPU:-unknown}   date: $(date -u +%FT%TZ)   bundle: $(tail -n1 "$W/version.txt")"
-  echo "# command: scripts/device-expert-check.sh ${*:-}   (configurations: ${CONFIGS#$ROOT/})"
+  echo "# command: scripts/device-expert-check.sh ${*:-}   (configurations: ${CONFIGS#$ROOT/})${KD_CHECK_EVAL_ARGS:+   (kernelduel eval $KD_CHECK_EVAL_ARGS)}"
   echo "# copy bandwidth (bench/tasks/copy, same harness): ${COPY:-not measured} TB/s"
   echo "# task  config  check  median [time unit]  achieved  failure"
   python3 - "$W/summary.tsv" "${COPY:-}" <<'PY'
