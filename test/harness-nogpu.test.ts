@@ -30,17 +30,32 @@ function buildHarness(): Promise<string> {
 const PLAN = 'kdplan 1\nnonce n0nce\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\nbuffer y f32 out 10 uniform -1 1\nscalar n i32 10\n';
 
 /** Runs a one-shot mode in a folder of its own; its parsed result. */
-async function oneShot<B>(mode: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ nonce: string; status: string; error?: string; body: B }> {
+async function oneShot<B>(mode: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, planText = PLAN): Promise<{ nonce: string; status: string; error?: string; body: B }> {
   const h = await buildHarness();
   const dir = mkdtempSync(join(tmpdir(), `kd-harness-${mode}-`));
   const plan = join(dir, 'plan.txt');
-  writeFileSync(plan, PLAN);
+  writeFileSync(plan, planText);
   const out = join(dir, 'result.json');
   execFileSync(h, [mode, plan, out, ...args], { cwd: dir, timeout: 60_000, env: { ...process.env, ...env } });
   return JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error?: string; body: B };
 }
 
 describe.skipIf(hasGpu || NO_NVCC)('harness modes without a GPU', () => {
+  it('refuses a timing plan line out of range, naming it (flushsets 1-16, flushclean 0-1)', async () => {
+    const h = await buildHarness();
+    const dir = mkdtempSync(join(tmpdir(), 'kd-harness-planline-'));
+    for (const line of ['flushsets 0', 'flushsets 17', 'flushclean 2']) {
+      const plan = join(dir, 'plan.txt');
+      writeFileSync(plan, PLAN.replace('seeds 1\n', `seeds 1\n${line}\n`));
+      const r = spawnSync(h, ['probe', plan, join(dir, 'result.json')], { cwd: dir, timeout: 60_000, encoding: 'utf8' });
+      expect(r.status, line).not.toBe(0);
+      expect(r.stderr, line).toContain(`bad plan line: ${line}`);
+    }
+    // In range, the plan is read and the probe goes on to the device (none here).
+    const ok = await oneShot('probe', [], {}, PLAN.replace('seeds 1\n', 'seeds 1\nflushsets 4\n'));
+    expect(ok.error).toMatch(/cudaGetDeviceCount/);
+  });
+
   it('the probe writes a runtime failure naming the CUDA error, with the nonce', async () => {
     const r = await oneShot('probe');
     expect(r).toMatchObject({ nonce: 'n0nce', status: 'runtime' });

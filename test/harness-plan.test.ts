@@ -55,6 +55,10 @@ describe('renderPlan', () => {
     expect(text).not.toContain('sizeseeds');
     expect(text).not.toContain('flushclean'); // off unless asked for
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushClean: 1 } }), 'x')).toMatch(/^flushclean 1$/m);
+    expect(text).not.toContain('flushsets'); // one flush buffer unless asked for
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 4 } }), 'x')).toMatch(/^flushsets 4$/m);
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 1 } }), 'x')).not.toContain('flushsets');
+    expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 17 } }), 'x')).toThrow(/flushSets must be a whole number from 1 to 16 \(got 17\)/);
     expect(text).not.toContain('dueltarget'); // a duel's target is the timing's unless asked for
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelTargetRelNoise: 0.005 } }), 'x')).toMatch(/^dueltarget 0\.005$/m);
   });

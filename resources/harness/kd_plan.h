@@ -46,6 +46,9 @@ struct Plan {
   // 1: after the L2 flush's memset, a read of a second buffer of half its size replaces the dirty
   // lines the memset left in L2 with clean ones (written back before the call, not during it).
   int flush_clean = 0;
+  // N > 1 (plan flushsets N): N flush buffers, each call's memset goes to the next one, so that no one
+  // placement of the flush buffer (fixed for a whole process with one buffer) decides its times.
+  int flush_sets = 1;
   // A duel's own noise target (plan: dueltarget); 0: target_rel.
   double duel_target = 0;
   std::vector<int> timed;
@@ -111,6 +114,9 @@ static Plan read_plan(const char* path) {
     } else if (!strcmp(key, "dueltarget")) {
       p.duel_target = atof(rest);
       if (!(p.duel_target > 0 && p.duel_target <= 0.05)) bad(line);
+    } else if (!strcmp(key, "flushsets")) {
+      p.flush_sets = atoi(rest);
+      if (p.flush_sets < 1 || p.flush_sets > 16) bad(line);
     } else if (!strcmp(key, "flushclean")) {
       p.flush_clean = atoi(rest);
       if (p.flush_clean < 0 || p.flush_clean > 1) bad(line);

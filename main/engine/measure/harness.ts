@@ -31,6 +31,12 @@ export interface TimingSettings {
    */
   flushClean?: number;
   /**
+   * N > 1: N flush buffers, each call's memset goes to the next one (plan line `flushsets`). Off by
+   * default (1): an experiment of issue 17, does the one flush buffer's placement, fixed for a whole
+   * process, make the offset that one process's times share?
+   */
+  flushSets?: number;
+  /**
    * A duel stops once the CI half-width of its median log-ratio is below this (default: the same
    * as targetRelNoise). Its verdict's band is ±1% (SAME_TOL), so a duel may need less precision
    * than a time does; `optimize --duel-noise` sets it.
@@ -85,6 +91,10 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   if (p.verifySamples !== undefined) lines.push(`verify ${p.verifySamples}`);
   lines.push(`sets ${t.bufferSets}`, `sametol ${SAME_TOL}`);
   if (t.flushClean) lines.push(`flushclean ${t.flushClean}`);
+  if (t.flushSets !== undefined && t.flushSets !== 1) {
+    if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
+    lines.push(`flushsets ${t.flushSets}`);
+  }
   if (t.duelTargetRelNoise) lines.push(`dueltarget ${t.duelTargetRelNoise}`);
   for (const si of p.sizes) {
     const lay = sizeLayout(p.task, si);
