@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../main/engine/base/random.js';
-import { chooseTimer, duelStats, mean, median, medianCI, quantile, verdictOf } from '../main/engine/measure/stats.js';
+import { chooseTimer, duelStats, mean, median, medianCI, quantile, setSpread, verdictOf } from '../main/engine/measure/stats.js';
 
 const rng = mulberry32;
 /** n samples around `center` with uniform relative noise of ±`rel`. */
@@ -146,5 +146,27 @@ describe('duelStats', () => {
     expect(d.bMs).toBe(bWall);
     expect(d.verdict).toBe('faster');
     expect(d.ratio).toBeCloseTo(2, 1);
+  });
+});
+
+describe('setSpread: the buffer sets\' share of a median\'s uncertainty', () => {
+  it('finds set offsets that the order-statistics CI of many samples does not show, and is null where it cannot say', () => {
+    // 4 sets (call i on set i mod 4) whose placements run 0%, +0.4%, -0.3%, +0.8% from 0.150 ms,
+    // 400 samples with ±0.05% noise each.
+    const off = [0, 0.004, -0.003, 0.008];
+    const noise = samples(1, 0.0005, 400, 3);
+    const xs = noise.map((e, i) => 0.15 * (1 + off[i % 4]) * e);
+    const s = setSpread(xs, 4)!;
+    expect(s.perSetMedianMs).toHaveLength(4);
+    s.perSetMedianMs.forEach((m, k) => expect(m / (0.15 * (1 + off[k]))).toBeCloseTo(1, 3));
+    // sd of the offsets (0.4865%) / √4 = 0.243% of the median
+    expect(s.setRelSd).toBeGreaterThan(0.0022);
+    expect(s.setRelSd).toBeLessThan(0.0027);
+    // The CI that takes the 400 samples as independent claims more than the sets allow.
+    expect(medianCI(xs).relNoise).toBeLessThan(s.setRelSd);
+    // Without set offsets the sets' share is small.
+    expect(setSpread(noise.map((e) => 0.15 * e), 4)!.setRelSd).toBeLessThan(0.0003);
+    expect(setSpread(xs, 1)).toBeNull();
+    expect(setSpread(xs.slice(0, 7), 4)).toBeNull();
   });
 });

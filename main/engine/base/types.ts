@@ -115,6 +115,14 @@ export interface TimingResult {
   verifiedCalls?: number;
   /** Sets of buffers the timed calls rotated over (call i on set i mod bufferSets), as the judge reports. */
   bufferSets?: number;
+  /** Each buffer set's median (with 2 or more sets; measure/stats.ts setSpread). */
+  perSetMedianMs?: number[];
+  /**
+   * sd of the per-set medians' mean over the median: the placements' share of the median's
+   * uncertainty, which relNoise (samples taken as independent) does not hold and more samples do
+   * not shrink (setSpread).
+   */
+  setRelSd?: number;
   l2FlushBytes: number;
   clocksStart?: ClockReading;
   clocksEnd?: ClockReading;

@@ -19,7 +19,7 @@ import { DEFAULT_TIMING, ensureHarness, failureKind, harnessEnv, renderPlan, run
 import { Judge, JudgeError, type JudgeAnswer } from './judge.js';
 import { screenSource } from '../source/screen.js';
 import { noteOnce, sandboxMode, sandboxStatus } from '../platform/sandbox/index.js';
-import { chooseTimer, duelStats, mean, medianCI } from './stats.js';
+import { chooseTimer, duelStats, mean, medianCI, setSpread } from './stats.js';
 import { defaultConfig } from '../task/space.js';
 
 /** Screens untrusted source (from a model or a user) before it is built: a `rejected` failure, or null when it may be built. */
@@ -685,11 +685,12 @@ export class Evaluator {
       const { timer, note } = chooseTimer(x.eventMs, x.wallMs, probe.emptyWallMs, { eventsBracketAll: true });
       const samples = timer === 'wall' ? x.wallMs : x.eventMs;
       const ci = medianCI(samples);
+      const sets = x.bufferSets !== undefined ? setSpread(samples, x.bufferSets) : null;
       return {
         size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
         medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
         converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, verifiedCalls: x.verified,
-        ...(x.bufferSets !== undefined ? { bufferSets: x.bufferSets } : {}), l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
+        ...(x.bufferSets !== undefined ? { bufferSets: x.bufferSets } : {}), ...(sets ? sets : {}), l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
       };
     });
   }

@@ -37,6 +37,23 @@ export function medianCI(xs: readonly number[]): { median: number; low: number; 
 }
 
 /**
+ * The buffer sets' share of a median's uncertainty. Timed calls rotate over `sets` buffer sets (call
+ * i on set i mod sets), and the sets' placements run up to ~1% apart on the H200
+ * (bench/results/h200-timing-stability-*.md), so the samples are not independent: medianCI, which
+ * treats them as independent, misses this part, and more samples do not shrink it (more sets do).
+ * Each set's median, and the sd of their mean over the median: sd(per-set medians) / √sets / median.
+ * Null with fewer than 2 sets or a set of fewer than 2 samples.
+ */
+export function setSpread(samples: readonly number[], sets: number): { perSetMedianMs: number[]; setRelSd: number } | null {
+  if (!(Number.isInteger(sets) && sets >= 2) || samples.length < 2 * sets) return null;
+  const perSetMedianMs = Array.from({ length: sets }, (_, k) => median(samples.filter((_, i) => i % sets === k)));
+  const m = mean(perSetMedianMs);
+  const sd = Math.sqrt(perSetMedianMs.reduce((a, x) => a + (x - m) ** 2, 0) / (sets - 1));
+  const med = median(samples);
+  return { perSetMedianMs, setRelSd: med > 0 ? sd / Math.sqrt(sets) / med : Infinity };
+}
+
+/**
  * Events recorded on the legacy default stream wait for work on blocking streams, but not for
  * work on non-blocking streams or launched from other host threads. The wall clock around the
  * call plus a whole-device synchronise catches all of it. When the wall median exceeds the event

@@ -1,0 +1,26 @@
+// The CLI's eval report (main/doors/cli/format.ts): what it says about a timing's buffer sets.
+import { describe, expect, it } from 'vitest';
+import { describeResult } from '../main/doors/cli/format.js';
+import { resolveTask } from '../main/engine/task/resolve.js';
+import type { EvalResult, TimingResult } from '../main/engine/base/types.js';
+
+const timing = (extra: Partial<TimingResult>): TimingResult => ({
+  size: 0, samplesMs: [0.15, 0.151, 0.149, 0.15], eventMs: [0.15, 0.151, 0.149, 0.15], wallMs: [0.2, 0.2, 0.2, 0.2], timer: 'events',
+  medianMs: 0.15, meanMs: 0.15, minMs: 0.149, ciLowMs: 0.1497, ciHighMs: 0.1503, relNoise: 0.002, converged: true, warmupCalls: 3, l2FlushBytes: 1 << 26, ...extra,
+});
+const result = (t: TimingResult): EvalResult => ({
+  build: { ok: true, arch: 'sm_90', command: ['nvcc'], resources: [], log: '', durationMs: 1 },
+  timing: [t], source: { kind: 'gpu', gpu: 'NVIDIA H200' },
+});
+
+describe('describeResult: buffer sets', () => {
+  it('names each set\'s median and their mean\'s sd, and says more samples do not shrink it', () => {
+    const text = describeResult(resolveTask('softmax'), result(timing({ bufferSets: 4, perSetMedianMs: [0.15, 0.1506, 0.1495, 0.1512], setRelSd: 0.00243 })));
+    expect(text).toMatch(/on 4 buffer sets/);
+    expect(text).toMatch(/buffer sets: medians .*; their mean's sd 0\.24% of the median \(placement: more samples do not shrink it, more sets do\)/);
+  });
+  it('says nothing of sets for a timing on one set', () => {
+    const text = describeResult(resolveTask('softmax'), result(timing({})));
+    expect(text).not.toMatch(/buffer sets/);
+  });
+});
