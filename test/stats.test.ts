@@ -170,3 +170,18 @@ describe('setSpread: the buffer sets\' share of a median\'s uncertainty', () => 
     expect(setSpread(xs.slice(0, 7), 4)).toBeNull();
   });
 });
+
+describe('duelStats with the judge\'s sets', () => {
+  it('reports the sets\' share of the ratio, and leaves the verdict to the CI', () => {
+    // Pair i on set i mod 4; B's set 1 runs 1% slower than A's (a placement), the rest alike.
+    const a = samples(0.15, 0.0005, 200, 5);
+    const b = a.map((x, i) => x * (i % 4 === 1 ? 1.01 : 1));
+    const d = duelStats(0, a, a, b, b, undefined, { eventsBracketAll: true, sets: 4 });
+    expect(d.sets).toBe(4);
+    // per-set median ratios 1, 1.01, 1, 1: sd 0.5% / √4 = 0.25%
+    expect(d.setRelSd!).toBeGreaterThan(0.0023);
+    expect(d.setRelSd!).toBeLessThan(0.0027);
+    expect(d.verdict).toBe(duelStats(0, a, a, b, b, undefined, { eventsBracketAll: true }).verdict);
+    expect(duelStats(0, a, a, b, b).setRelSd).toBeUndefined();
+  });
+});

@@ -691,7 +691,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
       std::string ord = "[";
       for (size_t i = 0; i < order.size(); i++) ord += std::string(i ? "," : "") + (order[i] ? "1" : "0");
       if (duels.size() > 1) duels += ",";
-      duels += "{\"size\":" + std::to_string(s.index) + ",\"converged\":" + (converged ? "true" : "false") + ",\"aEventMs\":" + jarr(ae) + ",\"aWallMs\":" + jarr(aw) +
+      duels += "{\"size\":" + std::to_string(s.index) + ",\"sets\":" + std::to_string(nsets) + ",\"converged\":" + (converged ? "true" : "false") + ",\"aEventMs\":" + jarr(ae) + ",\"aWallMs\":" + jarr(aw) +
                ",\"bEventMs\":" + jarr(be) + ",\"bWallMs\":" + jarr(bw) + ",\"aFirst\":" + ord + "]}";
     }
     duels += "]";

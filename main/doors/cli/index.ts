@@ -368,7 +368,10 @@ program
       if (notChecked) lines.push(notChecked);
       if (duel?.failure) lines.push(`duel: the other variant failed: [${duel.failure.kind}] ${duel.failure.reason}`);
       if (duelNote) lines.push(duelNote);
-      for (const d of duel?.duels ?? []) lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
+      for (const d of duel?.duels ?? []) {
+        lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
+        if (d.sets && d.setRelSd !== undefined) lines.push(`  over ${d.sets} buffer sets: their median ratios' mean has an sd of ${(d.setRelSd * 100).toFixed(2)}% (placement: more pairs do not shrink it)`);
+      }
       return lines.join('\n');
     });
     if (result.failure || duel?.failure || notChecked) process.exitCode = 2;

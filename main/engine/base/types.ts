@@ -142,6 +142,14 @@ export interface DuelResult {
   verdict: Verdict;
   timer: TimerKind;
   pairs: number;
+  /** Buffer sets the pairs rotated over (pair i on set i mod sets of each side), as the judge reports. */
+  sets?: number;
+  /**
+   * sd of the per-set median ratios' mean over the ratio: the placements' share of the ratio's
+   * uncertainty, which its CI (pairs taken as independent) does not hold (stats.ts setSpread).
+   * Reported only: the verdict is the CI's.
+   */
+  setRelSd?: number;
 }
 
 /** Where a measurement came from: a real GPU, or answered from a recorded space (always labelled). */

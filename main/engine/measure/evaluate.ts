@@ -263,7 +263,7 @@ interface CaptureBody {
 }
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
 type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
-type DuelBody = { duels: Array<{ size: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
+type DuelBody = { duels: Array<{ size: number; sets?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
 
 /**
  * Folders whose libraries may supply device code a variant's work uses (cuBLAS and the like):
@@ -719,7 +719,7 @@ export class Evaluator {
       try {
         const ans = await judge.call<DuelBody>(['duel', ba.libPath!, ca.desc!, bb.libPath!, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
         if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
-        return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true })) };
+        return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true, sets: d.sets })) };
       } catch (e) {
         return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
       }

@@ -103,7 +103,7 @@ export function duelStats(
   bEv: number[],
   bWall: number[],
   emptyWallMs?: number,
-  o: { eventsBracketAll?: boolean } = {},
+  o: { eventsBracketAll?: boolean; sets?: number } = {},
 ): DuelResult {
   const ta = chooseTimer(aEv, aWall, emptyWallMs, o);
   const tb = chooseTimer(bEv, bWall, emptyWallMs, o);
@@ -112,5 +112,10 @@ export function duelStats(
   const b = timer === 'wall' ? bWall : bEv;
   const ratios = a.map((x, i) => b[i] / Math.max(x, 1e-9));
   const ci = medianCI(ratios);
-  return { size, aMs: a, bMs: b, ratio: ci.median, ratioLow: ci.low, ratioHigh: ci.high, verdict: verdictOf(ci.low, ci.high), timer, pairs: a.length };
+  // Pair i ran on set i mod sets of each side's buffers (the judge's duel): the sets' share of the ratio.
+  const sets = o.sets !== undefined ? setSpread(ratios, o.sets) : null;
+  return {
+    size, aMs: a, bMs: b, ratio: ci.median, ratioLow: ci.low, ratioHigh: ci.high, verdict: verdictOf(ci.low, ci.high), timer, pairs: a.length,
+    ...(sets ? { sets: o.sets, setRelSd: sets.setRelSd } : {}),
+  };
 }
