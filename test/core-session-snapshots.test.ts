@@ -103,3 +103,27 @@ describe('session snapshots', () => {
     expect(() => Journal.readTail(jf, 0, 0, fs.statSync(jf).ino)).toThrow(new RegExp(`line ${n + 1} fails its checksum`));
   });
 });
+
+describe('variant detail: the buffer sets of an older timing', () => {
+  it('fills in each set\'s median and their share from the recorded samples; a timing on one set stays as it was', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-sets-'));
+    dirs.push(root);
+    const s = createSession(root, makeMeta('s3'));
+    const old = timedResult(1);
+    // Recorded before timings carried perSetMedianMs / setRelSd: 8 calls, call i on set i mod 4.
+    const samples = [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1];
+    old.timing = [{ ...old.timing![0], samplesMs: samples, eventMs: samples, bufferSets: 4 }];
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v1', result: old });
+    s.append({ type: 'variant', variant: makeVariant('v2', { parents: ['v1'] }) });
+    s.append({ type: 'result', variantId: 'v2', result: timedResult(0.5) });
+    const views = new SessionViews(root, () => null);
+    const t = views.withSession('s3', (x) => views.variantDetail(x, 'v1')).result!.timing![0];
+    expect(t.perSetMedianMs).toEqual([1, 1.1, 0.9, 1]);
+    expect(t.setRelSd).toBeCloseTo(0.0408, 4);
+    const one = views.withSession('s3', (x) => views.variantDetail(x, 'v2')).result!.timing![0];
+    expect(one.perSetMedianMs).toBeUndefined();
+    expect(one.setRelSd).toBeUndefined();
+    s.close();
+  });
+});

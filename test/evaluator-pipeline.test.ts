@@ -64,7 +64,7 @@ if (mode === 'probe') {
     if (cmd === 'quit') process.exit(0);
     if (libA.includes('judgehang')) return;
     if (libA.includes('judgedie')) process.exit(9);
-    if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, aEventMs: [1, 1, 1], aWallMs: [1, 1, 1], bEventMs: [2, 2, 2], bWallMs: [2, 2, 2] }] } });
+    if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, sets: 2, aEventMs: [1, 1, 1, 1], aWallMs: [1, 1, 1, 1], bEventMs: [2, 2, 2, 2.2], bWallMs: [2, 2, 2, 2.2] }] } });
     if (libA.includes('wrong')) return say({ id, kdresult: 1, status: 'correctness', stage: 'check', error: 'y[3]: expected 1 got 2 (size 0, seed 1)', body: { isolation, checks } });
     if (f[4] !== '1') return say({ id, kdresult: 1, status: 'ok', stage: 'check', body: { isolation, checks } });
     say({ id, event: 'time' });
@@ -72,7 +72,7 @@ if (mode === 'probe') {
       id,
       run: () => {
         if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
-        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02] }] } });
+        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02, 1.12, 0.92, 1.02] }] } });
       },
     };
   });
@@ -120,7 +120,10 @@ describe('the evaluator with a stand-in harness', () => {
     expect(r.failure).toBeUndefined();
     expect(stages).toEqual(['build', 'check', 'time']);
     expect(r.check).toMatchObject({ ok: true, isolation: { refs: 'judge', measurement: 'executor', syscallFilter: 'active' } });
-    expect(r.timing?.[0]).toMatchObject({ medianMs: 1, timer: 'events', verifiedCalls: 2, bufferSets: 4, samplesMs: [1, 1.1, 0.9, 1, 1] });
+    expect(r.timing?.[0]).toMatchObject({ medianMs: 1, timer: 'events', verifiedCalls: 2, bufferSets: 4, samplesMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1] });
+    // Call i on set i mod 4: the sets' medians 1, 1.1, 0.9, 1; sd 0.0816 / √4 of the median 1.
+    expect(r.timing?.[0].perSetMedianMs).toEqual([1, 1.1, 0.9, 1]);
+    expect(r.timing?.[0].setRelSd).toBeCloseTo(0.0408, 4);
     expect(r.source).toEqual({ kind: 'gpu', gpu: 'Fake GPU', uuid: 'GPU-fake' });
     // The judge timed only after the engine said "go"; where the time went is reported.
     expect(fs.readFileSync(path.join(ev.judgeDir, 'judge-go'), 'utf8')).toBe('go\n');
@@ -187,7 +190,9 @@ describe('the evaluator with a stand-in harness', () => {
     const ev = make();
     const d = await ev.duel(spec('fast'), spec('slow'));
     expect(d.failure).toBeUndefined();
-    expect(d.duels?.[0]).toMatchObject({ ratio: 2, verdict: 'faster', pairs: 3 });
+    expect(d.duels?.[0]).toMatchObject({ ratio: 2, verdict: 'faster', pairs: 4, sets: 2 });
+    // Pair i on set i mod 2: ratios 2, 2 on set 0 and 2, 2.2 on set 1 (medians 2 and 2.1).
+    expect(d.duels?.[0].setRelSd).toBeCloseTo(0.0707 / Math.SQRT2 / 2, 3);
     ev.close();
   });
 

@@ -13,7 +13,8 @@ import { runState } from '../engine/session/running.js';
 import { bestSummary } from '../engine/session/summary.js';
 import { openSessionReadOnly, type Session } from '../engine/session/store.js';
 import { pythonDeviceOf, replayRecordingOf } from '../engine/session/run-settings.js';
-import { GUARANTEE_LEVELS } from '../engine/base/types.js';
+import { GUARANTEE_LEVELS, type EvalResult, type TimingResult } from '../engine/base/types.js';
+import { setSpread } from '../engine/measure/stats.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
 import { effectiveSource } from '../engine/source/effective.js';
 import { variantPerf } from './perf.js';
@@ -243,11 +244,18 @@ export class SessionViews {
       task: taskAt(s.meta.task.dir), variant: v, result: r, arch: s.meta.gpu?.arch ?? null,
       peakGbps: limits.peakGbps, peakGflops: limits.peakGflops, limitsSource: limits.limitsSource, limitsNote: limits.note ?? null,
     });
-    return { variant: v, result: r ?? null, row, llm, effectiveSource: effectiveSource(v.source, v.config), perf };
+    return { variant: v, result: withSetSpread(r) ?? null, row, llm, effectiveSource: effectiveSource(v.source, v.config), perf };
   }
 
   /** A session's log as its run wrote it, rebuilt from the journal (the last `max` lines). */
   log(id: string, max = 2000): LogLineDTO[] {
     return this.withSession(id, (s) => journalLog(s.meta, s.entries(), max));
   }
+}
+
+/** Timings recorded before they carried their buffer sets' share (TimingResult.setRelSd): filled in from their own samples, as the evaluator does. */
+function withSetSpread(r: EvalResult | undefined): EvalResult | undefined {
+  const lacks = (t: TimingResult): boolean => (t.bufferSets ?? 1) > 1 && t.setRelSd === undefined;
+  if (!r?.timing?.some(lacks)) return r;
+  return { ...r, timing: r.timing.map((t) => (lacks(t) ? { ...t, ...(setSpread(t.samplesMs, t.bufferSets!) ?? {}) } : t)) };
 }

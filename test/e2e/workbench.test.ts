@@ -19,6 +19,7 @@ import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
 import { bigReplaySession } from '../fixtures/big-session.js';
 import { h200FoundationSession } from '../fixtures/h200-foundation-session.js';
+import { setsSession } from '../fixtures/sets-session.js';
 import { answer } from '../fixtures/llm/answers.js';
 import { NO_NVCC } from '../fixtures/toolchain.js';
 
@@ -707,4 +708,17 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await page.getByTestId('task-softmax').click();
     await expect.poll(() => page.getByTestId('build-result').count()).toBe(0);
   }, 240_000);
+
+  it('shows a timing\'s buffer sets: each set\'s median and their share of the median\'s uncertainty (synthetic samples)', async () => {
+    const { id } = setsSession({ home, root: ROOT });
+    await page.goto(url);
+    await expect.poll(() => page.getByTestId('session-picker').locator(`option[value="${id}"]`).count(), { timeout: 30_000 }).toBe(1);
+    await page.getByTestId('nav-variants').click();
+    await page.getByTestId('session-picker').selectOption(id);
+    await page.locator('[data-testid="tree-row"][data-variant="v1"]').click();
+    const sets = page.getByTestId('variant-sets');
+    await sets.waitFor();
+    expect(await sets.innerText()).toMatch(/150\.00 µs · 165\.00 µs · 135\.00 µs · 150\.00 µs .*their mean's sd is 4\.08% of the median: placement, which the interval above leaves out and more samples do not shrink/);
+    await shot('variant-sets');
+  });
 });

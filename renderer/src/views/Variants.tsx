@@ -94,6 +94,21 @@ export function PythonBanner({ py }: { py: PythonSessionDTO }) {
   );
 }
 
+/** The timed calls' buffer sets: each set's median and their share of the median's uncertainty (measure/stats.ts setSpread). */
+function BufferSets({ d }: { d: VariantDetail }) {
+  const t = d.result?.timing?.[0];
+  if (!t?.perSetMedianMs || t.setRelSd === undefined) return null;
+  return (
+    <>
+      <dt>buffer sets</dt>
+      <dd data-testid="variant-sets">
+        {t.perSetMedianMs.map((m) => fmtMs(m)).join(' · ')}{' '}
+        <span className="muted small">their mean's sd is {fmtPct(t.setRelSd, 2)} of the median: placement, which the interval above leaves out and more samples do not shrink</span>
+      </dd>
+    </>
+  );
+}
+
 function Facts({ d }: { d: VariantDetail }) {
   const r = d.result;
   const p = d.perf;
@@ -112,6 +127,7 @@ function Facts({ d }: { d: VariantDetail }) {
           {r?.source.kind === 'replay' ? <b className="replay-inline"> REPLAY</b> : null}
         </dd>
         <VsPytorch ms={d.row.medianMs} />
+        <BufferSets d={d} />
         <dt>achieved</dt>
         <dd data-testid="variant-achieved">
           {p.achievedGbps !== null ? `${fmtRate(p.achievedGbps, 'B/s')}` : '-'}
