@@ -153,6 +153,15 @@ describe('renderProvenanceHeader / renderDefines (pure)', () => {
     expect(h).toMatch(/Measured on:\s+REPLAYED from recording rec\.json/);
   });
 
+  it('gives the buffer sets\' share of the time beside its interval, computed from the samples where the result predates it', () => {
+    const r = timedResult(1);
+    const samples = [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1]; // call i on set i mod 4: medians 1, 1.1, 0.9, 1
+    r.timing = [{ ...r.timing![0], samplesMs: samples, eventMs: samples, bufferSets: 4 }];
+    const input = { kernelduelVersion: '0.1.0', sessionId: 's', task: { name: 't' }, gpu: { name: 'G', arch: 'sm_90' }, variant: makeVariant('v1'), exportedAt: NOW.toISOString() };
+    expect(renderProvenanceHeader({ ...input, result: r })).toMatch(/; over 4 buffer sets, their mean's sd 4\.08%\)/);
+    expect(renderProvenanceHeader({ ...input, result: timedResult(1) })).not.toMatch(/buffer sets/);
+  });
+
   it('rejects tunable names that are not C identifiers', () => {
     expect(() => renderDefines({ 'BAD-NAME': 1 })).toThrow(/not a C identifier/);
     expect(renderDefines({ X: 1.5 })).toBe('#ifndef X\n#define X 1.5\n#endif\n');
