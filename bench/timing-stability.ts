@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
-import { median, setSpread } from '../main/engine/measure/stats.js';
+import { median, timingSetSpread } from '../main/engine/measure/stats.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
@@ -76,7 +76,7 @@ const half = (xs: number[]): [number, number] => [median(xs.slice(0, Math.floor(
 /** What explains one process's median: its samples, their noise, each buffer set's and each half's median, the clocks. */
 function processDetail(t: TimingResult, sets: number): Record<string, unknown> {
   const n = t.bufferSets ?? sets; // the judge may use fewer sets than asked when memory is short
-  const perSet = setSpread(t.samplesMs, n)?.perSetMedianMs;
+  const perSet = timingSetSpread(t, n)?.perSetMedianMs;
   return {
     medianMs: t.medianMs, bufferSets: n, samples: t.samplesMs.length, relNoise: t.relNoise, converged: t.converged, timer: t.timer,
     perSetMedianMs: perSet, halvesMedianMs: half(t.samplesMs), clocksStart: t.clocksStart, clocksEnd: t.clocksEnd,

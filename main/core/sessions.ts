@@ -14,7 +14,7 @@ import { bestSummary } from '../engine/session/summary.js';
 import { openSessionReadOnly, type Session } from '../engine/session/store.js';
 import { pythonDeviceOf, replayRecordingOf } from '../engine/session/run-settings.js';
 import { GUARANTEE_LEVELS, type EvalResult, type TimingResult } from '../engine/base/types.js';
-import { setSpread } from '../engine/measure/stats.js';
+import { timingSetSpread } from '../engine/measure/stats.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
 import { effectiveSource } from '../engine/source/effective.js';
 import { variantPerf } from './perf.js';
@@ -257,5 +257,5 @@ export class SessionViews {
 function withSetSpread(r: EvalResult | undefined): EvalResult | undefined {
   const lacks = (t: TimingResult): boolean => (t.bufferSets ?? 1) > 1 && t.setRelSd === undefined;
   if (!r?.timing?.some(lacks)) return r;
-  return { ...r, timing: r.timing.map((t) => (lacks(t) ? { ...t, ...(setSpread(t.samplesMs, t.bufferSets!) ?? {}) } : t)) };
+  return { ...r, timing: r.timing.map((t) => (lacks(t) ? { ...t, ...(timingSetSpread(t) ?? {}) } : t)) };
 }

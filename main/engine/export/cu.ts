@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { BuildFlags, Config, EvalResult, VariantRecord } from '../base/types.js';
 import { writeFileAtomic } from '../base/atomic.js';
-import { setSpread } from '../measure/stats.js';
+import { timingSetSpread } from '../measure/stats.js';
 import type { Session } from '../session/store.js';
 
 export interface ProvenanceInput {
@@ -80,7 +80,7 @@ export function renderProvenanceHeader(p: ProvenanceInput): string {
   if (t0) {
     const noise = Number.isFinite(t0.relNoise) ? `, +/-${(t0.relNoise * 100).toFixed(1)}%` : '';
     // The buffer sets' share, which that interval leaves out (measure/stats.ts setSpread); older results lack it.
-    const setSd = t0.setRelSd ?? ((t0.bufferSets ?? 1) > 1 ? setSpread(t0.samplesMs ?? [], t0.bufferSets!)?.setRelSd : undefined);
+    const setSd = timingSetSpread(t0)?.setRelSd;
     const sets = setSd !== undefined && Number.isFinite(setSd) ? `; over ${t0.bufferSets} buffer sets, their mean's sd ${(setSd * 100).toFixed(2)}%` : '';
     measurement = `${formatMs(t0.medianMs)} median (size #${t0.size}, ${t0.samplesMs?.length ?? '?'} samples, ${t0.timer} timer${noise}${sets})`;
   } else if (!r) {

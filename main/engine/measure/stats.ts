@@ -1,6 +1,6 @@
 // Statistics of timing samples: medians with order-statistic confidence intervals, the choice
 // between event and wall timers, and the verdict of a duel.
-import type { DuelResult, TimerKind, Verdict } from '../base/types.js';
+import type { DuelResult, TimerKind, TimingResult, Verdict } from '../base/types.js';
 
 export function median(xs: readonly number[]): number {
   if (!xs.length) return NaN;
@@ -51,6 +51,12 @@ export function setSpread(samples: readonly number[], sets: number): { perSetMed
   const sd = Math.sqrt(perSetMedianMs.reduce((a, x) => a + (x - m) ** 2, 0) / (sets - 1));
   const med = median(samples);
   return { perSetMedianMs, setRelSd: med > 0 ? sd / Math.sqrt(sets) / med : Infinity };
+}
+
+/** setSpread of a timing: what it carries, else from its samples and buffer sets (results recorded before timings kept it). */
+export function timingSetSpread(t: Pick<TimingResult, 'samplesMs' | 'bufferSets' | 'perSetMedianMs' | 'setRelSd'>, sets = t.bufferSets ?? 1): { perSetMedianMs: number[]; setRelSd: number } | null {
+  if (t.perSetMedianMs && t.setRelSd !== undefined) return { perSetMedianMs: t.perSetMedianMs, setRelSd: t.setRelSd };
+  return setSpread(t.samplesMs ?? [], sets);
 }
 
 /**
