@@ -48,16 +48,28 @@ describe('suite spaces (issue 17)', () => {
   });
 
   it('cached rows are offered only where the timed row fits, in the fewest registers', () => {
-    for (const name of ['softmax', 'layernorm']) {
-      const task = resolveTask(name);
-      const cols = task.manifest.sizes[task.timed[0]].cols;
-      const cached = enumerateSpace(task).filter((c) => Number(c.CACHE) > 0);
-      expect(cached.length, name).toBeGreaterThan(0);
-      for (const c of cached) {
-        const cap = Number(c.CACHE) * Number(c.TPR) * Number(c.VEC);
-        expect(cap, `${name} ${configKey(c)}`).toBeGreaterThanOrEqual(cols);
-        if (Number(c.CACHE) > 1) expect(cap / 2, `${name} ${configKey(c)}`).toBeLessThan(cols);
-      }
+    // softmax: CACHE is the number of vectors per thread, the one value that holds the timed row.
+    const softmax = resolveTask('softmax');
+    const sCols = softmax.manifest.sizes[softmax.timed[0]].cols;
+    const sCached = enumerateSpace(softmax).filter((c) => Number(c.CACHE) > 0);
+    expect(sCached.length).toBeGreaterThan(0);
+    for (const c of sCached) {
+      const cap = Number(c.CACHE) * Number(c.TPR) * Number(c.VEC);
+      expect(cap, `softmax ${configKey(c)}`).toBeGreaterThanOrEqual(sCols);
+      if (Number(c.CACHE) > 1) expect(cap / 2, `softmax ${configKey(c)}`).toBeLessThan(sCols);
     }
+    // layernorm: CACHE=1 holds the row in at most 64 floats per thread (the kernel picks the fewest
+    // registers at launch), so it is offered wherever the timed row fits in 64 * TPR floats, for
+    // every VEC, BLOCK and STATS: one step from any streaming configuration with TPR >= 128.
+    const ln = resolveTask('layernorm');
+    const cols = ln.manifest.sizes[ln.timed[0]].cols;
+    const space = enumerateSpace(ln);
+    const cached = space.filter((c) => Number(c.CACHE) === 1);
+    expect(cached.length).toBeGreaterThan(0);
+    for (const c of cached) expect(64 * Number(c.TPR), configKey(c)).toBeGreaterThanOrEqual(cols);
+    for (const c of space.filter((c) => Number(c.CACHE) === 0 && 64 * Number(c.TPR) >= cols)) {
+      expect(isValidConfig(ln, { ...c, CACHE: 1 }), configKey(c)).toBe(true);
+    }
+    expect(new Set(cached.map((c) => `${c.VEC},${c.STATS}`)).size).toBe(6);
   });
 });

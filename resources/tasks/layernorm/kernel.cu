@@ -3,11 +3,14 @@
 //
 // One kernel family. A group of TPR consecutive threads owns one row; a block of BLOCK threads
 // owns BLOCK/TPR rows. Group reductions use warp shuffles (TPR <= 32) or shuffles plus shared
-// memory (TPR > 32, then TPR is a multiple of 32). With CACHE > 0 a row of up to
-// CACHE*TPR*VEC columns is read once into registers (CACHE vectors per thread): mean, centred
-// variance and the output are computed from there (one read and one write of memory per element);
-// longer rows take the streaming path (correct for any length). Defaults are the naive version:
-// one thread per row, scalar loads, three passes (mean, centred variance, write), nothing cached.
+// memory (TPR > 32, then TPR is a multiple of 32). With CACHE = 1 a row that fits in at most 64
+// floats per thread is read once into registers (the fewest that hold it: the host picks NV
+// vectors per thread, a power of two, from cols at launch): statistics and output come from there,
+// one read and one write of memory per element. Longer rows, and CACHE = 0, stream every pass from
+// memory (correct for any length). STATS chooses the statistics on either path: 0, mean then
+// centred variance (two group reductions); 1, sum and sum of squares of x minus the row's first
+// value in one pass (one fused group reduction). Defaults are the naive version: one thread per
+// row, scalar loads, three passes (mean, centred variance, write), nothing cached.
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -22,10 +25,10 @@
 #endif
 #ifndef STATS
 #define STATS 0     // 0: two passes for the statistics (mean, then sum of (x-mean)^2);
-                    // 1: one pass (sum and sum of squares of x - x[0]), var = E[(x-k)^2] - E[x-k]^2
+                    // 1: one pass (sum and sum of squares of x - k, k = x[0]), var = E[(x-k)^2] - E[x-k]^2
 #endif
 #ifndef CACHE
-#define CACHE 0     // vectors of VEC floats per thread kept in registers (0: stream every pass from memory)
+#define CACHE 0     // 1: hold rows of up to 64 * TPR columns in registers (0: stream every pass from memory)
 #endif
 
 #define LN_EPS 1e-5f
@@ -36,8 +39,8 @@
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "layernorm: VEC must be 1, 2 or 4"
 #endif
-#if CACHE < 0 || CACHE * VEC > 64
-#error "layernorm: CACHE * VEC must be in [0, 64] (registers per thread)"
+#if CACHE != 0 && CACHE != 1
+#error "layernorm: CACHE must be 0 or 1"
 #endif
 
 #define ROWS_PER_BLOCK (BLOCK / TPR)
@@ -91,11 +94,48 @@ __device__ __forceinline__ float group_sum(float v, float* sh) {
   return v;
 }
 
+// Sum of a and of b over the TPR threads of a group, in one round (one pair of __syncthreads for
+// TPR > 32 instead of one per value). Every thread of the block must call it.
+__device__ __forceinline__ void group_sum2(float& a, float& b, float2* sh) {
+#if TPR > 1
+#pragma unroll
+  for (int o = (TPR < 32 ? TPR : 32) / 2; o > 0; o >>= 1) {
+    a += __shfl_xor_sync(0xffffffffu, a, o);
+    b += __shfl_xor_sync(0xffffffffu, b, o);
+  }
+#endif
+#if TPR > 32
+  const int warp = threadIdx.x >> 5;
+  if ((threadIdx.x & 31) == 0) sh[warp] = make_float2(a, b);
+  __syncthreads();
+  const int w0 = (threadIdx.x / TPR) * (TPR / 32);
+  float2 t = sh[w0];
+  for (int i = 1; i < TPR / 32; ++i) { t.x += sh[w0 + i].x; t.y += sh[w0 + i].y; }
+  a = t.x;
+  b = t.y;
+  __syncthreads();
+#endif
+}
+
+// With STATS == 1 every value is taken relative to the row's first value k (SHIFT(v) = v - k,
+// exact for values near k); with STATS == 0, as it is.
+#if STATS == 1
+#define SHIFT(v) ((v) - k)
+#else
+#define SHIFT(v) (v)
+#endif
+
+// NV > 0: the row is held in registers, NV vectors of VEC floats per thread (the host launches it
+// only for rows of at most NV*TPR*VEC columns, so every group of the grid takes the same path).
+// NV == 0: every pass streams the row from memory (any length).
+template <int NV>
 __global__ void __launch_bounds__(BLOCK)
 layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
                  const float* __restrict__ beta, float* __restrict__ y, int rows, int cols) {
   __shared__ float sh[NWARPS];
+  __shared__ float2 sh2[NWARPS];
   (void)sh;
+  (void)sh2;
 
   const int lane = threadIdx.x % TPR;
   const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / TPR;
@@ -119,42 +159,62 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
   const int tail0 = head + nvec * VEC;
   const float* xv = xr + head;
   const float inv_n = 1.f / (float)cols;
+#if STATS == 1
+  // Shifted by the row's first value k: sums of (x - k) and (x - k)^2. Unshifted, E[x^2] - mean^2
+  // in fp32 loses the variance's digits on rows whose values lie close together (the check's
+  // 5x3 size caught it about once in 400 seeds; 65536x3 catches it on every seed).
+  const float k = n > 0 ? __ldg(xr) : 0.f;
+#endif
+  // y = (SHIFT(x) - c) * rs * gamma + beta, with c the mean of SHIFT(x).
+  float c, rs;
 
-#if CACHE > 0
-  // Row held in registers. The test depends on cols only, so every group of the block takes the
-  // same path (the group reductions hold __syncthreads when TPR > 32). Here nvec <= cols / VEC <=
-  // CACHE * TPR, so vector v = lane + j * TPR (j < CACHE) covers every vector of the row.
-  if (cols <= CACHE * TPR * VEC) {
-    float r[CACHE][VEC];
-    float s = 0.f;
+  if (NV > 0) {
+    // Here nvec <= cols / VEC <= NV * TPR, so vector v = lane + j * TPR (j < NV) covers the row.
+    float r[NV > 0 ? NV : 1][VEC];
+    float s = 0.f, q = 0.f;
 #pragma unroll
-    for (int j = 0; j < CACHE; ++j) {
+    for (int j = 0; j < NV; ++j) {
       const int v = lane + j * TPR;
       if (v < nvec) {
         ldv(xv + (size_t)v * VEC, r[j]);
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) s += r[j][i];
+        for (int i = 0; i < VEC; ++i) {
+          r[j][i] = SHIFT(r[j][i]);
+          s += r[j][i];
+#if STATS == 1
+          q += r[j][i] * r[j][i];
+#endif
+        }
       }
     }
-    for (int c = lane; c < head; c += TPR) s += __ldg(xr + c);
-    for (int c = tail0 + lane; c < n; c += TPR) s += __ldg(xr + c);
-    const float mu = group_sum(s, sh) * inv_n;
-
-    float q = 0.f;
+#if STATS == 1
+    for (int e = lane; e < head; e += TPR) { const float t = __ldg(xr + e) - k; s += t; q += t * t; }
+    for (int e = tail0 + lane; e < n; e += TPR) { const float t = __ldg(xr + e) - k; s += t; q += t * t; }
+#else
+    for (int e = lane; e < head; e += TPR) s += __ldg(xr + e);
+    for (int e = tail0 + lane; e < n; e += TPR) s += __ldg(xr + e);
+#endif
+#if STATS == 1
+    group_sum2(s, q, sh2);
+    c = s * inv_n;
+    rs = 1.f / sqrtf(fmaxf(q * inv_n - c * c, 0.f) + LN_EPS);
+#else
+    c = group_sum(s, sh) * inv_n;
 #pragma unroll
-    for (int j = 0; j < CACHE; ++j) {
+    for (int j = 0; j < NV; ++j) {
       if (lane + j * TPR < nvec) {
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) { const float d = r[j][i] - mu; q += d * d; }
+        for (int i = 0; i < VEC; ++i) { const float d = r[j][i] - c; q += d * d; }
       }
     }
-    for (int c = lane; c < head; c += TPR) { const float d = __ldg(xr + c) - mu; q += d * d; }
-    for (int c = tail0 + lane; c < n; c += TPR) { const float d = __ldg(xr + c) - mu; q += d * d; }
-    const float rs = 1.f / sqrtf(group_sum(q, sh) * inv_n + LN_EPS);
+    for (int e = lane; e < head; e += TPR) { const float d = __ldg(xr + e) - c; q += d * d; }
+    for (int e = tail0 + lane; e < n; e += TPR) { const float d = __ldg(xr + e) - c; q += d * d; }
+    rs = 1.f / sqrtf(group_sum(q, sh) * inv_n + LN_EPS);
+#endif
 
     const bool ok = aligned_vec(yr + head) && aligned_vec(gamma + head) && aligned_vec(beta + head);
 #pragma unroll
-    for (int j = 0; j < CACHE; ++j) {
+    for (int j = 0; j < NV; ++j) {
       const int v = lane + j * TPR;
       if (v < nvec) {
         const int c0 = head + v * VEC;
@@ -167,7 +227,7 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
           for (int i = 0; i < VEC; ++i) { g[i] = __ldg(gamma + c0 + i); b[i] = __ldg(beta + c0 + i); }
         }
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) r[j][i] = (r[j][i] - mu) * rs * g[i] + b[i];
+        for (int i = 0; i < VEC; ++i) r[j][i] = (r[j][i] - c) * rs * g[i] + b[i];
         if (ok) stv(yr + c0, r[j]);
         else {
 #pragma unroll
@@ -175,89 +235,77 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
         }
       }
     }
-    for (int c = lane; c < head; c += TPR)
-      yr[c] = (__ldg(xr + c) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
-    for (int c = tail0 + lane; c < n; c += TPR)
-      yr[c] = (__ldg(xr + c) - mu) * rs * __ldg(gamma + c) + __ldg(beta + c);
-    return;
-  }
-#endif
-
-  float mean, var;
+  } else {
 #if STATS == 1
-  {
-    // Shifted by the row's first value k: sums of (x - k) and (x - k)^2. Unshifted, E[x^2] - mean^2
-    // in fp32 loses the variance's digits on rows whose values lie close together (the check's
-    // 5x3 size caught it about once in 400 seeds; 65536x3 catches it on every seed).
-    const float k = n > 0 ? __ldg(xr) : 0.f;
     float s = 0.f, q = 0.f;
-    for (int c = lane; c < head; c += TPR) { const float t = __ldg(xr + c) - k; s += t; q += t * t; }
+    for (int e = lane; e < head; e += TPR) { const float t = __ldg(xr + e) - k; s += t; q += t * t; }
     for (int v = lane; v < nvec; v += TPR) {
       float r[VEC];
       ldv(xv + (size_t)v * VEC, r);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) { const float t = r[i] - k; s += t; q += t * t; }
     }
-    for (int c = tail0 + lane; c < n; c += TPR) { const float t = __ldg(xr + c) - k; s += t; q += t * t; }
-    s = group_sum(s, sh);
-    q = group_sum(q, sh);
-    const float d = s * inv_n;
-    mean = k + d;
-    var = fmaxf(q * inv_n - d * d, 0.f);
-  }
+    for (int e = tail0 + lane; e < n; e += TPR) { const float t = __ldg(xr + e) - k; s += t; q += t * t; }
+    group_sum2(s, q, sh2);
+    c = s * inv_n;
+    rs = 1.f / sqrtf(fmaxf(q * inv_n - c * c, 0.f) + LN_EPS);
 #else
-  {
     float s = 0.f;
-    for (int c = lane; c < head; c += TPR) s += __ldg(xr + c);
+    for (int e = lane; e < head; e += TPR) s += __ldg(xr + e);
     for (int v = lane; v < nvec; v += TPR) {
       float r[VEC];
       ldv(xv + (size_t)v * VEC, r);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) s += r[i];
     }
-    for (int c = tail0 + lane; c < n; c += TPR) s += __ldg(xr + c);
-    mean = group_sum(s, sh) * inv_n;
+    for (int e = tail0 + lane; e < n; e += TPR) s += __ldg(xr + e);
+    c = group_sum(s, sh) * inv_n;
 
     float q = 0.f;
-    for (int c = lane; c < head; c += TPR) { const float d = __ldg(xr + c) - mean; q += d * d; }
+    for (int e = lane; e < head; e += TPR) { const float d = __ldg(xr + e) - c; q += d * d; }
     for (int v = lane; v < nvec; v += TPR) {
       float r[VEC];
       ldv(xv + (size_t)v * VEC, r);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) { const float d = r[i] - mean; q += d * d; }
+      for (int i = 0; i < VEC; ++i) { const float d = r[i] - c; q += d * d; }
     }
-    for (int c = tail0 + lane; c < n; c += TPR) { const float d = __ldg(xr + c) - mean; q += d * d; }
-    var = group_sum(q, sh) * inv_n;
-  }
+    for (int e = tail0 + lane; e < n; e += TPR) { const float d = __ldg(xr + e) - c; q += d * d; }
+    rs = 1.f / sqrtf(group_sum(q, sh) * inv_n + LN_EPS);
 #endif
-
-  const float rstd = 1.f / sqrtf(var + LN_EPS);
-  for (int c = lane; c < head; c += TPR)
-    yr[c] = (__ldg(xr + c) - mean) * rstd * __ldg(gamma + c) + __ldg(beta + c);
-  // gamma/beta/y vectors are aligned together with x's only for some rows (cols % VEC != 0):
-  // otherwise read gamma/beta and write y with scalars.
-  const bool vec_ok = aligned_vec(yr + head) && aligned_vec(gamma + head) && aligned_vec(beta + head);
-  for (int v = lane; v < nvec; v += TPR) {
-    const int c0 = head + v * VEC;
-    float r[VEC], g[VEC], b[VEC];
-    ldv(xv + (size_t)v * VEC, r);
-    if (vec_ok) {
-      ldv(gamma + c0, g);
-      ldv(beta + c0, b);
-    } else {
+    // gamma/beta/y vectors are aligned together with x's only for some rows (cols % VEC != 0):
+    // otherwise read gamma/beta and write y with scalars.
+    const bool vec_ok = aligned_vec(yr + head) && aligned_vec(gamma + head) && aligned_vec(beta + head);
+    for (int v = lane; v < nvec; v += TPR) {
+      const int c0 = head + v * VEC;
+      float r[VEC], g[VEC], b[VEC];
+      ldv(xv + (size_t)v * VEC, r);
+      if (vec_ok) {
+        ldv(gamma + c0, g);
+        ldv(beta + c0, b);
+      } else {
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) { g[i] = __ldg(gamma + c0 + i); b[i] = __ldg(beta + c0 + i); }
-    }
+        for (int i = 0; i < VEC; ++i) { g[i] = __ldg(gamma + c0 + i); b[i] = __ldg(beta + c0 + i); }
+      }
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) r[i] = (r[i] - mean) * rstd * g[i] + b[i];
-    if (vec_ok) stv(yr + c0, r);
-    else {
+      for (int i = 0; i < VEC; ++i) r[i] = (SHIFT(r[i]) - c) * rs * g[i] + b[i];
+      if (vec_ok) stv(yr + c0, r);
+      else {
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) yr[c0 + i] = r[i];
+        for (int i = 0; i < VEC; ++i) yr[c0 + i] = r[i];
+      }
     }
   }
-  for (int c = tail0 + lane; c < n; c += TPR)
-    yr[c] = (__ldg(xr + c) - mean) * rstd * __ldg(gamma + c) + __ldg(beta + c);
+  // The scalar head and tail, either path.
+  for (int e = lane; e < head; e += TPR)
+    yr[e] = (SHIFT(__ldg(xr + e)) - c) * rs * __ldg(gamma + e) + __ldg(beta + e);
+  for (int e = tail0 + lane; e < n; e += TPR)
+    yr[e] = (SHIFT(__ldg(xr + e)) - c) * rs * __ldg(gamma + e) + __ldg(beta + e);
+}
+
+template <int NV>
+void ln_launch(int grid, const float* x, const float* gamma, const float* beta, float* y, int rows, int cols) {
+  void (*kern)(const float*, const float*, const float*, float*, int, int) = layernorm_kernel<NV>;
+  kern<<<grid, BLOCK, 0, 0>>>(x, gamma, beta, y, rows, cols);
 }
 
 }  // namespace ln_kd
@@ -265,5 +313,20 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
 void layernorm(const float* x, const float* gamma, const float* beta, float* y, int rows, int cols) {
   if (rows <= 0 || cols <= 0) return;
   const int grid = (rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
-  ln_kd::layernorm_kernel<<<grid, BLOCK, 0, 0>>>(x, gamma, beta, y, rows, cols);
+#if CACHE
+  // The fewest registers that hold the row: NV vectors per thread, a power of two, NV * VEC <= 64.
+  const long long nv = ((long long)cols + TPR * VEC - 1) / (TPR * VEC);
+  if (nv <= 1) return ln_kd::ln_launch<1>(grid, x, gamma, beta, y, rows, cols);
+  if (nv <= 2) return ln_kd::ln_launch<2>(grid, x, gamma, beta, y, rows, cols);
+  if (nv <= 4) return ln_kd::ln_launch<4>(grid, x, gamma, beta, y, rows, cols);
+  if (nv <= 8) return ln_kd::ln_launch<8>(grid, x, gamma, beta, y, rows, cols);
+  if (nv <= 16) return ln_kd::ln_launch<16>(grid, x, gamma, beta, y, rows, cols);
+#if VEC <= 2
+  if (nv <= 32) return ln_kd::ln_launch<32>(grid, x, gamma, beta, y, rows, cols);
+#endif
+#if VEC == 1
+  if (nv <= 64) return ln_kd::ln_launch<64>(grid, x, gamma, beta, y, rows, cols);
+#endif
+#endif
+  ln_kd::ln_launch<0>(grid, x, gamma, beta, y, rows, cols);  // longer rows: streamed
 }
