@@ -10,7 +10,10 @@
 // and of each half of the run, and the GPU's clocks, temperature and power before and after.
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench timing-stability [--tasks softmax,reduce_sum,...] [--processes 5] [--self-duels 20]
-//                            [--sets 1,4 | --timing 'k=v,k=v;k=v'] [--spaces bench/spaces/h200] [--out bench/results]
+//                            [--sets 1,4 | --timing 'k=v,k=v;k=v'] [--order grouped|interleaved] [--spaces bench/spaces/h200] [--out bench/results]
+// --order interleaved measures process i of every task before process i + 1 of any (default: a
+// task's processes one after the other); each process's row records its place in the run (seq)
+// and the task measured just before it (after), to see whether the order moves a median.
 // Without --sets and --timing: the product's own timing settings (DEFAULT_TIMING).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,9 +40,12 @@ const { values } = parseArgs({
     sets: { type: 'string' },
     timing: { type: 'string' },
     spaces: { type: 'string' },
+    order: { type: 'string', default: 'grouped' },
     out: { type: 'string', default: 'bench/results' },
   },
 });
+const order = values.order!;
+if (order !== 'grouped' && order !== 'interleaved') throw new Error(`--order: "${order}" is neither grouped (a task's processes one after the other) nor interleaved (process i of every task before process i + 1 of any)`);
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = process.env.KERNELDUEL_BENCH_DATA ?? here;
 const started = Date.now();
@@ -88,7 +94,7 @@ const result: Record<string, unknown> = {
   benchmark: 'timing-stability',
   measured: 'real GPU measurements (not simulated, not replayed)',
   date: new Date().toISOString(),
-  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
+  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
   gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
   bundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
   goals: 'same variant in fresh processes: spread of medians (max-min)/median <= 0.5%; self duels say "same" in >= 99 of 100',
@@ -117,37 +123,57 @@ const save = (): void => {
   writeFileSync(join(outDir, `${slug}-timing-stability.md`), md);
 };
 
+/** One process's measurement of one task: a fresh evaluator (new judge, new CUDA context, new buffer placements). */
+interface TaskRun {
+  name: string;
+  task: ReturnType<typeof resolveTask>;
+  config: Config;
+  spec: { source: string; config: Config; flags: { opt: 3 }; origin: string };
+  medians: number[];
+  details: Array<Record<string, unknown>>;
+  failures: string[];
+}
+let seq = 0; // the position of a process in the whole run, to look for order effects
+let previous = ''; // the task the process before measured
 for (const timing of timingVariants()) {
   const sets = timing.bufferSets ?? DEFAULT_TIMING.bufferSets;
-  for (const name of values.tasks!.split(',')) {
+  const runs: TaskRun[] = values.tasks!.split(',').map((name) => {
     const task = resolveTask(name);
     const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
     const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
     // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
     const config = { ...defaultConfig(task), ...best.config };
-    const spec = { source: task.baselineSource, config, flags: { opt: 3 as const }, origin: 'user' };
-    const medians: number[] = [];
-    const details: Array<Record<string, unknown>> = [];
-    const failures: string[] = [];
-    for (let p = 0; p < processes; p++) {
-      const ev = new Evaluator({ task, toolchain, gpu, workRoot, timing });
-      const r = await ev.evaluate(spec);
-      ev.close();
-      const t = r.timing?.[0];
-      if (t && !r.failure) {
-        medians.push(t.medianMs);
-        const d = processDetail(t, sets);
-        details.push(d);
-        const c = (x?: { smMHz: number | null; memMHz: number | null; tempC: number | null; powerW: number | null }): string => (x ? `${x.smMHz}/${x.memMHz} MHz ${x.tempC} C ${x.powerW} W` : '-');
-        const ms = (xs: number[] | undefined): string => (xs ? xs.map((x) => x.toFixed(4)).join(' ') : '-');
-        log(`  ${name} ${label(timing)} process ${p + 1}: ${t.medianMs.toFixed(4)} ms, ${t.samplesMs.length} samples, noise ${(t.relNoise * 100).toFixed(2)}%, sets ${ms(d.perSetMedianMs as number[] | undefined)}, halves ${ms(d.halvesMedianMs as number[])}, clocks ${c(t.clocksStart)} -> ${c(t.clocksEnd)}`);
-      } else failures.push(`${r.failure?.kind}: ${r.failure?.reason}`);
-    }
+    return { name, task, config, spec: { source: task.baselineSource, config, flags: { opt: 3 as const }, origin: 'user' }, medians: [], details: [], failures: [] };
+  });
+  const measure = async (run: TaskRun, p: number): Promise<void> => {
+    const ev = new Evaluator({ task: run.task, toolchain, gpu, workRoot, timing });
+    const r = await ev.evaluate(run.spec);
+    ev.close();
+    const t = r.timing?.[0];
+    seq++;
+    if (t && !r.failure) {
+      run.medians.push(t.medianMs);
+      const d: Record<string, unknown> = { ...processDetail(t, sets), seq, after: previous || null };
+      run.details.push(d);
+      const c = (x?: { smMHz: number | null; memMHz: number | null; tempC: number | null; powerW: number | null }): string => (x ? `${x.smMHz}/${x.memMHz} MHz ${x.tempC} C ${x.powerW} W` : '-');
+      const ms = (xs: number[] | undefined): string => (xs ? xs.map((x) => x.toFixed(4)).join(' ') : '-');
+      log(`  ${run.name} ${label(timing)} process ${p + 1}: ${t.medianMs.toFixed(4)} ms, ${t.samplesMs.length} samples, noise ${(t.relNoise * 100).toFixed(2)}%, sets ${ms(d.perSetMedianMs as number[] | undefined)}, halves ${ms(d.halvesMedianMs as number[])}, clocks ${c(t.clocksStart)} -> ${c(t.clocksEnd)}`);
+    } else run.failures.push(`${r.failure?.kind}: ${r.failure?.reason}`);
+    previous = run.name;
+  };
+  // --order interleaved: process i of every task before process i + 1 of any, so that a task's
+  // first process is not always the one that follows another task's run.
+  if (order === 'interleaved') {
+    for (let p = 0; p < processes; p++) for (const run of runs) await measure(run, p);
+  }
+  for (const run of runs) {
+    const { name, config, spec, medians, details, failures } = run;
+    if (order === 'grouped') for (let p = 0; p < processes; p++) await measure(run, p);
     const m = medians.length ? median(medians) : null;
     const spreadPct = medians.length === processes && m ? ((Math.max(...medians) - Math.min(...medians)) / m) * 100 : null;
     const verdicts: Partial<Record<Verdict | 'failed', number>> = {};
     const ratios: number[] = [];
-    const ev = new Evaluator({ task, toolchain, gpu, workRoot, timing });
+    const ev = new Evaluator({ task: run.task, toolchain, gpu, workRoot, timing });
     for (let d = 0; d < selfDuels; d++) {
       const r = await ev.duel(spec, spec);
       const x = r.duels?.[0];
@@ -157,9 +183,10 @@ for (const timing of timingVariants()) {
       else failures.push(`duel: ${r.failure?.kind}: ${r.failure?.reason}`);
     }
     ev.close();
+    if (selfDuels > 0) previous = name;
     // Between-process sd well above what the sets explain: an offset each process shares (more sets will not help).
     const sources = spreadSources(details.map((d) => (d.perSetMedianMs as number[] | undefined) ?? []));
-    rows.push({ task: name, config, timing, timingLabel: label(timing), sets, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
+    rows.push({ task: name, config, timing, timingLabel: label(timing), sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
     log(`${name} ${label(timing)}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
     save();
   }
