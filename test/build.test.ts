@@ -98,6 +98,12 @@ describe('parsePtxas', () => {
     expect(shortKernelName('_Z6kernelPKfPfii')).toBe('kernel');
     expect(shortKernelName('_ZN5sm_kd14softmax_kernelEPKfPfii')).toBe('sm_kd::softmax_kernel');
     expect(shortKernelName('my_extern_c_kernel')).toBe('my_extern_c_kernel');
+    // Template instantiations are told apart by their arguments (layernorm's CACHE=1 builds one per row length class).
+    expect(shortKernelName('_ZN5ln_kd16layernorm_kernelILi8EEEvPKfS2_S2_Pfii')).toBe('ln_kd::layernorm_kernel<8>');
+    expect(shortKernelName('_Z6kernelILi4ELb1EfEvPf')).toBe('kernel<4, true, float>');
+    expect(shortKernelName('_Z6kernelILin3ELj7EEvPf')).toBe('kernel<-3, 7u>');
+    expect(shortKernelName('_ZN2ns6kernelI6float4EEvPf')).toBe('ns::kernel<float4>');
+    expect(shortKernelName('_Z6kernelIN2ns3FooEEvPf')).toBe('kernel<…>');
   });
   it.skipIf(NO_NVCC)('parses the log of a live nvcc -Xptxas -v compile of a namespaced kernel', async () => {
     const dir = mkdtempSync(join(workRoot, 'ptx-'));

@@ -1,12 +1,60 @@
 // Parses `nvcc -Xptxas -v` output into per-kernel resource usage.
 import type { KernelResources } from '../base/types.js';
 
-/** Best-effort Itanium demangling of the kernel name (`_Z6kernelPKfPfii` -> `kernel`). */
+const BUILTIN: Record<string, string> = {
+  v: 'void', b: 'bool', c: 'char', a: 'signed char', h: 'unsigned char', s: 'short', t: 'unsigned short', i: 'int', j: 'unsigned int',
+  l: 'long', m: 'unsigned long', x: 'long long', y: 'unsigned long long', f: 'float', d: 'double', Dh: '__half',
+};
+
+/**
+ * Template arguments at the start of `s` (`I...E`, Itanium): integer and bool literals, builtin
+ * and length-prefixed type names. Returns the `<...>` text and what follows, or null if an
+ * argument is something else (the caller then writes `<…>`).
+ */
+function templateArgs(s: string): { text: string; rest: string } | null {
+  if (!s.startsWith('I')) return null;
+  let rest = s.slice(1);
+  const args: string[] = [];
+  while (rest && !rest.startsWith('E')) {
+    const lit = /^L([a-z])(n?)(\d+)E/.exec(rest);
+    if (lit) {
+      args.push(lit[1] === 'b' ? (lit[3] === '0' ? 'false' : 'true') : `${lit[2] ? '-' : ''}${lit[3]}${lit[1] === 'j' || lit[1] === 'm' || lit[1] === 'y' ? 'u' : ''}`);
+      rest = rest.slice(lit[0].length);
+      continue;
+    }
+    const builtin = /^(Dh|[vbcahstijlmxyfd])/.exec(rest);
+    if (builtin) {
+      args.push(BUILTIN[builtin[1]]);
+      rest = rest.slice(builtin[1].length);
+      continue;
+    }
+    const named = /^(\d+)/.exec(rest);
+    if (named) {
+      const n = Number(named[1]);
+      args.push(rest.slice(named[1].length, named[1].length + n));
+      rest = rest.slice(named[1].length + n);
+      continue;
+    }
+    return null;
+  }
+  if (!rest.startsWith('E')) return null;
+  return { text: `<${args.join(', ')}>`, rest: rest.slice(1) };
+}
+
+/**
+ * Best-effort Itanium demangling of the kernel name (`_Z6kernelPKfPfii` -> `kernel`), with simple
+ * template arguments (`_ZN5ln_kd16layernorm_kernelILi8EEEvPKf...` -> `ln_kd::layernorm_kernel<8>`),
+ * so that the instantiations of one kernel template are told apart.
+ */
 export function shortKernelName(mangled: string): string {
+  const withArgs = (name: string, rest: string): string => {
+    if (!rest.startsWith('I')) return name;
+    return name + (templateArgs(rest)?.text ?? '<…>');
+  };
   const m = /^_Z(?:L)?(\d+)(.*)$/.exec(mangled);
   if (m) {
     const n = Number(m[1]);
-    return m[2].slice(0, n);
+    return withArgs(m[2].slice(0, n), m[2].slice(n));
   }
   const nested = /^_ZN(.*)$/.exec(mangled);
   if (nested) {
@@ -19,7 +67,7 @@ export function shortKernelName(mangled: string): string {
       parts.push(p[2].slice(0, n));
       rest = p[2].slice(n);
     }
-    if (parts.length) return parts.join('::');
+    if (parts.length) return withArgs(parts.join('::'), rest);
   }
   return mangled;
 }
