@@ -1,7 +1,7 @@
 // bench/lib/spread-sources.ts: splits the spread of a variant's times over processes into what its
 // buffer sets explain and an offset each process shares.
 import { describe, expect, it } from 'vitest';
-import { spreadSources } from '../bench/lib/spread-sources.js';
+import { normalCdf, probRangeWithin, relSdPct, spreadSources } from '../bench/lib/spread-sources.js';
 import { mulberry32 } from '../main/engine/base/random.js';
 
 const gauss = (rng: () => number): number => Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
@@ -31,5 +31,28 @@ describe('spreadSources', () => {
     expect(spreadSources([[1, 2]])).toBeNull();
     expect(spreadSources([[1], [2]])).toBeNull();
     expect(spreadSources([[1, 2], []])).toBeNull();
+  });
+});
+
+describe('probRangeWithin', () => {
+  it('two draws: |X1 - X2| has sd sqrt(2), so P(range <= w) = 2 Phi(w / sqrt 2) - 1', () => {
+    for (const w of [0.5, 1, 2, 3]) expect(probRangeWithin(2, w)).toBeCloseTo(2 * normalCdf(w / Math.SQRT2) - 1, 4);
+    expect(normalCdf(1.959964)).toBeCloseTo(0.975, 6);
+  });
+  it('five draws: agrees with a simulation, and grows with w', () => {
+    const rng = mulberry32(9);
+    const trials = 40000;
+    let within = 0;
+    for (let t = 0; t < trials; t++) {
+      const xs = Array.from({ length: 5 }, () => gauss(rng));
+      if (Math.max(...xs) - Math.min(...xs) <= 2.5) within++;
+    }
+    expect(probRangeWithin(5, 2.5)).toBeCloseTo(within / trials, 1);
+    expect(Math.abs(probRangeWithin(5, 2.5) - within / trials)).toBeLessThan(0.01);
+    expect(probRangeWithin(5, 4)).toBeGreaterThan(probRangeWithin(5, 2.5));
+    expect(probRangeWithin(1, 0)).toBe(1);
+  });
+  it('relSdPct: the sample sd of medians as a percentage of their median', () => {
+    expect(relSdPct([100, 101, 99])).toBeCloseTo(1, 6);
   });
 });

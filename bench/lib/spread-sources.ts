@@ -35,3 +35,33 @@ export function spreadSources(perProcessSetMedians: number[][]): SpreadSources |
   const pct = (x: number): number => (x / grand) * 100;
   return { withinSdPct: pct(within), betweenSdPct: pct(between), expectedFromSetsPct: pct(within) / Math.sqrt(sets), sets };
 }
+
+/** Standard normal cdf (Abramowitz & Stegun 7.1.26 for erf: absolute error below 1.5e-7). */
+export function normalCdf(x: number): number {
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * z);
+  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-z * z);
+  return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
+}
+
+/**
+ * Probability that n independent normal draws of sd 1 lie within w of each other (their range is at
+ * most w): n * integral of phi(x) * (Phi(x + w) - Phi(x))^(n-1) dx, by the midpoint rule.
+ */
+export function probRangeWithin(n: number, w: number): number {
+  if (n < 2) return 1;
+  const h = 0.002;
+  let sum = 0;
+  for (let x = -9 + h / 2; x < 9; x += h) {
+    const phi = Math.exp(-0.5 * x * x) / Math.sqrt(2 * Math.PI);
+    sum += phi * (normalCdf(x + w) - normalCdf(x)) ** (n - 1);
+  }
+  return Math.min(1, n * sum * h);
+}
+
+/** Relative sd (%) of a set of medians around their median. */
+export function relSdPct(medians: number[]): number {
+  const m = [...medians].sort((a, b) => a - b)[Math.floor(medians.length / 2)];
+  const mu = mean(medians);
+  return (Math.sqrt(medians.reduce((a, x) => a + (x - mu) ** 2, 0) / (medians.length - 1)) / m) * 100;
+}
