@@ -10,7 +10,7 @@
 // and of each half of the run, and the GPU's clocks, temperature and power before and after.
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench timing-stability [--tasks softmax,reduce_sum,...] [--processes 5] [--self-duels 20]
-//                            [--sets 1,4 | --timing 'k=v,k=v;k=v'] [--order grouped|interleaved] [--spaces bench/spaces/h200] [--out bench/results]
+//                            [--sets 1,4 | --timing 'k=v,k=v;k=v'] [--order grouped|interleaved] [--configs FILE] [--spaces bench/spaces/h200] [--out bench/results]
 // --order interleaved measures process i of every task before process i + 1 of any (default: a
 // task's processes one after the other); each process's row records its place in the run (seq)
 // and the task measured just before it (after), to see whether the order moves a median.
@@ -26,7 +26,7 @@ import { median, timingSetSpread } from '../main/engine/measure/stats.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
-import { defaultConfig } from '../main/engine/task/space.js';
+import { configKey, defaultConfig, isValidConfig } from '../main/engine/task/space.js';
 import type { Config, TimingResult, Verdict } from '../main/engine/base/types.js';
 import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
@@ -40,12 +40,18 @@ const { values } = parseArgs({
     sets: { type: 'string' },
     timing: { type: 'string' },
     spaces: { type: 'string' },
+    configs: { type: 'string' },
     order: { type: 'string', default: 'grouped' },
     out: { type: 'string', default: 'bench/results' },
   },
 });
 const order = values.order!;
 if (order !== 'grouped' && order !== 'interleaved') throw new Error(`--order: "${order}" is neither grouped (a task's processes one after the other) nor interleaved (process i of every task before process i + 1 of any)`);
+// --configs FILE (bench/expert-configs.json's shape, {"tasks": {"layernorm": [{...}], ...}}): a task
+// listed there is measured at its first configuration instead of its recorded space's best (a space
+// recorded before the task's tunables changed has a stale best).
+const chosen = values.configs ? (JSON.parse(readFileSync(values.configs, 'utf8')) as { tasks?: Record<string, Config[]> }).tasks : undefined;
+if (values.configs && !chosen) throw new Error(`--configs ${values.configs}: no "tasks" object (expected {"tasks": {"<task>": [{...config}]}})`);
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = process.env.KERNELDUEL_BENCH_DATA ?? here;
 const started = Date.now();
@@ -94,7 +100,7 @@ const result: Record<string, unknown> = {
   benchmark: 'timing-stability',
   measured: 'real GPU measurements (not simulated, not replayed)',
   date: new Date().toISOString(),
-  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
+  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.configs ? ` --configs ${values.configs}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
   gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
   bundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
   goals: 'same variant in fresh processes: spread of medians (max-min)/median <= 0.5%; self duels say "same" in >= 99 of 100',
@@ -139,10 +145,17 @@ for (const timing of timingVariants()) {
   const sets = timing.bufferSets ?? DEFAULT_TIMING.bufferSets;
   const runs: TaskRun[] = values.tasks!.split(',').map((name) => {
     const task = resolveTask(name);
-    const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
-    const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
-    // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
-    const config = { ...defaultConfig(task), ...best.config };
+    const given = chosen?.[name]?.[0];
+    let config: Config;
+    if (given) {
+      if (!isValidConfig(task, given)) throw new Error(`--configs ${values.configs}: ${name}'s first configuration ${configKey(given)} is not in the task's space`);
+      config = { ...defaultConfig(task), ...given };
+    } else {
+      const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
+      const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
+      // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
+      config = { ...defaultConfig(task), ...best.config };
+    }
     return { name, task, config, spec: { source: task.baselineSource, config, flags: { opt: 3 as const }, origin: 'user' }, medians: [], details: [], failures: [] };
   });
   const measure = async (run: TaskRun, p: number): Promise<void> => {
