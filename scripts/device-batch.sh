@@ -8,6 +8,7 @@
 #
 #   KD_LANE0='cmd;;cmd' KD_LANE1='cmd' KD_AFTER='cmd' scripts/device-batch.sh start
 #   scripts/device-batch.sh wait SECONDS     wait until done or SECONDS pass; pack $S/res into $OUT
+#                                            (exit 3 at once when no batch was started on this machine)
 #
 # In the commands, $KD is the bundle folder, $RES the results folder, $ROOT the repository.
 # Each command is limited to KD_CMD_LIMIT_S seconds (default 600). Nothing here changes clocks or
@@ -61,6 +62,8 @@ start)
   echo started
   ;;
 wait)
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_require_started "$S" || exit 3
   end=$(($(date +%s) + ${2:-60}))
   while [ "$(date +%s)" -lt "$end" ] && [ ! -e "$S/done" ]; do sleep 5; done
   mkdir -p "$OUTDIR"

@@ -45,6 +45,8 @@ start)
   echo started
   ;;
 wait)
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_require_started "$S" || exit 3
   end=$(( $(date +%s) + ${2:-60} ))
   while [ "$(date +%s)" -lt "$end" ] && [ ! -e "$S/done" ]; do sleep 5; done
   mkdir -p "$OUTDIR" "$ROOT/bench/results"

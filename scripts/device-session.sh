@@ -92,6 +92,8 @@ start)
   echo "started"
   ;;
 wait)
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_require_started "$S" || exit 3
   end=$(( $(date +%s) + ${2:-60} ))
   while [ "$(date +%s)" -lt "$end" ]; do
     [ -e "$S/done-gpu0" ] && [ -e "$S/done-gpu1" ] && break

@@ -62,6 +62,8 @@ start() {
 }
 
 waitfor() {
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_require_started "$S" || exit 3
   local end=$(( $(date +%s) + ${1:-60} ))
   while [ "$(date +%s)" -lt "$end" ] && [ ! -e "$S/done" ]; do sleep 5; done
   pack

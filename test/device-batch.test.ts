@@ -3,7 +3,7 @@
 // for a command that had exited 2 ($? read after $(stamp) had replaced it), so a failed first step
 // looked like a success.
 import { describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +37,22 @@ describe('scripts/device-batch.sh', () => {
       const waited = execFileSync('bash', ['scripts/device-batch.sh', 'wait', '1'], { cwd: root, env, encoding: 'utf8' });
       expect(waited).toContain('ALL-DONE');
       expect(existsSync(join(root, 'out', 'batch.tgz'))).toBe(true);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('wait on a machine where no batch was started (a lost lease: a new machine, /tmp empty) says so at once with exit 3', () => {
+    const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
+    try {
+      mkdirSync(join(root, 'scripts'));
+      for (const f of ['device-batch.sh', 'lib-detached.sh']) copyFileSync(join(repo, 'scripts', f), join(root, 'scripts', f));
+      const env = { ...process.env, KD_SESSION_DIR: join(root, 'session'), OUT: join(root, 'out') };
+      const t0 = Date.now();
+      const r = spawnSync('bash', ['scripts/device-batch.sh', 'wait', '30'], { cwd: root, env, encoding: 'utf8' });
+      expect(r.status).toBe(3);
+      expect(r.stderr).toMatch(/no run here .*new machine/);
+      expect(Date.now() - t0).toBeLessThan(10_000);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
