@@ -1,14 +1,24 @@
 // Reads timing-stability results (bench/timing-stability.ts's JSON) and splits each task's spread over
 // fresh processes into what its buffer sets explain and an offset each process shares
 // (bench/lib/spread-sources.ts). An analysis of GPU figures already recorded: it measures nothing.
-//   npx tsx bench/spread-sources.ts bench/results/h200-timing-stability-db7293b.json ... [--out FILE.md]
+//   npx tsx bench/spread-sources.ts bench/results/h200-timing-stability-db7293b.json ... [--processes 5] [--goal 0.5] [--out FILE.md]
+//   npx tsx bench/spread-sources.ts --sd 0.142 [--processes 5] [--goal 0.5]   the normal model alone
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { probRangeWithin, relSdPct, spreadSources } from './lib/spread-sources.js';
+import { mean, median } from '../main/engine/measure/stats.js';
 
-const { values, positionals } = parseArgs({ options: { out: { type: 'string' }, processes: { type: 'string', default: '5' }, goal: { type: 'string', default: '0.5' } }, allowPositionals: true });
-if (!positionals.length) throw new Error('give one or more timing-stability JSON files');
+const { values, positionals } = parseArgs({ options: { out: { type: 'string' }, processes: { type: 'string', default: '5' }, goal: { type: 'string', default: '0.5' }, sd: { type: 'string' } }, allowPositionals: true });
+// --sd SD: the normal model alone, for an sd between processes (%) given by hand.
+if (values.sd !== undefined) {
+  const sd = Number(values.sd);
+  if (!(sd > 0)) throw new Error(`--sd: "${values.sd}" is not a positive sd (%)`);
+  const p = 1 - probRangeWithin(Number(values.processes), Number(values.goal) / sd);
+  process.stdout.write(`P(range of ${values.processes} > ${values.goal}% | sd ${sd}%) = ${p.toFixed(3)} (1 in ${(1 / p).toFixed(1)}); a normal model, not a measurement\n`);
+  process.exit(0);
+}
+if (!positionals.length) throw new Error('give one or more timing-stability JSON files (or --sd SD for the normal model alone)');
 const lines = [
   '# Where the spread over fresh processes comes from (analysis of recorded timing-stability runs)',
   '',
@@ -65,16 +75,18 @@ for (const f of positionals) {
   for (const r of d.rows) {
     const ms = r.processDetails.map((p) => p.medianMs).filter((x): x is number => typeof x === 'number');
     if (ms.length < 4 || ms.length !== r.processDetails.length) continue;
-    const m = [...ms].sort((a, b) => a - b)[Math.floor(ms.length / 2)];
+    const m = median(ms);
     procs.push(r.processDetails.map((p, index) => ({ dev: (p.medianMs! / m - 1) * 100, index, temp: p.clocksStart?.tempC ?? null, power: p.clocksStart?.powerW ?? null })));
   }
 }
-const avg = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 /** Standard error of the mean. */
-const sem = (xs: number[]): number => Math.sqrt(xs.reduce((a, x) => a + (x - avg(xs)) ** 2, 0) / (xs.length - 1) / xs.length);
+const sem = (xs: number[]): number => {
+  const m = mean(xs);
+  return Math.sqrt(xs.reduce((a, x) => a + (x - m) ** 2, 0) / (xs.length - 1) / xs.length);
+};
 const corr = (a: number[], b: number[]): number => {
-  const ma = avg(a);
-  const mb = avg(b);
+  const ma = mean(a);
+  const mb = mean(b);
   let sab = 0;
   let saa = 0;
   let sbb = 0;
@@ -91,7 +103,7 @@ const centred = (key: 'temp' | 'power'): { dev: number[]; x: number[] } => {
   for (const row of procs) {
     const ok = row.filter((p) => p[key] !== null);
     if (ok.length < 2) continue;
-    const m = avg(ok.map((p) => p[key]!));
+    const m = mean(ok.map((p) => p[key]!));
     for (const p of ok) {
       dev.push(p.dev);
       x.push(p[key]! - m);
@@ -106,7 +118,7 @@ if (procs.length) {
   const t = centred('temp');
   const w = centred('power');
   lines.push('', '## What a process\'s offset goes with', '',
-    `${all.length} processes in ${procs.length} rows. Deviation of a process's median from its row's median: the first process of a row ${avg(first).toFixed(3)}% on average (± ${sem(first).toFixed(3)}, ${first.length} rows), the others ${avg(rest).toFixed(3)}% (${rest.length}); correlation with the place in the row ${corr(all.map((p) => p.dev), all.map((p) => p.index)).toFixed(2)}, with the GPU's temperature at the start (centred per row) ${corr(t.dev, t.x).toFixed(2)} (${t.dev.length}), with its power at the start ${corr(w.dev, w.x).toFixed(2)} (${w.dev.length}).`);
+    `${all.length} processes in ${procs.length} rows. Deviation of a process's median from its row's median: the first process of a row ${mean(first).toFixed(3)}% on average (± ${sem(first).toFixed(3)}, ${first.length} rows), the others ${mean(rest).toFixed(3)}% (${rest.length}); correlation with the place in the row ${corr(all.map((p) => p.dev), all.map((p) => p.index)).toFixed(2)}, with the GPU's temperature at the start (centred per row) ${corr(t.dev, t.x).toFixed(2)} (${t.dev.length}), with its power at the start ${corr(w.dev, w.x).toFixed(2)} (${w.dev.length}).`);
 }
 lines.push('', `Generated by \`npx tsx bench/spread-sources.ts ${positionals.join(' ')}\`.`, '');
 if (values.out) writeFileSync(values.out, lines.join('\n'));

@@ -52,6 +52,9 @@ if (order !== 'grouped' && order !== 'interleaved') throw new Error(`--order: "$
 // recorded before the task's tunables changed has a stale best).
 const chosen = values.configs ? (JSON.parse(readFileSync(values.configs, 'utf8')) as { tasks?: Record<string, Config[]> }).tasks : undefined;
 if (values.configs && !chosen) throw new Error(`--configs ${values.configs}: no "tasks" object (expected {"tasks": {"<task>": [{...config}]}})`);
+for (const [name, cs] of Object.entries(chosen ?? {})) {
+  if (cs[0] && !isValidConfig(resolveTask(name), cs[0])) throw new Error(`--configs ${values.configs}: ${name}'s first configuration ${configKey(cs[0])} is not in the task's space`);
+}
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = process.env.KERNELDUEL_BENCH_DATA ?? here;
 const started = Date.now();
@@ -139,25 +142,25 @@ interface TaskRun {
   details: Array<Record<string, unknown>>;
   failures: string[];
 }
+// Each task's configuration, once for every timing compared: --configs' first, else the recorded space's best.
+const targets = values.tasks!.split(',').map((name) => {
+  const task = resolveTask(name);
+  const given = chosen?.[name]?.[0];
+  let config: Config;
+  if (given) config = { ...defaultConfig(task), ...given };
+  else {
+    const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
+    const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
+    // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
+    config = { ...defaultConfig(task), ...best.config };
+  }
+  return { name, task, config, spec: { source: task.baselineSource, config, flags: { opt: 3 as const }, origin: 'user' } };
+});
 let seq = 0; // the position of a process in the whole run, to look for order effects
 let previous = ''; // the task the process before measured
 for (const timing of timingVariants()) {
   const sets = timing.bufferSets ?? DEFAULT_TIMING.bufferSets;
-  const runs: TaskRun[] = values.tasks!.split(',').map((name) => {
-    const task = resolveTask(name);
-    const given = chosen?.[name]?.[0];
-    let config: Config;
-    if (given) {
-      if (!isValidConfig(task, given)) throw new Error(`--configs ${values.configs}: ${name}'s first configuration ${configKey(given)} is not in the task's space`);
-      config = { ...defaultConfig(task), ...given };
-    } else {
-      const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
-      const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
-      // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
-      config = { ...defaultConfig(task), ...best.config };
-    }
-    return { name, task, config, spec: { source: task.baselineSource, config, flags: { opt: 3 as const }, origin: 'user' }, medians: [], details: [], failures: [] };
-  });
+  const runs: TaskRun[] = targets.map((t) => ({ ...t, medians: [], details: [], failures: [] }));
   const measure = async (run: TaskRun, p: number): Promise<void> => {
     const ev = new Evaluator({ task: run.task, toolchain, gpu, workRoot, timing });
     const r = await ev.evaluate(run.spec);

@@ -1,12 +1,11 @@
 #!/usr/bin/env python3
-"""Two small numerical models behind figures quoted in bench/results/README.md and the closing notes
-of 2026-12-02 (numpy; no GPU: models, not measurements).
+"""A small numerical model behind a figure quoted in bench/results/README.md (numpy; no GPU: a model,
+not a measurement). The range-of-five model that was here (until 2026-12-02 17:50) is now
+`npx tsx bench/spread-sources.ts --sd SD [--goal LIMIT]`, one implementation beside the table it feeds.
 
   python3 scripts/stat-models.py layernorm-onepass   how often the unshifted one-pass variance
         (E[x^2] - mean^2 in fp32) fails the layernorm task's check on a 5x3 size, rows uniform in
         [-2, 3] as task.yaml fills them, against the shifted one-pass form the kernel uses now
-  python3 scripts/stat-models.py range-of-five SD LIMIT   the chance that the medians of five
-        processes, normal with sd SD (%), spread (max - min) more than LIMIT (%)
 """
 import sys
 import numpy as np
@@ -37,16 +36,8 @@ def layernorm_onepass(n=2_000_000, seed=1):
     print(f'rows failing: unshifted {plain:.2e}, shifted {shifted:.2e}; a 5x3 check fails unshifted {per_check:.4f} (1 in {1 / per_check:.0f})')
 
 
-def range_of_five(sd, limit, n=200_000, seed=1):
-    r = np.random.default_rng(seed).normal(size=(n, 5)) * sd
-    p = ((r.max(1) - r.min(1)) > limit).mean()
-    print(f'P(range of 5 > {limit}% | sd {sd}%) = {p:.3f} (1 in {1 / p:.1f})')
-
-
 if __name__ == '__main__':
     if sys.argv[1:2] == ['layernorm-onepass']:
         layernorm_onepass()
-    elif sys.argv[1:2] == ['range-of-five'] and len(sys.argv) == 4:
-        range_of_five(float(sys.argv[2]), float(sys.argv[3]))
     else:
         sys.exit(__doc__)

@@ -4,6 +4,8 @@
 // sqrt(k); a between-process sd well above that is an offset a whole process shares (its context, its
 // L2-flush buffer, the moment it ran), which more sets cannot average out.
 
+import { mean, median } from '../../main/engine/measure/stats.js';
+
 export interface SpreadSources {
   /** Pooled sd of the per-set medians around their process's mean, % of the overall mean. */
   withinSdPct: number;
@@ -15,7 +17,6 @@ export interface SpreadSources {
   sets: number;
 }
 
-const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** From each process's per-set medians; null with fewer than two processes or a process of fewer than two sets. */
 export function spreadSources(perProcessSetMedians: number[][]): SpreadSources | null {
@@ -61,7 +62,6 @@ export function probRangeWithin(n: number, w: number): number {
 
 /** Relative sd (%) of a set of medians around their median. */
 export function relSdPct(medians: number[]): number {
-  const m = [...medians].sort((a, b) => a - b)[Math.floor(medians.length / 2)];
   const mu = mean(medians);
-  return (Math.sqrt(medians.reduce((a, x) => a + (x - mu) ** 2, 0) / (medians.length - 1)) / m) * 100;
+  return (Math.sqrt(medians.reduce((a, x) => a + (x - mu) ** 2, 0) / (medians.length - 1)) / median(medians)) * 100;
 }
