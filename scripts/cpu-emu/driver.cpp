@@ -33,8 +33,8 @@ static bool check(const char* what, const float* got, const double* exp, size_t 
 int main() {
   const float NaN = std::nanf("");
 #if defined(TASK_softmax) || defined(TASK_layernorm)
-  // 64x3: for layernorm, rows of values close together (2.5 +- 0.1), where a one-pass variance
-  // E[x^2] - mean^2 in fp32 loses its digits.
+  // 64x3: for layernorm, rows of values close together (2.5 +- 0.01), where a one-pass variance
+  // E[x^2] - mean^2 in fp32 loses its digits (its y is off by ~1e-3 there; two-pass ~6e-5).
   const int sizes[][2] = {{3, 8192}, {40, 1023}, {5, 20001}, {5, 3}, {7, 4099}, {2, 16384}, {33, 64}, {3, 8191}, {64, 3}};
   for (auto [rows, cols] : sizes)
     for (int off = 0; off < 2; ++off) {
@@ -42,7 +42,7 @@ int main() {
       std::vector<float> xv = fill(n, -4, 4), yv(n + 4, NaN);
 #ifdef TASK_layernorm
       if (rows == 64 && cols == 3)
-        for (float& v : xv) v = 2.5f + 0.025f * v;
+        for (float& v : xv) v = 2.5f + 0.0025f * v;
 #endif
       const float* x = xv.data() + off;   // off 1: rows start at unaligned addresses
       float* y = yv.data() + off;
@@ -76,7 +76,7 @@ int main() {
       }
       char what[64];
       std::snprintf(what, sizeof what, "layernorm %dx%d off %d", rows, cols, off);
-      check(what, y, e.data(), n, 1e-4, 3e-5);
+      check(what, y, e.data(), n, 1e-4, 2.5e-4);  // task.yaml's tolerance
 #endif
       if (y[n] == y[n]) { std::printf("  wrote past the end (%dx%d off %d)\n", rows, cols, off); ++bad; }
     }
