@@ -8,7 +8,7 @@ import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { PreferenceModel, sigmoid } from '../main/engine/search/preference.js';
 import { ReplayMeasurer, TunablesOnlyReplay } from '../main/engine/measure/replay.js';
 import { ActionSpace, type Proposal } from '../main/engine/search/actions.js';
-import { contrastiveSearch } from '../main/engine/search/contrastive.js';
+import { contrastiveSearch, type ContrastiveState } from '../main/engine/search/contrastive.js';
 import { liveActionSpace, makeStrategy } from '../main/engine/search/strategies.js';
 import { simulate } from '../main/engine/search/simulate.js';
 import { FeatureEncoder, staticCodeFeatures } from '../main/engine/search/features.js';
@@ -117,7 +117,7 @@ describe('contrastive strategy', () => {
       const space = await liveSpace();
       expect(space.dims.some((d) => d.kind === 'transform')).toBe(true);
       const m = new TunablesOnlyReplay(softmax, rec, { seed: 3 });
-      const s = contrastiveSearch(space, 3, { stageMin: 30, stageMax: 60, stagePatience: 15 });
+      const s = contrastiveSearch(space, 3, { stageMin: 30, stageMax: 60, stagePatience: 15, stageCycle: 0 });
       const proposals: Proposal[] = [];
       const recorded = { ...s, propose: (n: number) => { const p = s.propose(n); proposals.push(...p); return p; } };
       await simulate(recorded, m, 100);
@@ -135,6 +135,41 @@ describe('contrastive strategy', () => {
       expect(u.staged, 'results files label the policy from this').toBe(false);
       const early = u.propose(8);
       expect(early.some((p) => !plain(p))).toBe(true);
+    });
+
+    it('stages in turn (stageCycle): when flags and transforms stop gaining, the tunables are searched again around the best\'s flags and transforms, and a saved state keeps the stage', async () => {
+      const space = await liveSpace();
+      const m = new TunablesOnlyReplay(softmax, rec, { seed: 3 });
+      const s = contrastiveSearch(space, 3, { stageMin: 30, stageMax: 60, stagePatience: 15, stageCycle: 10 });
+      const proposals: Proposal[] = [];
+      const recorded = { ...s, propose: (n: number) => { const p = s.propose(n); proposals.push(...p); return p; } };
+      await simulate(recorded, m, 120);
+      const stage2 = proposals.findIndex((p) => !p.origin?.includes('tunables'));
+      expect(stage2).toBeGreaterThan(0);
+      const again = proposals.findIndex((p, i) => i > stage2 && p.origin?.endsWith('(tunables)'));
+      expect(again, 'stage 1 was re-entered').toBeGreaterThan(stage2);
+      // The re-entered stage varies tunables only: its flags and transforms are one pinned choice.
+      let end = again;
+      while (end < proposals.length && proposals[end].origin?.endsWith('(tunables)')) end++;
+      const block = proposals.slice(again, end);
+      const rest = (p: Proposal): string => JSON.stringify([p.flags ?? {}, p.transforms ?? []]);
+      expect(new Set(block.map(rest)).size).toBe(1);
+      expect(new Set(block.map((p) => JSON.stringify(p.config))).size).toBe(block.length);
+      // A run resumed from its saved state is in the same stage with the same pinned values.
+      const st = s.saveState!() as ContrastiveState;
+      expect(st.stage).toBeDefined();
+      const r = contrastiveSearch(space, 3, { stageCycle: 10 });
+      expect(r.restoreState!(JSON.parse(JSON.stringify(st)))).toBeNull();
+      const back = r.saveState!() as ContrastiveState;
+      expect(back.stage).toEqual(st.stage);
+      expect(back.tunablesOnly).toBe(st.tunablesOnly);
+      // The default (15) goes back too; with stageCycle 0 a run never does.
+      expect(contrastiveSearch(space, 3).saveState!()).toMatchObject({ tunablesOnly: true });
+      const d = contrastiveSearch(space, 3, { stageMin: 30, stageMax: 60, stagePatience: 15, stageCycle: 0 });
+      const dp: Proposal[] = [];
+      await simulate({ ...d, propose: (n: number) => { const p = d.propose(n); dp.push(...p); return p; } }, new TunablesOnlyReplay(softmax, rec, { seed: 3 }), 120);
+      const d2 = dp.findIndex((p) => !p.origin?.includes('tunables'));
+      expect(dp.slice(d2).some((p) => p.origin?.includes('tunables'))).toBe(false);
     });
 
     it('flags and transforms that change nothing cost the staged policy fewer evaluations to 98% than the unstaged one (COUNTERFACTUAL replay, median of 5 seeds)', async () => {

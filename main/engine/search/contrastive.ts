@@ -14,6 +14,20 @@
 // evaluations (median of 20 seeds) instead of 35 and 19; staged, 36.5 and 21 (bench/action-space.ts,
 // a counterfactual replay).
 //
+// Stages in turn (the default since 2026-12-02, `stageCycle: 15`): once flags and transforms have not
+// improved the best by 0.5% for 15 measured variants, the tunables are searched again with the flags
+// and transforms pinned at the best's, and each stage is left after `stagePatience` variants without
+// a gain. Why: a live transpose search (bench/results/h200-vs-pytorch-dac4fe3.md) left stage 1 at a
+// 128x32 tile and spent its last 47 evaluations on flags and transforms that gained 0.1%, never
+// trying the 64x64 tile that was 7% faster. In the counterfactual replay (bench/action-space.ts,
+// flags and transforms changing nothing, the 8 H200 recordings, 100 seeds, budget 100) the seeds
+// reaching 98% of the optimum rose on softmax 75 -> 97, transpose 29 -> 53, histogram 76 -> 97,
+// matmul 58 -> 89, reduce_sum 97 -> 100, and stayed at 100 on axpy, layernorm and stencil2d, medians
+// unchanged where both reach. Chosen on those spaces (15 and 25 tried at 20 seeds; 15 is
+// stagePatience); no recorded space with flags or transforms was held out: there is none. Spaces
+// of tunables alone (every REPLAY space here and the four of Kernel Tuner) are not staged, so it
+// changes nothing there.
+//
 // Until the model has `minPairs` decided comparisons, proposals are uniformly random. Decided
 // comparisons are duels with a faster/slower verdict and pairs of measured variants whose median
 // confidence intervals do not overlap (unsure and same are never used).
@@ -133,6 +147,8 @@ export interface ContrastiveOptions {
   stageMin?: number;
   stageMax?: number;
   stagePatience?: number;
+  /** Stages in turn (default 15; 0: off, stage 1 is never re-entered): once the flags and transforms have not improved the best by 0.5% for this many measured variants, the tunables are searched again with the flags and transforms pinned at the best's, and so on, each stage left after `stagePatience` variants without a gain. */
+  stageCycle?: number;
   /** How picks are chosen among candidates: the model's best (greedy) or the best under weights drawn from its posterior (Thompson sampling). */
   acquisition?: 'greedy' | 'thompson';
   /** Spread of the posterior draws (Thompson sampling). */
@@ -228,6 +244,8 @@ export interface ContrastiveState {
   draws: number;
   /** The annealing arm's walk: the variant it is at, its temperature and its share's carry (absent in states saved before issue 18's arm). */
   arm?: { at: string | null; t: number; turn: number };
+  /** When the current stage began (measured variants) and the flag and transform values stage 1 pins (absent in states saved before `stageCycle`). */
+  stage?: { start: number; pinned: number[] };
 }
 
 export interface ContrastiveStrategy extends Strategy {
@@ -252,7 +270,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   const o = {
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
-    staged: true, stageMin: 30, stageMax: 60, stagePatience: 15,
+    staged: true, stageMin: 30, stageMax: 60, stagePatience: 15, stageCycle: 15,
     acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, sweep: 0, sweepStall: 50, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
@@ -276,15 +294,26 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
   let lastTrainPairs = 0;
   let best: Measured | null = null;
   let bestAt = 0; // measured.length when the best last improved
-  // Stage 1 searches only these dimensions; the others stay at their first value (default flags, no transform).
+  // Stage 1 searches only these dimensions; the others stay pinned: at their first value (default
+  // flags, no transform), or, when the stages take turns (`stageCycle`), at the best's values.
   const tunableDim = space.dims.map((d) => d.kind === 'tunable');
   const staged = o.staged && tunableDim.some((t) => t) && tunableDim.some((t) => !t);
   let tunablesOnly = staged;
+  let pinned: number[] = space.dims.map(() => 0);
+  let stageStart = 0; // measured.length when the current stage began (0: the first stage)
   const active = (i: number, stage1: boolean): boolean => !stage1 || tunableDim[i];
   const maybeLeaveStage1 = (): void => {
-    if (!tunablesOnly) return;
+    if (!staged) return;
     const n = measured.length;
-    if (n >= o.stageMax || (n >= o.stageMin && n - bestAt >= o.stagePatience)) tunablesOnly = false;
+    const quiet = n - Math.max(bestAt, stageStart);
+    if (tunablesOnly) {
+      const first = stageStart === 0;
+      if (first ? n >= o.stageMax || (n >= o.stageMin && quiet >= o.stagePatience) : quiet >= o.stagePatience) [tunablesOnly, stageStart] = [false, n];
+    } else if (o.stageCycle && best && quiet >= o.stageCycle) {
+      // Flags and transforms gained nothing for a while: the tunables again, around the best's flags and transforms.
+      [tunablesOnly, stageStart, pinned] = [true, n, best.a.map((v, i) => (tunableDim[i] ? 0 : v))];
+      vuList = undefined;
+    }
   };
   /** The best measured variant's id (lineage of proposals not drawn around an elite); undefined before one is journaled. */
   const bestId = (): string | undefined => (best && !best.id.startsWith('#') ? best.id : undefined);
@@ -293,7 +322,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const out = [...new Set(ids.filter((x): x is string => !!x && !x.startsWith('#')))];
     return out.length ? out : undefined;
   };
-  const pin = (a: Action): Action => (tunablesOnly ? a.map((v, i) => (tunableDim[i] ? v : 0)) : a);
+  const pin = (a: Action): Action => (tunablesOnly ? a.map((v, i) => (tunableDim[i] ? v : pinned[i])) : a);
 
   const logProb = (a: Action, stage1 = false): number => {
     let s = 0;
@@ -411,7 +440,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         vuList = [];
         const a: Action = new Array(space.dims.length).fill(0);
         for (;;) {
-          if (space.isValid(a)) vuList.push([...a]);
+          const b = pin([...a]); // a copy: pin returns its argument outside stage 1
+          if (space.isValid(b)) vuList.push(b);
           let i = a.length - 1;
           while (i >= 0 && ++a[i] >= dimsOn[i]) a[i--] = 0;
           if (i < 0) break;
@@ -760,7 +790,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     const cands: Action[] = [];
     const anchorOf = new Map<string, string[]>(); // candidate key -> the elite it was drawn around, or a crossover child's two parents
     const keys = new Set<string>();
-    const add = (a: Action, parents?: string[]): void => {
+    const add = (a0: Action, parents?: string[]): void => {
+      const a = pin(a0);
       const k = space.key(a);
       if (keys.has(k) || seen.has(a) || !space.isValid(a)) return;
       keys.add(k);
@@ -862,7 +893,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     if (!o.pool || space.size > o.pool * 8) return [];
     listed ??= [...space.enumerate()];
     if (listed.length > o.pool) return [];
-    return listed.filter((a) => !seen.has(a) && (!tunablesOnly || a.every((v, i) => tunableDim[i] || v === 0)));
+    return listed.filter((a) => !seen.has(a) && (!tunablesOnly || a.every((v, i) => tunableDim[i] || v === pinned[i])));
   };
 
   const addMedianPairs = (m: Measured): void => {
@@ -961,7 +992,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     // The policy's logits, its stage and its random stream; measured variants, the preference
     // model's pairs and the best are rebuilt from the journal.
     saveState(): ContrastiveState {
-      return { logits: logits.map((l) => [...l]), tunablesOnly, draws, arm: { at: armCur?.id ?? null, t: armT, turn: armTurn } };
+      return { logits: logits.map((l) => [...l]), tunablesOnly, draws, arm: { at: armCur?.id ?? null, t: armT, turn: armTurn }, stage: { start: stageStart, pinned: [...pinned] } };
     },
     restoreState(x: unknown): string | null {
       const st = x as Partial<ContrastiveState> | null;
@@ -976,7 +1007,11 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         const at = st.arm.at ? byId.get(st.arm.at) : undefined;
         if (at) armCur = at;
       }
-      tunablesOnly = tunablesOnly && st.tunablesOnly; // stage 1 is never re-entered
+      const sg = st.stage;
+      if (staged && sg && Number.isInteger(sg.start) && sg.start >= 0 && Array.isArray(sg.pinned) && sg.pinned.length === pinned.length && sg.pinned.every((v, i) => Number.isInteger(v) && v >= 0 && v < space.dims[i].values.length)) {
+        // A state that knows its stage (since stageCycle): the stage it was in, re-entered or not.
+        [tunablesOnly, stageStart, pinned] = [st.tunablesOnly, sg.start, [...sg.pinned]];
+      } else tunablesOnly = tunablesOnly && st.tunablesOnly; // an older state: stage 1 is never re-entered
       while (draws < st.draws!) rng();
       return null;
     },
