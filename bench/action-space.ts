@@ -17,9 +17,7 @@ import { parseArgs } from 'node:util';
 import { loadSpace, TunablesOnlyReplay, type RecordedSpace } from '../main/engine/measure/replay.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
-import { makeStrategy } from '../main/engine/search/strategies.js';
-import { defaultFlagChoices } from '../main/engine/search/actions.js';
-import { findTransforms } from '../main/engine/source/transforms.js';
+import { liveActionSpace, makeStrategy } from '../main/engine/search/strategies.js';
 import { simulate } from '../main/engine/search/simulate.js';
 import type { Task } from '../main/engine/task/manifest.js';
 import { quantile } from '../main/engine/measure/stats.js';
@@ -60,10 +58,7 @@ for (const f of files) {
   // tunables the recording predates, which stay at their defaults as in the recording: otherwise
   // every variant that sets one would be missing from the recording (until 2026-12-02 it was, for
   // softmax, layernorm, transpose, reduce_sum and matmul, whose tasks gained tunables since).
-  const fixed = new TunablesOnlyReplay(task, rec, { seed: 1 }).predatedDefaults;
-  const transforms = await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }).catch(() => undefined);
-  const whole = new ActionSpace(task, { flags: defaultFlagChoices(task), transforms });
-  const live = new ActionSpace(task, { dims: whole.dims.filter((d) => !(d.kind === 'tunable' && d.name in fixed)), fixed, transforms });
+  const live = await liveActionSpace(task, { fixed: new TunablesOnlyReplay(task, rec, { seed: 1 }).predatedDefaults });
   const row: Record<string, unknown> = { task: name, liveDims: live.dims.length, liveFlagAndTransformDims: live.dims.filter((d) => d.kind !== 'tunable').map((d) => `${d.name}:${d.values.length}`), runs: [] as unknown[] };
   const runs = row.runs as unknown[];
   if (!values['only-staged']) runs.push(await run(task, rec, live, 'tunables', 'contrastive'), await run(task, rec, live, 'tunables', 'random'));

@@ -4,8 +4,9 @@ not a measurement). The range-of-five model that was here (until 2026-12-02 17:5
 `npx tsx bench/spread-sources.ts --sd SD [--goal LIMIT]`, one implementation beside the table it feeds.
 
   python3 scripts/stat-models.py layernorm-onepass   how often the unshifted one-pass variance
-        (E[x^2] - mean^2 in fp32) fails the layernorm task's check on a 5x3 size, rows uniform in
-        [-2, 3] as task.yaml fills them, against the shifted one-pass form the kernel uses now
+        (E[x^2] - mean^2 in fp32) failed the layernorm task's check as it was until b8a51f2 (atol
+        3e-5) on a 5x3 size, rows uniform in [-2, 3] as task.yaml fills them, against the shifted
+        one-pass form the kernel uses now
   python3 scripts/stat-models.py layernorm-tolerance  the atol each fresh seed's 65536x3 check needs
         (rtol 1e-4 kept) for the baseline's fp32 two-pass statistics, the shifted one-pass form and
         the unshifted one: a correct fp32 kernel must pass the task's tolerance on every seed
@@ -14,7 +15,7 @@ import sys
 import numpy as np
 
 
-def layernorm_onepass(n=2_000_000, seed=1):
+def layernorm_onepass(n=2_000_000, seed=1, atol=3e-5):
     f = np.float32
     rng = np.random.default_rng(seed)
     x = rng.uniform(-2, 3, size=(n, 3)).astype(f)
@@ -27,7 +28,7 @@ def layernorm_onepass(n=2_000_000, seed=1):
 
     def fails(m, var):
         y = (x - m[:, None]) / np.sqrt(var + f(1e-5))[:, None] * g + b
-        return (np.abs(y - ref) > 3e-5 + 1e-4 * np.abs(ref)).any(1).mean()
+        return (np.abs(y - ref) > atol + 1e-4 * np.abs(ref)).any(1).mean()
 
     inv = f(1) / f(3)
     m = (x.sum(1, dtype=f) * inv).astype(f)
@@ -65,8 +66,7 @@ def layernorm_tolerance(seeds=2000, rows=65536):
         d = x - x[:, :1]
         dm = ((d[:, 1] + d[:, 2]) * inv).astype(f)
         need['shifted one-pass'].append(atol_needed((x[:, 0] + dm).astype(f), np.maximum((d * d).sum(1, dtype=f) * inv - dm * dm, 0)))
-        m1 = ((x[:, 0] + x[:, 1] + x[:, 2]) * inv).astype(f)
-        need['unshifted one-pass'].append(atol_needed(m1, np.maximum((x * x).sum(1, dtype=f) * inv - m1 * m1, 0)))
+        need['unshifted one-pass'].append(atol_needed(m, np.maximum((x * x).sum(1, dtype=f) * inv - m * m, 0)))
     for name, v in need.items():
         v = np.array(v)
         fails = ', '.join(f'{t:g}: {(v > t).mean():.4f}' for t in (3e-5, 1e-4, 2e-4))

@@ -111,6 +111,15 @@ describe('contrastive strategy', () => {
 
   describe('staged: tunables first, then flags and transforms', () => {
     const liveSpace = () => liveActionSpace(softmax);
+
+    it('a live space holds fixed tunables at their values instead of searching them', async () => {
+      const all = await liveSpace();
+      const held = await liveActionSpace(softmax, { fixed: { VEC: 1 } });
+      expect(all.dims.some((d) => d.name === 'VEC')).toBe(true);
+      expect(held.dims.some((d) => d.name === 'VEC')).toBe(false);
+      expect(held.dims.length).toBe(all.dims.length - 1);
+      expect(held.decode(held.sample(mulberry32(5))!).config.VEC).toBe(1);
+    });
     const plain = (p: Proposal): boolean => !p.transforms?.length && (p.flags?.opt ?? 3) === 3 && !p.flags?.maxrregcount && !p.flags?.dlcm && !p.flags?.fastMath;
 
     it('keeps flags and transforms at their defaults until the best stops improving, then varies them', async () => {

@@ -67,7 +67,7 @@ export class ActionSpace {
     this.filter = o.filter;
     if (o.dims) this.dims = o.dims;
     else {
-      const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).map(([name, values]) => ({ name, kind: 'tunable' as const, values: [...values] }));
+      const dims: Dim[] = Object.entries(task.manifest.tunables ?? {}).filter(([name]) => !(name in this.fixed)).map(([name, values]) => ({ name, kind: 'tunable' as const, values: [...values] }));
       if (o.flags) {
         if (o.flags.opt.length) dims.push({ name: 'opt', kind: 'flag', values: [3, ...o.flags.opt.filter((x) => x !== 3)] });
         if (o.flags.fastMath) dims.push({ name: 'fastMath', kind: 'flag', values: [null, 1] });

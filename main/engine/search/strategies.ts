@@ -2,6 +2,7 @@
 // compiler flags and the source transforms found in its baseline).
 import type { Strategy } from './loop.js';
 import type { Task } from '../task/manifest.js';
+import type { Config } from '../base/types.js';
 import { ActionSpace, defaultFlagChoices } from './actions.js';
 import { ReplayMeasurer, type RecordedSpace } from '../measure/replay.js';
 import { simulate, type SimResult, type SimulateOptions } from './simulate.js';
@@ -40,6 +41,8 @@ export interface SpaceChoice {
   flags?: boolean;
   /** Vary source transforms of the baseline. Default true. */
   transforms?: boolean;
+  /** Tunables held at these values instead of searched (an older recording's predated tunables, as ActionSpace's `fixed`). */
+  fixed?: Config;
 }
 
 /** The action space for a task on a backend: a replay's recording decides its own dimensions. */
@@ -51,7 +54,7 @@ export async function actionSpaceFor(task: Task, m: Measurer, c: SpaceChoice = {
 /** The action space of a live run: the tunables, the compiler flags and the baseline's transform sites. */
 export async function liveActionSpace(task: Task, c: SpaceChoice = {}): Promise<ActionSpace> {
   const transforms = c.transforms === false ? undefined : await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }).catch(() => undefined);
-  return new ActionSpace(task, { flags: c.flags === false ? false : defaultFlagChoices(task), transforms });
+  return new ActionSpace(task, { flags: c.flags === false ? false : defaultFlagChoices(task), transforms, fixed: c.fixed });
 }
 
 export function makeStrategy(name: StrategyName, space: ActionSpace, seed: number, o: { contrastive?: ContrastiveOptions } = {}): Strategy {
