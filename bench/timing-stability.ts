@@ -11,6 +11,10 @@
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench timing-stability [--tasks softmax,reduce_sum,...] [--processes 5] [--self-duels 20]
 //                            [--sets 1,4 | --timing 'k=v,k=v;k=v'] [--order grouped|interleaved] [--configs FILE] [--spaces bench/spaces/h200] [--out bench/results]
+//                            [--variants-from <gpu>-vs-pytorch.json]
+// --variants-from: the tasks of a `bench vs-pytorch` run are measured at the best variant that run
+// found (its configuration, compiler flags and source transforms), the figure the README reports;
+// the other tasks at --configs' or their recorded space's best.
 // --order interleaved measures process i of every task before process i + 1 of any (default: a
 // task's processes one after the other); each process's row records its place in the run (seq)
 // and the task measured just before it (after), to see whether the order moves a median.
@@ -27,7 +31,8 @@ import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { configKey, defaultConfig, isValidConfig } from '../main/engine/task/space.js';
-import type { Config, TimingResult, Verdict } from '../main/engine/base/types.js';
+import type { BuildFlags, Config, TimingResult, Verdict } from '../main/engine/base/types.js';
+import { findTransforms } from '../main/engine/source/transforms.js';
 import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
 
@@ -41,6 +46,7 @@ const { values } = parseArgs({
     timing: { type: 'string' },
     spaces: { type: 'string' },
     configs: { type: 'string' },
+    'variants-from': { type: 'string' },
     order: { type: 'string', default: 'grouped' },
     out: { type: 'string', default: 'bench/results' },
   },
@@ -54,6 +60,25 @@ const chosen = values.configs ? (JSON.parse(readFileSync(values.configs, 'utf8')
 if (values.configs && !chosen) throw new Error(`--configs ${values.configs}: no "tasks" object (expected {"tasks": {"<task>": [{...config}]}})`);
 for (const [name, cs] of Object.entries(chosen ?? {})) {
   if (cs[0] && !isValidConfig(resolveTask(name), cs[0])) throw new Error(`--configs ${values.configs}: ${name}'s first configuration ${configKey(cs[0])} is not in the task's space`);
+}
+interface FoundVariant { config: Config; flags: BuildFlags; transforms: string[] }
+const found = new Map<string, FoundVariant>();
+if (values['variants-from']) {
+  const file = values['variants-from'];
+  let doc: { tasks?: Array<{ task?: string; kernelduel?: { variant?: FoundVariant } | null }> };
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8')) as typeof doc;
+  } catch (e) {
+    throw new Error(`--variants-from ${file}: cannot read it as JSON (${(e as Error).message})`, { cause: e });
+  }
+  if (!Array.isArray(doc.tasks)) throw new Error(`--variants-from ${file}: no "tasks" array (expected a bench vs-pytorch result)`);
+  for (const r of doc.tasks) {
+    const v = r.kernelduel?.variant;
+    if (!r.task || !v) continue; // a task whose search failed keeps its recorded best
+    if (typeof v.config !== 'object' || typeof v.flags !== 'object' || !Array.isArray(v.transforms)) throw new Error(`--variants-from ${file}: ${r.task}'s variant needs config, flags and transforms`);
+    if (!isValidConfig(resolveTask(r.task), v.config)) throw new Error(`--variants-from ${file}: ${r.task}'s ${configKey(v.config)} is not in the task's space`);
+    found.set(r.task, v);
+  }
 }
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = process.env.KERNELDUEL_BENCH_DATA ?? here;
@@ -103,7 +128,7 @@ const result: Record<string, unknown> = {
   benchmark: 'timing-stability',
   measured: 'real GPU measurements (not simulated, not replayed)',
   date: new Date().toISOString(),
-  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.configs ? ` --configs ${values.configs}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
+  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.configs ? ` --configs ${values.configs}` : ''}${values['variants-from'] ? ` --variants-from ${values['variants-from']}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
   gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
   bundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
   goals: 'same variant in fresh processes: spread of medians (max-min)/median <= 0.5%; self duels say "same" in >= 99 of 100',
@@ -118,14 +143,16 @@ const save = (): void => {
     '',
     `Command: \`${String(result.command)}\`. Real GPU measurements. Goals: ${String(result.goals)}.`,
     '',
-    '| task | timing | median ms | spread of ' + processes + ' processes | sd between processes (what the sets explain: per-set sd / √sets) | self duels same / n | other verdicts |',
-    '|---|---|---|---|---|---|---|',
+    '| task | variant (from) | timing | median ms | spread of ' + processes + ' processes | sd between processes (what the sets explain: per-set sd / √sets) | self duels same / n | other verdicts |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const v = r.verdicts as Record<string, number>;
       const other = Object.entries(v).filter(([k]) => k !== 'same').map(([k, n]) => `${k} ${n}`).join(', ');
       const src = r.spreadSources as SpreadSources | null;
       const sources = src ? `${src.betweenSdPct.toFixed(2)}% (${src.expectedFromSetsPct.toFixed(2)}%)` : '-';
-      return `| ${r.task} | ${String(r.timingLabel)} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${sources} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
+      const tr = (r.transforms as string[]).length ? ` + ${(r.transforms as string[]).join(' ')}` : '';
+      const fl = Object.entries(r.flags as BuildFlags).filter(([k, x]) => k !== 'opt' || x !== 3).map(([k, x]) => ` ${k}=${String(x)}`).join('');
+      return `| ${r.task} | ${configKey(r.config as Config)}${fl}${tr} (${String(r.variantFrom)}) | ${String(r.timingLabel)} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${sources} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
     }),
     '',
   ].join('\n');
@@ -137,14 +164,24 @@ interface TaskRun {
   name: string;
   task: ReturnType<typeof resolveTask>;
   config: Config;
-  spec: { source: string; config: Config; flags: { opt: 3 }; origin: string };
+  /** Where the variant came from: a vs-pytorch run, --configs or the recorded space. */
+  from: string;
+  spec: { source: string; config: Config; flags: BuildFlags; transforms?: string[]; origin: string };
   medians: number[];
   details: Array<Record<string, unknown>>;
   failures: string[];
 }
 // Each task's configuration, once for every timing compared: --configs' first, else the recorded space's best.
-const targets = values.tasks!.split(',').map((name) => {
+const targets = await Promise.all(values.tasks!.split(',').map(async (name) => {
   const task = resolveTask(name);
+  const v = found.get(name);
+  if (v) {
+    const source = v.transforms.length
+      ? (await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) })).apply(v.transforms)
+      : task.baselineSource;
+    const config = { ...defaultConfig(task), ...v.config };
+    return { name, task, config, from: 'vs-pytorch', spec: { source, config, flags: v.flags, ...(v.transforms.length ? { transforms: v.transforms } : {}), origin: 'user' } };
+  }
   const given = chosen?.[name]?.[0];
   let config: Config;
   if (given) config = { ...defaultConfig(task), ...given };
@@ -154,8 +191,8 @@ const targets = values.tasks!.split(',').map((name) => {
     // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
     config = { ...defaultConfig(task), ...best.config };
   }
-  return { name, task, config, spec: { source: task.baselineSource, config, flags: { opt: 3 as const }, origin: 'user' } };
-});
+  return { name, task, config, from: given ? 'configs' : 'recorded space', spec: { source: task.baselineSource, config, flags: { opt: 3 } as BuildFlags, origin: 'user' } };
+}));
 let seq = 0; // the position of a process in the whole run, to look for order effects
 let previous = ''; // the task the process before measured
 for (const timing of timingVariants()) {
@@ -202,7 +239,7 @@ for (const timing of timingVariants()) {
     if (selfDuels > 0) previous = name;
     // Between-process sd well above what the sets explain: an offset each process shares (more sets will not help).
     const sources = spreadSources(details.map((d) => (d.perSetMedianMs as number[] | undefined) ?? []));
-    rows.push({ task: name, config, timing, timingLabel: label(timing), sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
+    rows.push({ task: name, config, variantFrom: run.from, flags: spec.flags, transforms: spec.transforms ?? [], timing, timingLabel: label(timing), sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
     log(`${name} ${label(timing)}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
     save();
   }
