@@ -2,7 +2,8 @@
 // metric of bench/strategies.ts (evaluations to 98%: median over seeds, unreached = budget + 1;
 // best@50/@100; the model's held-out pair accuracy after the run). For trying options against
 // the default before changing it; prints one line per space, writes nothing. With the bandit portfolio
-// on (`bandit`), the line ends with each arm's improvements of the best / picks, summed over seeds.
+// on (`bandit`), the line ends with each arm's improvements of the best / picks, summed over seeds;
+// with the trust region on (`trust`), with its improvements of the best / picks, halvings and restarts.
 //
 //   npx tsx bench/contrastive-options.ts <spaces> <seeds> '<ContrastiveOptions as JSON>' [strategy]
 //   <spaces>: kt (the four Kernel Tuner spaces in ../shared/tuning-spaces), h200 (bench/spaces/h200),
@@ -48,6 +49,7 @@ for (const s of want) {
   const b50: number[] = [];
   const b100: number[] = [];
   const acc: number[] = [];
+  const tr = { picks: 0, wins: 0, halvings: 0, restarts: 0 }; // the trust region's, summed over seeds
   const arms = { model: { wins: 0, tries: 0 }, genetic: { wins: 0, tries: 0 }, anneal: { wins: 0, tries: 0 } }; // the bandit portfolio's picks, summed over seeds
   let opt: number;
   const seed0 = Number(process.env.KD_SEED0 ?? 1); // first seed (KD_SEED0=21: seeds 21..20+seeds)
@@ -64,8 +66,11 @@ for (const s of want) {
     if (r.model?.heldOutAccuracy != null) acc.push(r.model.heldOutAccuracy);
     const bs = strat === 'contrastive' ? (st as ContrastiveStrategy).banditStats() : null;
     if (bs) for (const k of ['model', 'genetic', 'anneal'] as const) [arms[k].wins, arms[k].tries] = [arms[k].wins + bs[k].wins, arms[k].tries + bs[k].tries];
+    const ts = strat === 'contrastive' ? (st as ContrastiveStrategy).trustStats() : null;
+    if (ts) for (const k of ['picks', 'wins', 'halvings', 'restarts'] as const) tr[k] += ts[k];
   }
   const armLine = arms.model.tries ? ` arms (wins/picks) model ${arms.model.wins}/${arms.model.tries} genetic ${arms.genetic.wins}/${arms.genetic.tries} anneal ${arms.anneal.wins}/${arms.anneal.tries}` : '';
+  const trLine = tr.picks ? ` trust (wins/picks) ${tr.wins}/${tr.picks} halvings ${tr.halvings} restarts ${tr.restarts}` : '';
   const re = reachOf(r98, budget);
-  process.stdout.write(`${s.name.padEnd(20)} to98 ${String(re.median).padStart(6)} (${re.reached}/${seeds}) b50 ${quantile(b50, 0.5).toFixed(3)} b100 ${quantile(b100, 0.5).toFixed(3)} acc ${acc.length ? quantile(acc, 0.5).toFixed(3) : '-'} ${((Date.now() - t0) / 1000).toFixed(0)}s${armLine}\n`);
+  process.stdout.write(`${s.name.padEnd(20)} to98 ${String(re.median).padStart(6)} (${re.reached}/${seeds}) b50 ${quantile(b50, 0.5).toFixed(3)} b100 ${quantile(b100, 0.5).toFixed(3)} acc ${acc.length ? quantile(acc, 0.5).toFixed(3) : '-'} ${((Date.now() - t0) / 1000).toFixed(0)}s${armLine}${trLine}\n`);
 }

@@ -103,6 +103,7 @@
 // one-dimension moves; no setting beat the default on both convolution spaces (exploration seeds
 // 101-140), and a model ranking after fewer comparisons (`minPairs` 10 or 6) lost there too
 // (bench/results/strategies-options-minpairs.md).
+// The trust region (issue 18, thirteenth round; off: `trust: 2`), after TuRBO: 2 of each round's picks are the model's best in a box around the best (ordered values, side 0.8 halving after 5 misses, restarting below 1/16); convolution A100 107 (19/20) instead of 108 (15/20), 115.5 (86/100) instead of 142.5 (71/100), transpose 47 / 51 instead of 56.5 / 63.5 (7 of 8 H200 spaces beat annealing and the GA), but convolution A4000 91.5 instead of 66.5 and histogram 29 instead of 21 at 20 seeds (bench/results/strategies-options-trust.md).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
@@ -215,6 +216,16 @@ export interface ContrastiveOptions {
   banditStall?: number;
   /** Retrain only once the measured variants grew by this fraction (at least one) since the last training (0: whenever decided pairs grew 10%). */
   retrainEvery?: number;
+  /** The trust region (issue 18, thirteenth round; off by default: 0), after TuRBO: once the model ranks (and the best has stalled for `trustStall` measured variants), this many picks of each round are the model's best among `trustCands` random variants inside a box around the best measured variant — each searched dimension changed with probability `trustDims` / (searched dimensions), at least one, to a value within ±max(1, round(side·(values − 1)/2)) places of the best's in its ordered values. The side starts at `trustSide`, doubles (at most 1) after `trustSucc` trust-region picks in a row improved the best by 0.5%, halves after `trustFail` in a row did not, and below `trustMin` the region restarts at `trustSide` (around the best, or with `trustRestart: 'elite'` around the fastest measured variant outside every collapsed region's first box). */
+  trust?: number;
+  trustStall?: number;
+  trustCands?: number;
+  trustDims?: number;
+  trustSide?: number;
+  trustSucc?: number;
+  trustFail?: number;
+  trustMin?: number;
+  trustRestart?: 'best' | 'elite';
 }
 
 interface Measured {
@@ -257,6 +268,8 @@ export interface ContrastiveStrategy extends Strategy {
   readonly staged: boolean;
   /** The bandit portfolio's arms (see `bandit`): picks made (tries) and how many improved the best by 0.5% or more (wins); all zero when it is off. */
   banditStats(): Record<'model' | 'genetic' | 'anneal', { wins: number; tries: number }>;
+  /** The trust region (see `trust`): its picks, how many improved the best by 0.5% or more, its halvings and restarts, and its side now; all zero (side `trustSide`) when it is off. */
+  trustStats(): { picks: number; wins: number; halvings: number; restarts: number; side: number };
 }
 
 function softmax(l: Float64Array): Float64Array {
@@ -271,7 +284,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     candidates: 64, picks: 4, epsilon: 0.1, minPairs: 20, group: 8, lr: 0.5, clip: 0.2, entropy: 0.01, epochs: 4,
     eliteShare: 0.5, keep: 0.75, failReward: -1, medianPairs: true, duels: true,
     staged: true, stageMin: 30, stageMax: 60, stagePatience: 15, stageCycle: 15,
-    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, sweep: 0, sweepStall: 50, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs', ...opts,
+    acquisition: 'greedy' as 'greedy' | 'thompson', spread: 1, greedyPicks: 0, thompsonStall: 0, pool: 0, neighbours: false, localStart: false, localPatience: 8, portfolio: false, genetic: false, crossover: 16, breeders: 16, arm: 0, armStall: 20, armRank: 1, armT0: 0.1, armCooling: 0.97, retrainEvery: 0, boundary: 1, boundaryStall: 25, boundaryPairs: true, boundaryTries: 0, sweep: 0, sweepStall: 50, far: 0, lhsPoints: 8, bandit: 'off' as 'off' | 'ucb' | 'thompson', banditArms: ['genetic', 'anneal'] as Array<'genetic' | 'anneal'>, banditPrior: 1, banditFloor: 0.5, banditC: Math.SQRT2, banditStall: 0, banditReward: 'best' as 'best' | 'top', banditTop: 0.1, initial: 'random' as 'random' | 'around-baseline' | 'mixed' | 'value-uniform' | 'lhs',
+    trust: 0, trustStall: 0, trustCands: 128, trustDims: 2, trustSide: 0.8, trustSucc: 3, trustFail: 5, trustMin: 1 / 16, trustRestart: 'best' as 'best' | 'elite', ...opts,
   };
   // Draws are counted so that a resumed run continues the same random stream (restoreState).
   const rawRng = mulberry32(seed);
@@ -689,6 +703,86 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return queueBestOf(far, 'far');
   };
 
+  // The trust region (see `trust`): its side, its run of improving / not improving picks, its
+  // centre after a restart ('elite'), the centres of collapsed regions, and the keys it proposed.
+  let trustSide = o.trustSide;
+  let trustRun = 0; // > 0: improving picks in a row; < 0: picks in a row that did not improve
+  let trustCentre: Measured | null = null;
+  let trustBest: Measured | null = null; // the best when the region restarted around an elite
+  const trustDead: Action[] = [];
+  const trustKeys = new Set<string>();
+  const trustCount = { picks: 0, wins: 0, halvings: 0, restarts: 0 };
+  /** Half the box's width in dimension i at side L: at least one place, at most the whole range. */
+  const trustHalf = (i: number, L: number): number => Math.max(1, Math.round((L * (space.dims[i].values.length - 1)) / 2));
+  /** Whether `a` lies inside the first (side `trustSide`) box of a collapsed region. */
+  const inDead = (a: Action): boolean => trustDead.some((c) => a.every((v, i) => Math.abs(v - c[i]) <= trustHalf(i, o.trustSide)));
+  /** Queues the model's best variant of the trust region; false when none was found. */
+  const trustPick = (): boolean => {
+    if (!best) return false;
+    if (trustCentre && best !== trustBest) trustCentre = null; // a new best anywhere since the restart: the region follows it
+    const from = trustCentre ?? best;
+    const centre = from.a;
+    const on = space.dims.map((d, i) => (d.values.length > 1 && active(i, tunablesOnly) ? i : -1)).filter((i) => i >= 0);
+    if (!on.length) return false;
+    const p = Math.min(1, o.trustDims / on.length);
+    const out: Action[] = [];
+    const keys = new Set<string>();
+    for (let t = 0; out.length < o.trustCands && t < o.trustCands * 10; t++) {
+      const b = [...centre];
+      const move = (i: number): void => {
+        const h = trustHalf(i, trustSide);
+        const lo = Math.max(0, centre[i] - h);
+        const hi = Math.min(space.dims[i].values.length - 1, centre[i] + h);
+        const v = lo + Math.floor(rng() * (hi - lo)); // one of the other hi - lo values
+        b[i] = v >= centre[i] ? v + 1 : v;
+      };
+      let changed = 0;
+      for (const i of on) {
+        if (rng() >= p) continue;
+        move(i);
+        changed++;
+      }
+      if (!changed) move(on[Math.floor(rng() * on.length)]);
+      const c = pin(b);
+      const k = space.key(c);
+      if (keys.has(k) || seen.has(c) || !space.isValid(c)) continue;
+      keys.add(k);
+      out.push(c);
+    }
+    if (!out.length) return false;
+    let a = out[0];
+    let sc = -Infinity;
+    for (const b of out) {
+      const x = model.score(encoder.encode(b));
+      if (x > sc) [sc, a] = [x, b];
+    }
+    seen.add(a);
+    queue.push({ a, stage1: tunablesOnly, parents: lineage(from.id), origin: 'trust region' });
+    trustKeys.add(space.key(a));
+    trustCount.picks++;
+    return true;
+  };
+  /** A trust-region pick's result: the side doubles after `trustSucc` improvements in a row, halves after `trustFail` misses in a row, and restarts once below `trustMin`. */
+  const trustResult = (improved: boolean): void => {
+    if (improved) {
+      trustCount.wins++;
+      trustRun = Math.max(0, trustRun) + 1;
+      if (trustRun >= o.trustSucc) [trustSide, trustRun] = [Math.min(1, trustSide * 2), 0];
+      return;
+    }
+    trustRun = Math.min(0, trustRun) - 1;
+    if (-trustRun < o.trustFail) return;
+    [trustSide, trustRun] = [trustSide / 2, 0];
+    trustCount.halvings++;
+    if (trustSide >= o.trustMin) return;
+    trustCount.restarts++;
+    trustSide = o.trustSide;
+    if (o.trustRestart !== 'elite' || !best) return;
+    trustDead.push((trustCentre ?? best).a);
+    trustCentre = [...measured].sort((x, y) => x.ms - y.ms).find((m) => !inDead(m.a)) ?? null;
+    trustBest = best;
+  };
+
   /** The fastest measured variants, the population that breeds (crossover children, the bandit's genetic arm). */
   const breeding = (): Measured[] => [...measured].sort((x, y) => x.ms - y.ms).slice(0, o.breeders);
   /** One child of `pop` as the genetic algorithm makes it: two parents by tournament of three, uniform crossover, mutation (not checked for validity). */
@@ -830,11 +924,12 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     }
     const feats = cands.map((a) => encoder.encode(a));
     const taken = new Set<number>();
-    const candIndex = new Map(o.bandit !== 'off' ? cands.map((a, k) => [space.key(a), k] as const) : []);
+    const candIndex = new Map(o.bandit !== 'off' || o.trust ? cands.map((a, k) => [space.key(a), k] as const) : []);
     const stalled = measured.length - bestAt >= o.boundaryStall;
     let boundaryLeft = o.boundary && stalled ? o.boundary : 0;
     let farLeft = o.far && stalled ? o.far : 0;
     let sweepLeft = o.sweep && measured.length - bestAt >= o.sweepStall ? o.sweep : 0;
+    let trustLeft = o.trust && measured.length - bestAt >= o.trustStall ? o.trust : 0;
     for (let i = 0; i < o.picks && taken.size < cands.length; i++) {
       if (armPick()) continue;
       if (boundaryLeft > 0) {
@@ -848,6 +943,15 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       if (farLeft > 0) {
         farLeft--;
         if (farPick()) continue;
+      }
+      if (trustLeft > 0) {
+        trustLeft--;
+        if (trustPick()) {
+          // The region's pick may also be a candidate: not the model's to take again.
+          const k = candIndex.get(space.key(queue[queue.length - 1].a));
+          if (k !== undefined) taken.add(k);
+          continue;
+        }
       }
       if (ga && drawBeta(credit.genetic) > drawBeta(credit.model)) {
         const child = gaChild();
@@ -912,6 +1016,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     staged,
     policy: () => logits.map((l) => [...softmax(l)]),
     banditStats: () => ({ model: { ...bandit.model }, genetic: { ...bandit.genetic }, anneal: { ...bandit.anneal } }),
+    trustStats: () => ({ ...trustCount, side: trustSide }),
     propose(n) {
       const out: Proposal[] = [];
       while (out.length < n) {
@@ -937,6 +1042,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const fromWalk = walkKeys.has(space.key(a));
       const src = spec.origin === 'baseline' ? undefined : (sourceOf.get(space.key(a)) ?? 'model');
       if (src) credit[src].tries++;
+      if (trustKeys.delete(space.key(a))) trustResult(isTimedSuccess(result) && !!best && best.ms / result.timing[0].medianMs > 1.005);
       if (!isTimedSuccess(result)) {
         if (s) s.reward = o.failReward;
         if (fromWalk && ++walkMisses >= o.localPatience) walking = false;
