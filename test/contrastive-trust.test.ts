@@ -62,4 +62,16 @@ describe('contrastive: trust region', () => {
       expect(best[k - 11]! / best[k - 1]!).toBeLessThanOrEqual(1.005);
     }
   });
+
+  it('trustStall 0 (the default) gates nothing; a gate of 15 leaves fewer trust-region picks, the first of them later', async () => {
+    const open = await run(120, 4, { trust: 2, boundary: 0 });
+    const gated = await run(120, 4, { trust: 2, trustStall: 15, boundary: 0 });
+    const first = (st: typeof open.steps): number => st.findIndex((s) => isTrust(s.origin));
+    const count = (st: typeof open.steps): number => st.filter((s) => isTrust(s.origin)).length;
+    expect(first(open.steps)).toBeGreaterThanOrEqual(0);
+    expect(first(gated.steps)).toBeGreaterThanOrEqual(15);
+    expect(first(gated.steps)).toBeGreaterThan(first(open.steps));
+    expect(count(gated.steps)).toBeGreaterThan(0);
+    expect(count(gated.steps)).toBeLessThan(count(open.steps));
+  });
 });

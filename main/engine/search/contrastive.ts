@@ -104,6 +104,7 @@
 // 101-140), and a model ranking after fewer comparisons (`minPairs` 10 or 6) lost there too
 // (bench/results/strategies-options-minpairs.md).
 // The trust region (issue 18, thirteenth round; off: `trust: 2`), after TuRBO: 2 of each round's picks are the model's best in a box around the best (ordered values, side 0.8 halving after 5 misses, restarting below 1/16); convolution A100 107 (19/20) instead of 108 (15/20), 115.5 (86/100) instead of 142.5 (71/100), transpose 47 / 51 instead of 56.5 / 63.5 (7 of 8 H200 spaces beat annealing and the GA), but convolution A4000 91.5 instead of 66.5 and histogram 29 instead of 21 at 20 seeds (bench/results/strategies-options-trust.md).
+// `trustStall: 15` (off) gates it on the boundary moves' stall counter: 9 of 10 held-out spaces as the default and transpose 58 (20/20) instead of 67 (18/20), convolution A4000 63.5 instead of 66.5 (20 seeds), convolution A100 123.5 (87/100) instead of 142.5 (71/100), but A100 116.5 (17/20) against 108 (15/20) and A4000 115 (100/100) against 107.5 (99/100) (same file).
 // The other options below (Thompson sampling with the linear model's Laplace posterior, a full
 // pool, neighbours, a genetic arm, a staged local walk, an initial design around the baseline) are
 // off: none helped on the convolution spaces over 10 seeds.
