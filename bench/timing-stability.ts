@@ -32,7 +32,7 @@ import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { configKey, defaultConfig, isValidConfig } from '../main/engine/task/space.js';
 import type { BuildFlags, Config, TimingResult, Verdict } from '../main/engine/base/types.js';
-import { findTransforms } from '../main/engine/source/transforms.js';
+import { baselineTransforms } from '../main/engine/search/strategies.js';
 import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
 
@@ -177,7 +177,7 @@ const targets = await Promise.all(values.tasks!.split(',').map(async (name) => {
   const v = found.get(name);
   if (v) {
     const source = v.transforms.length
-      ? (await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) })).apply(v.transforms)
+      ? (await baselineTransforms(task)).apply(v.transforms)
       : task.baselineSource;
     const config = { ...defaultConfig(task), ...v.config };
     return { name, task, config, from: 'vs-pytorch', spec: { source, config, flags: v.flags, ...(v.transforms.length ? { transforms: v.transforms } : {}), origin: 'user' } };

@@ -9,7 +9,7 @@ import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import { ActionSpace, type Action } from '../main/engine/search/actions.js';
 import { contrastiveSearch, type ContrastiveOptions, type ContrastiveState } from '../main/engine/search/contrastive.js';
 import { simulate } from '../main/engine/search/simulate.js';
-import { traceContrastive as run, transpose, rec } from './fixtures/contrastive-trace.js';
+import { traceContrastive as run, transpose, rec, actionsById } from './fixtures/contrastive-trace.js';
 
 const ARM: ContrastiveOptions = { arm: 0.5, armStall: 20 };
 const dimsApart = (x: Action, y: Action): number => x.filter((v, i) => v !== y[i]).length;
@@ -39,8 +39,7 @@ describe('contrastive: the annealing arm', () => {
 
   it('the walk starts at the baseline and its steps change one dimension of the variant it walks from (a jump only once every neighbour was measured)', async () => {
     const { steps, space } = await run(90, 4, { ...ARM, armStall: 0 });
-    const byId = new Map(steps.map((s) => [s.id, s.a]));
-    byId.set('v0', space.baseline()!);
+    const byId = actionsById(steps, space);
     const arm = steps.filter((s) => s.origin.startsWith('anneal arm'));
     expect(arm[0].parents).toEqual(['v0']);
     expect(dimsApart(arm[0].a, byId.get('v0')!)).toBe(1);

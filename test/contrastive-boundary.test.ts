@@ -5,15 +5,14 @@
 // proposes anything but a boundary move of the best. Checked on a SYNTHETIC recorded space through
 // the benchmark's simulation.
 import { describe, expect, it } from 'vitest';
-import { traceContrastive as run, type Step } from './fixtures/contrastive-trace.js';
+import { traceContrastive as run, type Step, actionsById } from './fixtures/contrastive-trace.js';
 
 const isBoundary = (s: Step): boolean => s.origin.startsWith('boundary');
 
 describe('contrastive: boundary moves', () => {
   it('with no stall gate, one pick of each trained round is a boundary move of the best: one or two dimensions jumped to a bound', async () => {
     const { steps, space } = await run(80, 3, { boundary: 1, boundaryStall: 0 });
-    const byId = new Map(steps.map((s) => [s.id, s.a]));
-    byId.set('v0', space.baseline()!);
+    const byId = actionsById(steps, space);
     const moves = steps.filter(isBoundary);
     expect(moves.length).toBeGreaterThanOrEqual(10);
     for (const s of moves) {
@@ -26,8 +25,7 @@ describe('contrastive: boundary moves', () => {
     }
     // Without pairs, one dimension only.
     const single = await run(80, 3, { boundary: 1, boundaryStall: 0, boundaryPairs: false });
-    const byId1 = new Map(single.steps.map((s) => [s.id, s.a]));
-    byId1.set('v0', single.space.baseline()!);
+    const byId1 = actionsById(single.steps, single.space);
     const m1 = single.steps.filter(isBoundary);
     expect(m1.length).toBeGreaterThanOrEqual(3); // fewer: a small space's single jumps run out
     for (const s of m1) expect(s.a.filter((v, i) => v !== byId1.get(s.parents[0])![i]).length).toBe(1);
@@ -62,8 +60,7 @@ describe('contrastive: boundary moves', () => {
 describe('contrastive: far picks', () => {
   it('one pick of each trained round is far from the best (half the searched dimensions or more changed); none with far 0', async () => {
     const { steps, space } = await run(80, 3, { far: 1, boundaryStall: 0 });
-    const byId = new Map(steps.map((s) => [s.id, s.a]));
-    byId.set('v0', space.baseline()!);
+    const byId = actionsById(steps, space);
     const searched = space.dims.filter((d) => d.values.length > 1).length;
     const moves = steps.filter((s) => s.origin.startsWith('far'));
     expect(moves.length).toBeGreaterThanOrEqual(10);
@@ -81,8 +78,7 @@ describe('contrastive: far picks', () => {
 describe('contrastive: coordinate sweep', () => {
   it('moves exactly one searched dimension of the best, only after the stall, and never with sweep 0', async () => {
     const { steps, space, best } = await run(120, 4, { sweep: 1, sweepStall: 10, boundary: 0 });
-    const byId = new Map(steps.map((s) => [s.id, s.a]));
-    byId.set('v0', space.baseline()!);
+    const byId = actionsById(steps, space);
     const at = steps.map((s, k) => ({ s, k })).filter(({ s }) => s.origin === 'sweep');
     expect(at.length).toBeGreaterThan(0);
     for (const { s, k } of at) {

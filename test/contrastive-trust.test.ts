@@ -9,15 +9,14 @@ import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
 import { contrastiveSearch } from '../main/engine/search/contrastive.js';
 import { simulate } from '../main/engine/search/simulate.js';
-import { traceContrastive as run, rec, transpose } from './fixtures/contrastive-trace.js';
+import { traceContrastive as run, rec, transpose, actionsById } from './fixtures/contrastive-trace.js';
 
 const isTrust = (origin: string): boolean => origin.startsWith('trust region');
 
 describe('contrastive: trust region', () => {
   it('its picks change at least one searched dimension of the best, each within the first box (side 0.8) of it; none with trust 0', async () => {
     const { steps, space } = await run(80, 3, { trust: 1, boundary: 0, trustSide: 0.8, trustFail: 1e9 });
-    const byId = new Map(steps.map((s) => [s.id, s.a]));
-    byId.set('v0', space.baseline()!);
+    const byId = actionsById(steps, space);
     const picks = steps.filter((s) => isTrust(s.origin));
     expect(picks.length).toBeGreaterThanOrEqual(10);
     for (const s of picks) {
@@ -34,8 +33,7 @@ describe('contrastive: trust region', () => {
 
   it('misses in a row halve the side (one place each way at the smallest), and it restarts once below trustMin', async () => {
     const { steps, space } = await run(120, 4, { trust: 2, boundary: 0, trustFail: 2, trustSucc: 1e9, trustSide: 0.25, trustMin: 0.1 });
-    const byId = new Map(steps.map((s) => [s.id, s.a]));
-    byId.set('v0', space.baseline()!);
+    const byId = actionsById(steps, space);
     const picks = steps.filter((s) => isTrust(s.origin));
     expect(picks.length).toBeGreaterThanOrEqual(10);
     // Side 0.25 and 0.125 on these dimensions (at most 8 values): every move is one place.

@@ -624,9 +624,9 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     return true;
   };
 
-  /** Queues the model's best of `cands` as a child of the best measured variant; false when there are none. */
-  const queueBestOf = (cands: Action[], origin: string): boolean => {
-    if (!best || !cands.length) return false;
+  /** Queues the model's best of `cands` as a child of `parent` (default: the best measured variant); the action queued, null when there are none. */
+  const queueBestOf = (cands: Action[], origin: string, parent: Measured | null = best): Action | null => {
+    if (!parent || !cands.length) return null;
     let a = cands[0];
     let sc = -Infinity;
     for (const b of cands) {
@@ -634,8 +634,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       if (x > sc) [sc, a] = [x, b];
     }
     seen.add(a);
-    queue.push({ a, stage1: tunablesOnly, parents: lineage(best.id), origin });
-    return true;
+    queue.push({ a, stage1: tunablesOnly, parents: lineage(parent.id), origin });
+    return a;
   };
 
   /** Queues the model's best boundary move of the best measured variant (see `boundary`); false when none is left. */
@@ -669,7 +669,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         }
       }
     }
-    return queueBestOf(out, 'boundary');
+    return queueBestOf(out, 'boundary') !== null;
   };
 
   /** Queues the model's best unmeasured one-dimension move of the best measured variant (see `sweep`); false when none is left. */
@@ -686,7 +686,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         if (space.isValid(b) && !seen.has(b)) moves.push(b);
       }
     });
-    return queueBestOf(moves, 'sweep');
+    return queueBestOf(moves, 'sweep') !== null;
   };
 
   /** Queues the model's best among random unmeasured variants far from the best measured one (see `far`); false when none was found. */
@@ -701,7 +701,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       if (!b) break;
       if (b.filter((v, i) => on[i] && v !== base[i]).length >= need) far.push(b);
     }
-    return queueBestOf(far, 'far');
+    return queueBestOf(far, 'far') !== null;
   };
 
   // The trust region (see `trust`): its side, its run of improving / not improving picks, its
@@ -750,15 +750,8 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       keys.add(k);
       out.push(c);
     }
-    if (!out.length) return false;
-    let a = out[0];
-    let sc = -Infinity;
-    for (const b of out) {
-      const x = model.score(encoder.encode(b));
-      if (x > sc) [sc, a] = [x, b];
-    }
-    seen.add(a);
-    queue.push({ a, stage1: tunablesOnly, parents: lineage(from.id), origin: 'trust region' });
+    const a = queueBestOf(out, 'trust region', from);
+    if (!a) return false;
     trustKeys.add(space.key(a));
     trustCount.picks++;
     return true;

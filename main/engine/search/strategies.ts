@@ -51,9 +51,14 @@ export async function actionSpaceFor(task: Task, m: Measurer, c: SpaceChoice = {
   return liveActionSpace(task, c);
 }
 
+/** The source transforms of a task's baseline (its tunables' macros left alone): what a variant's `transforms` name. */
+export function baselineTransforms(task: Task): ReturnType<typeof findTransforms> {
+  return findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) });
+}
+
 /** The action space of a live run: the tunables, the compiler flags and the baseline's transform sites. */
 export async function liveActionSpace(task: Task, c: SpaceChoice = {}): Promise<ActionSpace> {
-  const transforms = c.transforms === false ? undefined : await findTransforms(task.baselineSource, { tunables: Object.keys(task.manifest.tunables ?? {}) }).catch(() => undefined);
+  const transforms = c.transforms === false ? undefined : await baselineTransforms(task).catch(() => undefined);
   return new ActionSpace(task, { flags: c.flags === false ? false : defaultFlagChoices(task), transforms, fixed: c.fixed });
 }
 
