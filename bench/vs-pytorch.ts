@@ -253,7 +253,7 @@ for (const task of timedTasks) {
         variant: { config: best.config, flags: { opt: 3 }, transforms: [] }, evaluations: list.length, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: false,
       };
     } else {
-      const run = await prepareRun({ task: name, strategy: 'contrastive', budget, seed, backend: { kind: 'gpu', gpu: theGpu.index }, sessionsRoot: join(sessionsRoot, 'sessions') });
+      const run = await prepareRun({ task: name, strategy: 'contrastive', budget, seed, backend: { kind: 'gpu', gpu: theGpu.index }, sessionsRoot });
       if (!(run.measurer instanceof Evaluator) || !run.measurer.gpu) throw new Error(`needs a GPU (${run.label})`);
       const ev = run.measurer;
       let evaluations = 0;
