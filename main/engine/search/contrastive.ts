@@ -918,7 +918,6 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
     }
     const feats = cands.map((a) => encoder.encode(a));
     const taken = new Set<number>();
-    const candIndex = new Map(o.bandit !== 'off' || o.trust ? cands.map((a, k) => [space.key(a), k] as const) : []);
     const stalled = measured.length - bestAt >= o.boundaryStall;
     let boundaryLeft = o.boundary && stalled ? o.boundary : 0;
     let farLeft = o.far && stalled ? o.far : 0;
@@ -940,12 +939,7 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       }
       if (trustLeft > 0) {
         trustLeft--;
-        if (trustPick()) {
-          // The region's pick may also be a candidate: not the model's to take again.
-          const k = candIndex.get(space.key(queue[queue.length - 1].a));
-          if (k !== undefined) taken.add(k);
-          continue;
-        }
+        if (trustPick()) continue;
       }
       if (ga && drawBeta(credit.genetic) > drawBeta(credit.model)) {
         const child = gaChild();
@@ -958,12 +952,13 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
         }
       }
       const armed = banditOn();
-      if (banditPick()) {
-        // An arm's pick that is also a candidate is not the model's to take again.
-        const k = candIndex.get(space.key(queue[queue.length - 1].a));
-        if (k !== undefined) taken.add(k);
-        continue;
-      }
+      if (banditPick()) continue;
+      // A pick of another source this round (boundary, sweep, far, trust region, an arm) may be a
+      // candidate too: not the model's to take again (it was proposed twice, ~1% of a run's steps).
+      cands.forEach((a, k) => {
+        if (!taken.has(k) && seen.has(a)) taken.add(k);
+      });
+      if (taken.size >= cands.length) break;
       let j = -1;
       if (rng() < o.epsilon) {
         do j = Math.floor(rng() * cands.length);
