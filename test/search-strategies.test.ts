@@ -33,9 +33,23 @@ describe('action space', () => {
     expect(defaultFlagChoices(transpose).fastMath).toBe(false);
     const names = new ActionSpace(transpose, { flags: defaultFlagChoices(transpose) }).dims.map((d) => d.name);
     expect(names).not.toContain('fastMath');
-    expect(names).toEqual(expect.arrayContaining(['opt', 'maxrregcount', 'dlcm']));
+    expect(names).toEqual(expect.arrayContaining(['opt', 'dlcm']));
     const fm = { ...transpose, manifest: { ...transpose.manifest, fast_math: true } };
     expect(new ActionSpace(fm, { flags: defaultFlagChoices(fm) }).dims.map((d) => d.name)).toContain('fastMath');
+  });
+  it('-maxrregcount is a dimension only where a kernel of the baseline lacks __launch_bounds__ (nvcc ignores it for one with bounds)', () => {
+    // Every built-in kernel has bounds: the flag would rebuild the same kernel.
+    for (const name of ['axpy', 'histogram', 'layernorm', 'matmul', 'reduce_sum', 'softmax', 'stencil2d', 'transpose']) {
+      const t = loadTask(join(builtinTasksDir(), name));
+      expect(defaultFlagChoices(t).maxrregcount, name).toEqual([]);
+      expect(new ActionSpace(t, { flags: defaultFlagChoices(t) }).dims.map((d) => d.name), name).not.toContain('maxrregcount');
+    }
+    // One kernel of transpose without its bounds: the flag is searched again.
+    const unbounded = transpose.baselineSource.replace(/__launch_bounds__\(TR_THREADS\)/, '');
+    expect(unbounded).not.toBe(transpose.baselineSource);
+    const t = { ...transpose, baselineSource: unbounded };
+    expect(defaultFlagChoices(t).maxrregcount).toEqual([32, 64, 128]);
+    expect(new ActionSpace(t, { flags: defaultFlagChoices(t) }).dims.find((d) => d.name === 'maxrregcount')!.values).toEqual([null, 32, 64, 128]);
   });
   it('decode/encode round-trip and restrictions are enforced', () => {
     const space = new ActionSpace(transpose, { flags: defaultFlagChoices(transpose) });

@@ -8,6 +8,7 @@ import type { Task } from '../task/manifest.js';
 import { configKey, defaultConfig, isValidConfig } from '../task/space.js';
 import { flagsKey, type ReplayMeasurer } from '../measure/replay.js';
 import type { TransformCatalog } from '../source/transforms.js';
+import { everyKernelHasLaunchBounds } from '../source/launch.js';
 
 export type DimValue = number | string | null;
 
@@ -29,9 +30,15 @@ export interface FlagChoices {
   opt: Array<2 | 3>;
 }
 
-/** The compiler choices the issue names: fast math only where the manifest allows it. */
+/**
+ * The compiler choices the issue names: fast math only where the manifest allows it, and
+ * -maxrregcount only where some kernel of the baseline lacks `__launch_bounds__` (nvcc ignores the
+ * flag for a kernel with bounds, so every value would build the same kernel again; the baseline's
+ * transforms can add bounds, never remove them).
+ */
 export function defaultFlagChoices(task: Task): FlagChoices {
-  return { fastMath: task.manifest.fast_math === true, maxrregcount: [32, 64, 128], dlcm: ['ca', 'cg'], opt: [2] };
+  const maxrregcount = everyKernelHasLaunchBounds(task.baselineSource) ? [] : [32, 64, 128];
+  return { fastMath: task.manifest.fast_math === true, maxrregcount, dlcm: ['ca', 'cg'], opt: [2] };
 }
 
 export interface ActionSpaceOptions {

@@ -60,3 +60,28 @@ export function launchThreads(source: string, config: Config): LaunchThreads | n
     return null;
   }
 }
+
+/**
+ * Whether every `__global__` function of the source carries `__launch_bounds__` (false when it has
+ * none, or a `__noinline__` function whose own registers -maxrregcount could still cap). nvcc
+ * ignores -maxrregcount for a kernel with launch bounds: its register budget comes from the bounds
+ * (nvcc 13.0, `-Xptxas -v`: reduce_sum 30 registers and softmax 80 with -maxrregcount 16, 32, 64 or
+ * none; test/launch-bounds.test.ts checks it on the installed nvcc), so a search of that flag over
+ * such a source would only measure the same binary again. Every declaration counts: a prototype
+ * without bounds makes this false (the conservative answer: the flag stays a dimension).
+ */
+export function everyKernelHasLaunchBounds(source: string): boolean {
+  const code = stripCode(source);
+  if (/\b__noinline__\b/.test(code)) return false;
+  let kernels = 0;
+  for (const m of code.matchAll(/\b__global__\b/g)) {
+    kernels++;
+    // What follows the qualifier up to the parameter list, a body or a declaration's end.
+    const rest = code.slice(m.index + m[0].length);
+    const stop = rest.search(/[({;]/);
+    if (stop < 0) return false;
+    const lead = rest.slice(0, stop);
+    if (!/\b__launch_bounds__\s*$/.test(lead)) return false;
+  }
+  return kernels > 0;
+}
