@@ -240,12 +240,20 @@ async function bundleAll(entries, libDir) {
     const importers = Object.entries(r.metafile.inputs).filter(([, v]) => v.imports.some((x) => vitest.includes(x.path) || x.path === 'vitest')).map(([k]) => k);
     throw new Error(`${importers.join(', ') || 'a bundled test or benchmark'} imports vitest; GPU tests in the bundle run with node --test, so write them with node:test and node:assert`);
   }
+  // An input path names node_modules relative to the root, or through `../` when node_modules is a
+  // link to another checkout's (a git worktree): both count. A package whose assets went nowhere
+  // would load them from the build machine's node_modules at run time and fail on the server, so
+  // the build stops instead.
+  const copied = new Set();
   for (const [output, meta] of Object.entries(r.metafile.outputs)) {
     for (const [name, files] of Object.entries(PACKAGE_ASSETS)) {
-      if (!Object.keys(meta.inputs).some((i) => i.startsWith(`node_modules/${name}/`))) continue;
+      if (!Object.keys(meta.inputs).some((i) => i.startsWith(`node_modules/${name}/`) || i.includes(`/node_modules/${name}/`))) continue;
       for (const f of files) fs.copyFileSync(path.join(root, 'node_modules', name, f), path.join(root, path.dirname(output), f));
+      copied.add(name);
     }
   }
+  const missing = Object.keys(PACKAGE_ASSETS).filter((name) => !copied.has(name));
+  if (missing.length) throw new Error(`no bundled output includes ${missing.join(', ')}, so its run-time files (${missing.map((n) => PACKAGE_ASSETS[n].join(', ')).join('; ')}) were not copied: the engine needs them (is node_modules complete?)`);
 }
 
 /** Copies an external package and its production dependencies (recursively) into lib/node_modules. */

@@ -86,6 +86,9 @@ describe('GPU-server bundle', () => {
     if (existsSync(join(repo, 'test', 'gpu', 'fixtures'))) expect(readdirSync(join(bundle, 'test-data', 'gpu', 'fixtures')).sort()).toEqual(readdirSync(join(repo, 'test', 'gpu', 'fixtures')).sort());
     const tests = existsSync(join(repo, 'test', 'gpu')) ? readdirSync(join(repo, 'test', 'gpu')).filter((n) => n.endsWith('.test.ts')) : [];
     for (const t of tests) expect(existsSync(join(bundle, 'lib', 'test-gpu', t.replace(/\.ts$/, '.mjs'))), t).toBe(true);
+    // The source transforms' parser loads tree-sitter.wasm from beside the chunk that holds it (a bundle
+    // built without it failed on the GPU server at the first transform search).
+    expect(readdirSync(join(bundle, 'lib'), { recursive: true }).map(String).some((f) => f.endsWith('tree-sitter.wasm')), 'lib/**/tree-sitter.wasm').toBe(true);
     const size = dirSize(bundle);
     expect(size).toBeLessThan(SIZE_LIMIT);
     expect(statSync(join(bundle, 'runtime', 'node.xz')).size).toBeGreaterThan(10e6);
