@@ -16,6 +16,10 @@ import { isTimedSuccess } from '../main/engine/measure/verdict.js';
 import { traceContrastive as run, transpose, rec } from './fixtures/contrastive-trace.js';
 
 const isGenetic = (o: string): boolean => o.startsWith('genetic child');
+// The portfolio was built and measured with the trust region off (its default until issue 18's
+// fourteenth round); its picks would take two of each round's four and the best's improvements, so
+// these tests of the arms keep it off.
+const NO_TRUST = { trust: 0 } as const;
 const isAnneal = (o: string): boolean => o.startsWith('anneal arm');
 
 /** Runs with the option, keeping for each result its origin and the best before it, and the strategy's own count per arm. */
@@ -44,7 +48,7 @@ async function credited(budget: number, seed: number, opts: ContrastiveOptions):
 describe('contrastive: the bandit portfolio', () => {
   for (const rule of ['ucb', 'thompson'] as const) {
     it(`${rule}: every pick is a valid variant proposed once; the arms' picks come only once the model ranks; the model keeps at least half of them`, async () => {
-      const { steps, space } = await run(150, 3, { bandit: rule });
+      const { steps, space } = await run(150, 3, { ...NO_TRUST, bandit: rule });
       const keys = steps.map((s) => space.key(s.a));
       expect(new Set(keys).size).toBe(keys.length);
       expect(keys).not.toContain(space.key(space.baseline()!));
@@ -67,7 +71,7 @@ describe('contrastive: the bandit portfolio', () => {
 
   it('each arm is credited with the picks it made and the ones that improved the best by 0.5% or more', async () => {
     for (const rule of ['ucb', 'thompson'] as const) {
-      const { results, stats } = await credited(150, 4, { bandit: rule });
+      const { results, stats } = await credited(150, 4, { ...NO_TRUST, bandit: rule });
       const of = (f: (o: string) => boolean): { picks: number; wins: number } => {
         const xs = results.filter((x) => f(x.origin));
         return { picks: xs.length, wins: xs.filter((x) => x.ms !== null && x.bestBefore / x.ms > 1.005).length };

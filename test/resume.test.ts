@@ -105,7 +105,7 @@ describe('kernelduel optimize --resume <id> alone', () => {
       expect(measured).toHaveLength(40);
       for (const v of s.variants()) expect(s.resultOf(v.id)?.source.kind, v.id).toBe('replay');
       expect(s.status()).toMatchObject({ status: 'finished', budgetUsed: 40 });
-      expect(s.variants().slice(26).every((v) => /^(random|policy|anneal arm)/.test(v.origin))).toBe(true); // the contrastive policy's (or its annealing arm's), not random search's
+      expect(s.variants().slice(26).every((v) => /^(random|policy|anneal arm|trust region)/.test(v.origin))).toBe(true); // the contrastive policy's (or its annealing arm's, or its trust region's, on by default since issue 18's fourteenth round), not random search's
     } finally {
       s.close();
     }
