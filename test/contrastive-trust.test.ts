@@ -9,6 +9,8 @@ import { ReplayMeasurer } from '../main/engine/measure/replay.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
 import { contrastiveSearch } from '../main/engine/search/contrastive.js';
 import { simulate } from '../main/engine/search/simulate.js';
+import type { Strategy, ObservedSpec } from '../main/engine/search/loop.js';
+import type { DuelResult, EvalResult, VariantRecord } from '../main/engine/base/types.js';
 import { traceContrastive as run, rec, transpose, actionsById } from './fixtures/contrastive-trace.js';
 
 const isTrust = (origin: string): boolean => origin.startsWith('trust region');
@@ -71,5 +73,36 @@ describe('contrastive: trust region', () => {
     expect(first(gated.steps)).toBeGreaterThan(first(open.steps));
     expect(count(gated.steps)).toBeGreaterThan(0);
     expect(count(gated.steps)).toBeLessThan(count(open.steps));
+  });
+
+  it('a resumed run rebuilds the region from the journal: its picks, halvings, restarts and side as the run left them', async () => {
+    const opts = { trust: 2, boundary: 0, trustFail: 2, trustSucc: 1e9, trustSide: 0.25, trustMin: 0.1 };
+    const m = new ReplayMeasurer(transpose, rec, { seed: 4 });
+    const first = contrastiveSearch(ActionSpace.fromRecording(transpose, m), 4, opts);
+    // What the session's journal would hold: every observed variant with its result, and the duels.
+    const observed: Array<[ObservedSpec, EvalResult]> = [];
+    const duels: Array<[VariantRecord, VariantRecord, DuelResult]> = [];
+    const journaled: Strategy = Object.assign(Object.create(first) as Strategy, {
+      observe: (v: ObservedSpec, r: EvalResult) => {
+        observed.push([v, r]);
+        first.observe!(v, r);
+      },
+      observeDuel: (a: VariantRecord, b: VariantRecord, d: DuelResult) => {
+        duels.push([a, b, d]);
+        first.observeDuel!(a, b, d);
+      },
+    });
+    await simulate(journaled, m, 120);
+    const before = first.trustStats();
+    expect(before.halvings).toBeGreaterThanOrEqual(2);
+    // A fresh strategy told the journal as the loop tells it on a resume: every result, then every duel.
+    const resumed = contrastiveSearch(ActionSpace.fromRecording(transpose, new ReplayMeasurer(transpose, rec, { seed: 4 })), 4, opts);
+    for (const [v, r] of observed) resumed.observe!(v, r);
+    for (const [a, b, d] of duels) resumed.observeDuel!(a, b, d);
+    const after = resumed.trustStats();
+    expect(after.picks).toBe(before.picks);
+    expect(after.halvings).toBe(before.halvings);
+    expect(after.restarts).toBe(before.restarts);
+    expect(after.side).toBe(before.side);
   });
 });

@@ -1031,7 +1031,13 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       const fromWalk = walkKeys.has(space.key(a));
       const src = spec.origin === 'baseline' ? undefined : (sourceOf.get(space.key(a)) ?? 'model');
       if (src) credit[src].tries++;
-      if (trustKeys.delete(space.key(a))) trustResult(isTimedSuccess(result) && !!best && best.ms / result.timing[0].medianMs > 1.005);
+      // The trust region's own picks; a resumed run knows them by their origin in the journal and so
+      // rebuilds the region's side and restarts as they were (as the annealing arm rebuilds its walk).
+      const ownTrust = trustKeys.delete(space.key(a));
+      if (ownTrust || (spec.origin ?? '').startsWith('trust region')) {
+        if (!ownTrust) trustCount.picks++;
+        trustResult(isTimedSuccess(result) && !!best && best.ms / result.timing[0].medianMs > 1.005);
+      }
       if (!isTimedSuccess(result)) {
         if (s) s.reward = o.failReward;
         if (fromWalk && ++walkMisses >= o.localPatience) walking = false;
