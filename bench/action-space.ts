@@ -13,7 +13,7 @@
 //   -> bench/results/action-space-counterfactual.json
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { loadSpace, TunablesOnlyReplay, type RecordedSpace } from '../main/engine/measure/replay.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { ActionSpace } from '../main/engine/search/actions.js';

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { buildVariant, setBuildConcurrency } from '../main/engine/build/compile.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';

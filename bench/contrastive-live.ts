@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { prepareRun } from '../main/core/run/prepare.js';
 import { runLoop } from '../main/engine/search/loop.js';
 import { Evaluator, gpuQueue } from '../main/engine/measure/evaluate.js';

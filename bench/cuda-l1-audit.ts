@@ -37,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { cpus, hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { findPython } from '../main/engine/platform/toolchain/python.js';
 import { pool } from './lib/pool.js';
 import { buildCandidate, buildErrorLine, changedFlags, measureBaseline, measureCandidate, pythonTorchEnv, type CandidateOutcome, type PyEnvFile } from '../main/engine/pytorch/candidate.js';

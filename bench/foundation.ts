@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { openSession } from '../main/engine/session/store.js';
 import { listSessions } from '../main/engine/session/list.js';
 import { SUMMARY_FILE } from '../main/engine/session/summary.js';

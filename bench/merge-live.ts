@@ -5,7 +5,7 @@
 //   npx tsx bench/merge-live.ts --out bench/results/h200-contrastive-live.json PART.json...
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { builtinTaskNames } from '../main/engine/task/resolve.js';
 import { RecordedSpaceSchema } from '../main/engine/measure/replay.js';
 import { gpuSlug } from '../main/engine/platform/gpu/detect.js';

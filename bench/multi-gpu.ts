@@ -18,7 +18,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { prepareRun } from '../main/core/run/prepare.js';
 import { runPoolLoop } from '../main/engine/search/pool.js';
 import { Evaluator, gpuQueue } from '../main/engine/measure/evaluate.js';

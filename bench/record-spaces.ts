@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join, resolve } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';

@@ -5,7 +5,7 @@
 //   npx tsx bench/replay-stall.ts [--evaluations 1000] [--out bench/results/replay-stall-vm.json]
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import os from 'node:os';
 import { loadSpace } from '../main/engine/measure/replay.js';
 import { resolveTask } from '../main/engine/task/resolve.js';

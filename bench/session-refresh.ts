@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { fileURLToPath } from 'node:url';
 import { SessionViews } from '../main/core/sessions.js';
 import { openSession, openSessionReadOnly } from '../main/engine/session/store.js';

@@ -5,7 +5,7 @@
 //   npx tsx bench/spread-sources.ts --sd 0.142 [--processes 5] [--goal 0.5]   the normal model alone
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { probRangeWithin, relSdPct, spreadSources } from './lib/spread-sources.js';
 import { mean, median } from '../main/engine/measure/stats.js';
 

@@ -18,7 +18,7 @@
 // extra interleaved measurement of two configurations in a live run).
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/engine/measure/replay.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import type { Task } from '../main/engine/task/manifest.js';

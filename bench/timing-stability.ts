@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median, timingSetSpread } from '../main/engine/measure/stats.js';

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { parseArgs } from 'node:util';
+import { benchArgs as parseArgs } from './lib/args.js';
 import { chromium } from 'playwright-core';
 import { ensureRendererBuilt, ROOT } from '../test/e2e/build-renderer.js';
 import { startServe } from '../test/e2e/serve.js';
