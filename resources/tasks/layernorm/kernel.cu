@@ -171,12 +171,18 @@ layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
   if (NV > 0) {
     // Here nvec <= cols / VEC <= NV * TPR, so vector v = lane + j * TPR (j < NV) covers the row.
     float r[NV > 0 ? NV : 1][VEC];
-    float s = 0.f, q = 0.f;
+    // Every load of the row first, then the arithmetic: all NV loads are in flight together (a
+    // load followed at once by its use inside the same branch can leave each load waiting for the
+    // one before it, one memory latency per vector).
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
       const int v = lane + j * TPR;
-      if (v < nvec) {
-        ldv(xv + (size_t)v * VEC, r[j]);
+      if (v < nvec) ldv(xv + (size_t)v * VEC, r[j]);
+    }
+    float s = 0.f, q = 0.f;
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      if (lane + j * TPR < nvec) {
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
           r[j][i] = SHIFT(r[j][i]);
