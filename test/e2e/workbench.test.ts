@@ -141,6 +141,42 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
+const pageErrors: string[] = [];
+
+/** What the Tasks view shows now, for a failure's message: its heading, active tab and banners. */
+async function tasksViewState(): Promise<string> {
+  return page.evaluate(() => {
+    const q = (sel: string) => document.querySelector(sel);
+    const head = q('.task-head h2')?.textContent ?? '(no task heading)';
+    const tab = q('.tabs button.active')?.getAttribute('data-testid') ?? '(no active tab)';
+    const form = q('[data-testid="manifest-form"]')?.getAttribute('data-task') ?? '(no manifest form)';
+    const err = q('[data-testid="error"]')?.textContent ?? '';
+    const text = (q('.tasks')?.textContent ?? document.body.textContent ?? '').slice(0, 300);
+    return `heading ${head}; active tab ${tab}; form ${form}; error "${err}"; view text "${text}"`;
+  });
+}
+
+/**
+ * Opens a task and one of its tabs the way a user does: clicks the task, waits until the view
+ * shows it, then clicks the tab and waits until it is the active one. A step that does not happen
+ * within 20 s fails naming what the view showed instead, and the page's errors so far (a CI run on
+ * 2026-12-03 waited 30 s for the manifest form with nothing but a timeout to read).
+ */
+async function openTaskTab(task: string, tab: 'kernel' | 'reference' | 'manifest'): Promise<void> {
+  const step = async (what: string, cond: () => Promise<boolean>): Promise<void> => {
+    const until = Date.now() + 20_000;
+    while (!(await cond().catch(() => false))) {
+      if (Date.now() > until) throw new Error(`${what} within 20 s: ${await tasksViewState()}; page errors: ${pageErrors.join(' | ') || 'none'}`);
+      await page.waitForTimeout(50);
+    }
+  };
+  await page.getByTestId(`task-${task}`).click();
+  await step(`task ${task} did not open`, async () => (await page.locator('.task-head h2').innerText({ timeout: 1000 })) === task);
+  await page.getByTestId(`tab-${tab}`).click();
+  await step(`tab ${tab} of ${task} did not become active`, async () => ((await page.getByTestId(`tab-${tab}`).getAttribute('class', { timeout: 1000 })) ?? '').includes('active'));
+  if (tab === 'manifest') await step(`the manifest form of ${task} did not appear`, async () => ((await page.getByTestId('manifest-form').getAttribute('data-task', { timeout: 1000 })) ?? '').includes(task));
+}
+
 let release: (() => void) | undefined;
 
 describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
@@ -157,7 +193,10 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     fs.mkdirSync(SHOTS, { recursive: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
-    page.on('pageerror', (e) => console.error('page error:', e.message));
+    page.on('pageerror', (e) => {
+      pageErrors.push(e.message);
+      console.error('page error:', e.message);
+    });
   }, 180_000 + 900_000);
 
   afterAll(async () => {
@@ -203,9 +242,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
 
   it('the manifest form follows the open task: switching tasks writes nothing; an edit changes one line', async () => {
     const softmax = fs.readFileSync(path.join(ROOT, 'resources', 'tasks', 'softmax', 'task.yaml'), 'utf8');
-    await page.getByTestId('task-softmax').click();
-    await page.getByTestId('tab-manifest').click();
-    await expect.poll(() => page.getByTestId('manifest-form').getAttribute('data-task')).toContain('softmax');
+    await openTaskTab('softmax', 'manifest');
     expect(await page.getByTestId('tunable-TPR').inputValue()).toBe('1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024');
     // Focus softmax's fields, then switch: reduce_sum's form must show reduce_sum's own values, and
     // clicking in and out of its fields must not write softmax's into its manifest (issue 16).
