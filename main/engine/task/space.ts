@@ -1,7 +1,7 @@
 // The search space of a task: the cartesian product of its tunables' values, filtered by its
 // restrictions (evaluated with the timed size's symbols in scope, as Kernel Tuner does).
 import type { Config } from '../base/types.js';
-import { evalExpr } from '../base/expr.js';
+import { evalExpr, exprSymbols } from '../base/expr.js';
 import type { Task } from './manifest.js';
 
 export const MAX_SPACE = 2_000_000;
@@ -15,26 +15,45 @@ export function isValidConfig(task: Task, c: Config): boolean {
   return (task.manifest.restrictions ?? []).every((r) => evalExpr(r, scope) !== 0);
 }
 
-/** Every valid configuration, in a deterministic order. Throws when the restrictions exclude all. */
+/**
+ * Every valid configuration, in a deterministic order (the cartesian product's, first tunable
+ * slowest). Throws when the restrictions exclude all. Each restriction is checked as soon as the
+ * last tunable it names has its value, so a subtree it excludes is never walked: matmul's 331,776
+ * combinations, 1,049 of them valid, took 2.8 s leaf by leaf (every list of the tasks paid it).
+ */
 export function enumerateSpace(task: Task): Config[] {
   const t = task.manifest.tunables ?? {};
   const names = Object.keys(t);
   let total = 1;
   for (const n of names) total *= t[n].length;
   if (total > MAX_SPACE) throw new Error(`task ${task.manifest.name}: ${total} configurations is more than ${MAX_SPACE}; narrow the tunables`);
+  const sizes = task.manifest.sizes[task.timed[0]];
+  // at[i]: the restrictions whose last named tunable is names[i]; at[-1] (index names.length) those naming none.
+  const at: string[][] = names.map(() => []);
+  const fixed: string[] = [];
+  for (const r of task.manifest.restrictions ?? []) {
+    const last = Math.max(-1, ...exprSymbols(r).map((sym) => names.indexOf(sym)));
+    if (last < 0) fixed.push(r);
+    else at[last].push(r);
+  }
   const out: Config[] = [];
   const cur: Config = {};
+  const holds = (rs: string[]): boolean => {
+    if (!rs.length) return true;
+    const scope = { ...sizes, ...cur };
+    return rs.every((r) => evalExpr(r, scope) !== 0);
+  };
   const rec = (i: number): void => {
     if (i === names.length) {
-      if (isValidConfig(task, cur)) out.push({ ...cur });
+      out.push({ ...cur });
       return;
     }
     for (const v of t[names[i]]) {
       cur[names[i]] = v;
-      rec(i + 1);
+      if (holds(at[i])) rec(i + 1);
     }
   };
-  rec(0);
+  if (holds(fixed)) rec(0);
   if (names.length && out.length === 0) {
     throw new Error(`${task.manifestPath}: restrictions exclude every configuration of the tunables (${names.join(', ')}); relax "restrictions"`);
   }
