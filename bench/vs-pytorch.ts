@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs as parseArgs } from './lib/args.js';
+import { breakdownOf, type StageMark } from './lib/optimize-events.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
@@ -117,6 +118,8 @@ interface TaskRow {
     evaluations: number; failures: number; wallSeconds: number; stoppedByTimeLimit: boolean; session?: string;
     /** Every variant of the search in order (the session lives in a temporary folder): what the search tried. */
     history?: Array<{ id: string; origin: string; config: string; flags: string; transforms: string[]; medianMs: number | null; failure: string | null }>;
+    /** Where a variant's time went in the search (ms; bench/lib/optimize-events.ts breakdownOf): per variant, its duel, queued for the GPU, capture, check, timing and the rest. */
+    breakdown?: Record<string, { median: number; mean: number; n: number }>;
   } | { error: string } | null;
   pytorchOverKernelduel: number | null;
   copyFraction: { pytorch: number | null; kernelduel: number | null };
@@ -170,6 +173,14 @@ function write(): void {
     lines.push(`| ${r.task} | ${Object.values(r.size).join('×')} | ${pt ? fmt(pt.medianMs) : r.pytorch && 'error' in r.pytorch ? 'failed' : '—'} | ${kd ? fmt(kd.medianMs) : '—'} | ${r.pytorchOverKernelduel ? `${r.pytorchOverKernelduel.toFixed(2)}×` : '—'} | ${goal} | ${pct(r.copyFraction.kernelduel)} | ${pct(r.copyFraction.pytorch)} | ${r.tflops.pytorch ? `${fmt(r.tflops.pytorch, 1)} / ${fmt(r.tflops.kernelduel, 1)}` : '—'} | ${evals} | ${variant} |`);
   }
   if (doc.tasks.length < tasks.length) lines.push('', `(partial: ${doc.tasks.length} of ${tasks.length} tasks so far)`);
+  const withStages = doc.tasks.flatMap((r) => (r.kernelduel && 'breakdown' in r.kernelduel && r.kernelduel.breakdown?.perVariant ? [{ task: r.task, b: r.kernelduel.breakdown }] : []));
+  if (withStages.length) {
+    const ms = (b: Record<string, { median: number }>, k: string): string => (b[k] ? b[k].median.toFixed(0) : '—');
+    lines.push('', "## Where a variant's time went in the searches (median ms between consecutive results)", '',
+      'queued: waiting for the GPU; capture, check, timing: the evaluator\'s stages; duel: the comparison after the result; rest: the build not yet done, the policy, the journal.', '',
+      '| task | per variant | duel | queued | capture | check | timing | rest | variants |', '|---|---|---|---|---|---|---|---|---|');
+    for (const { task, b } of withStages) lines.push(`| ${task} | ${ms(b, 'perVariant')} | ${ms(b, 'duel')} | ${ms(b, 'queued')} | ${ms(b, 'capture')} | ${ms(b, 'check')} | ${ms(b, 'time')} | ${ms(b, 'rest')} | ${b.perVariant.n} |`);
+  }
   const cf = doc.cleanFlush;
   if (cf) {
     const pct = (x: number | null): string => (x === null ? '—' : `${(x * 100).toFixed(0)}%`);
@@ -303,11 +314,14 @@ for (const task of timedTasks) {
       // --task-limit-s counts from the baseline's result: the search's own time, not the one-time
       // costs before it (the first task's harness build, the baseline's references).
       let timer: ReturnType<typeof setTimeout> | null = null;
+      const marks: StageMark[] = [];
       try {
         await runLoop({
           session: run.session, evaluator: ev, strategy: run.strategy, budget, signal: ac.signal,
           onEvent: (e) => {
+            if (e.type === 'duel') marks.push({ t: Date.now(), kind: 'duel' });
             if (e.type !== 'result') return;
+            marks.push({ t: Date.now(), kind: 'result', stages: e.result.stages });
             if (taskLimitS && !timer) timer = setTimeout(() => ac.abort(), taskLimitS * 1000);
             evaluations++;
             if (e.result.failure) failures++;
@@ -329,6 +343,7 @@ for (const task of timedTasks) {
         ...t, searchMedianMs: best.medianMs, baselineMs: baseMs, speedupOverBaseline: baseMs ? baseMs / t.medianMs : null,
         variant: { config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [] },
         evaluations, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: ac.signal.aborted, session: run.session.meta.id,
+        breakdown: breakdownOf(marks),
         history: run.session.variants().map((v) => {
           const r = run.session.resultOf(v.id);
           return {

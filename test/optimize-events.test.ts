@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bestOf, breakdown, type EventLine } from '../bench/lib/optimize-events.js';
+import { bestOf, breakdown, breakdownOf, type EventLine } from '../bench/lib/optimize-events.js';
 
 const REPO = join(import.meta.dirname, '..');
 
@@ -38,4 +38,20 @@ describe('optimize --json event lines', () => {
       rmSync(home, { recursive: true, force: true });
     }
   }, 150_000);
+  it('breakdownOf splits each interval between results into the duel after the first, the second\'s stages and the rest; breakdown of the same lines agrees', () => {
+    const st = (queuedMs: number, captureMs: number, checkMs: number, timeMs: number) => ({ queuedMs, captureMs, checkMs, timeMs });
+    const marks = [
+      { t: 0, kind: 'result' as const, stages: st(0, 0, 0, 0) },
+      { t: 300, kind: 'duel' as const },
+      { t: 1000, kind: 'result' as const, stages: st(100, 50, 20, 200) }, // 1000 = 300 duel + 370 stages + 330 rest
+      { t: 1500, kind: 'result' as const, stages: st(10, 40, 30, 300) }, // no duel: 500 = 380 + 120
+    ];
+    const b = breakdownOf(marks);
+    expect(b.perVariant).toEqual({ median: 750, mean: 750, n: 2 });
+    expect(b.duel.mean).toBe(150);
+    expect(b.rest.mean).toBe((330 + 120) / 2);
+    expect(b.time.mean).toBe(250);
+    const lines: EventLine[] = marks.map((m) => ({ t: m.t, text: JSON.stringify(m.kind === 'duel' ? { type: 'duel' } : { type: 'result', result: { stages: m.stages } }) }));
+    expect(breakdown(lines)).toEqual(b);
+  });
 });

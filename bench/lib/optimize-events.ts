@@ -17,7 +17,7 @@ export interface EventLine {
  * rest (waiting for the build, the policy, the journal). Medians and means in milliseconds.
  */
 export function breakdown(lines: EventLine[]): Record<string, { median: number; mean: number; n: number }> {
-  const results: Array<{ t: number; duelMs: number; stages?: Record<string, number> }> = [];
+  const marks: StageMark[] = [];
   for (const l of lines) {
     let ev: { type?: string; result?: { stages?: Record<string, number> } };
     try {
@@ -25,8 +25,25 @@ export function breakdown(lines: EventLine[]): Record<string, { median: number; 
     } catch {
       continue;
     }
-    if (ev.type === 'result') results.push({ t: l.t, duelMs: 0, stages: ev.result?.stages });
-    else if (ev.type === 'duel' && results.length) results[results.length - 1].duelMs = l.t - results[results.length - 1].t;
+    if (ev.type === 'result') marks.push({ t: l.t, kind: 'result', stages: ev.result?.stages });
+    else if (ev.type === 'duel') marks.push({ t: l.t, kind: 'duel' });
+  }
+  return breakdownOf(marks);
+}
+
+/** A run's result or duel as it arrived (ms from any fixed start), for breakdownOf. */
+export interface StageMark {
+  t: number;
+  kind: 'result' | 'duel';
+  stages?: Record<string, number>;
+}
+
+/** breakdown() of events seen in process (bench/vs-pytorch.ts runs the loop itself). */
+export function breakdownOf(marks: StageMark[]): Record<string, { median: number; mean: number; n: number }> {
+  const results: Array<{ t: number; duelMs: number; stages?: Record<string, number> }> = [];
+  for (const m of marks) {
+    if (m.kind === 'result') results.push({ t: m.t, duelMs: 0, stages: m.stages });
+    else if (results.length) results[results.length - 1].duelMs = m.t - results[results.length - 1].t;
   }
   const acc: Record<string, number[]> = { perVariant: [], duel: [], queued: [], capture: [], check: [], time: [], rest: [] };
   for (let i = 1; i < results.length; i++) {
