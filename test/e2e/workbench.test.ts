@@ -145,15 +145,16 @@ const pageErrors: string[] = [];
 
 /** What the Tasks view shows now, for a failure's message: its heading, active tab and banners. */
 async function tasksViewState(): Promise<string> {
-  return page.evaluate(() => {
-    const q = (sel: string) => document.querySelector(sel);
+  // A string (as LIVE_PROBE): the tests are type-checked without the DOM's types.
+  return page.evaluate<string>(`(() => {
+    const q = (sel) => document.querySelector(sel);
     const head = q('.task-head h2')?.textContent ?? '(no task heading)';
     const tab = q('.tabs button.active')?.getAttribute('data-testid') ?? '(no active tab)';
     const form = q('[data-testid="manifest-form"]')?.getAttribute('data-task') ?? '(no manifest form)';
     const err = q('[data-testid="error"]')?.textContent ?? '';
     const text = (q('.tasks')?.textContent ?? document.body.textContent ?? '').slice(0, 300);
-    return `heading ${head}; active tab ${tab}; form ${form}; error "${err}"; view text "${text}"`;
-  });
+    return 'heading ' + head + '; active tab ' + tab + '; form ' + form + '; error "' + err + '"; view text "' + text + '"';
+  })()`);
 }
 
 /**
