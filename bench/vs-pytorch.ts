@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs as parseArgs } from './lib/args.js';
-import { breakdownOf, type StageMark } from './lib/optimize-events.js';
+import { breakdownOf, type Breakdown, type StageMark } from './lib/optimize-events.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
@@ -119,7 +119,7 @@ interface TaskRow {
     /** Every variant of the search in order (the session lives in a temporary folder): what the search tried. */
     history?: Array<{ id: string; origin: string; config: string; flags: string; transforms: string[]; medianMs: number | null; failure: string | null }>;
     /** Where a variant's time went in the search (ms; bench/lib/optimize-events.ts breakdownOf): per variant, its duel, queued for the GPU, capture, check, timing and the rest. */
-    breakdown?: Record<string, { median: number; mean: number; n: number }>;
+    breakdown?: Breakdown;
   } | { error: string } | null;
   pytorchOverKernelduel: number | null;
   copyFraction: { pytorch: number | null; kernelduel: number | null };

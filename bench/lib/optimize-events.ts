@@ -9,6 +9,9 @@ export interface EventLine {
   t: number;
   text: string;
 }
+/** Milliseconds per part of a variant's time: median, mean and count. */
+export type Breakdown = Record<string, { median: number; mean: number; n: number }>;
+
 /**
  * Where a variant's time went in an optimisation run, from its --json event lines. The interval
  * between two consecutive results holds the duel after the first (to its duel line) and the
@@ -16,7 +19,7 @@ export interface EventLine {
  * capture process, the judge's check, its timing; bundles before the change report none), and the
  * rest (waiting for the build, the policy, the journal). Medians and means in milliseconds.
  */
-export function breakdown(lines: EventLine[]): Record<string, { median: number; mean: number; n: number }> {
+export function breakdown(lines: EventLine[]): Breakdown {
   const marks: StageMark[] = [];
   for (const l of lines) {
     let ev: { type?: string; result?: { stages?: Record<string, number> } };
@@ -39,7 +42,7 @@ export interface StageMark {
 }
 
 /** breakdown() of events seen in process (bench/vs-pytorch.ts runs the loop itself). */
-export function breakdownOf(marks: StageMark[]): Record<string, { median: number; mean: number; n: number }> {
+export function breakdownOf(marks: StageMark[]): Breakdown {
   const results: Array<{ t: number; duelMs: number; stages?: Record<string, number> }> = [];
   for (const m of marks) {
     if (m.kind === 'result') results.push({ t: m.t, duelMs: 0, stages: m.stages });
@@ -59,7 +62,7 @@ export function breakdownOf(marks: StageMark[]): Record<string, { median: number
     acc.time.push(st.timeMs);
     acc.rest.push(total - duel - st.queuedMs - st.captureMs - st.checkMs - st.timeMs);
   }
-  const out: Record<string, { median: number; mean: number; n: number }> = {};
+  const out: Breakdown = {};
   for (const [k, v] of Object.entries(acc)) if (v.length) out[k] = { median: median(v), mean: v.reduce((x, y) => x + y, 0) / v.length, n: v.length };
   return out;
 }

@@ -11,8 +11,14 @@ export function configKey(c: Config): string {
 }
 
 export function isValidConfig(task: Task, c: Config): boolean {
+  return restrictionsHold(task, task.manifest.restrictions ?? [], c);
+}
+
+/** Whether the given restrictions hold for c, with the timed size's symbols in scope. */
+function restrictionsHold(task: Task, restrictions: string[], c: Config): boolean {
+  if (!restrictions.length) return true;
   const scope = { ...task.manifest.sizes[task.timed[0]], ...c };
-  return (task.manifest.restrictions ?? []).every((r) => evalExpr(r, scope) !== 0);
+  return restrictions.every((r) => evalExpr(r, scope) !== 0);
 }
 
 /**
@@ -27,8 +33,7 @@ export function enumerateSpace(task: Task): Config[] {
   let total = 1;
   for (const n of names) total *= t[n].length;
   if (total > MAX_SPACE) throw new Error(`task ${task.manifest.name}: ${total} configurations is more than ${MAX_SPACE}; narrow the tunables`);
-  const sizes = task.manifest.sizes[task.timed[0]];
-  // at[i]: the restrictions whose last named tunable is names[i]; at[-1] (index names.length) those naming none.
+  // at[i]: the restrictions whose last named tunable is names[i]; fixed: those naming none.
   const at: string[][] = names.map(() => []);
   const fixed: string[] = [];
   for (const r of task.manifest.restrictions ?? []) {
@@ -38,11 +43,6 @@ export function enumerateSpace(task: Task): Config[] {
   }
   const out: Config[] = [];
   const cur: Config = {};
-  const holds = (rs: string[]): boolean => {
-    if (!rs.length) return true;
-    const scope = { ...sizes, ...cur };
-    return rs.every((r) => evalExpr(r, scope) !== 0);
-  };
   const rec = (i: number): void => {
     if (i === names.length) {
       out.push({ ...cur });
@@ -50,10 +50,10 @@ export function enumerateSpace(task: Task): Config[] {
     }
     for (const v of t[names[i]]) {
       cur[names[i]] = v;
-      if (holds(at[i])) rec(i + 1);
+      if (restrictionsHold(task, at[i], cur)) rec(i + 1);
     }
   };
-  if (holds(fixed)) rec(0);
+  if (restrictionsHold(task, fixed, cur)) rec(0);
   if (names.length && out.length === 0) {
     throw new Error(`${task.manifestPath}: restrictions exclude every configuration of the tunables (${names.join(', ')}); relax "restrictions"`);
   }
