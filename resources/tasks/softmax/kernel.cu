@@ -2,11 +2,15 @@
 //
 // One kernel family. A group of TPR consecutive threads owns one row; a block of BLOCK threads
 // owns BLOCK/TPR rows. Group reductions use warp shuffles (TPR <= 32) or shuffles plus shared
-// memory (TPR > 32, then TPR is a multiple of 32). With CACHE > 0 a row of up to
-// CACHE*TPR*VEC columns is read once into registers (CACHE vectors per thread), reduced there and
-// written from there: one read and one write of memory per element; longer rows take the
-// streaming path below (correct for any length). Defaults are the naive version: one thread per
-// row, scalar loads, three passes over the row, nothing cached.
+// memory (TPR > 32, then TPR is a multiple of 32). With CACHE = 1 a row that fits in at most 64
+// floats per thread is read once into registers (NV vectors per thread, a power of two, the fewest
+// that hold the row, picked from cols at launch), reduced there and written from there: one read
+// and one write of memory per element; longer rows, and CACHE = 0, stream every pass from memory
+// (correct for any length). ONLINE picks the reductions: 0 a max then a sum of exponentials (two
+// group reductions); 1 one fused (max, sum) reduction -- streamed, an online max+sum pass; cached,
+// each thread's max and its sum of exponentials relative to it, combined once, then rescaled.
+// Defaults are the naive version: one thread per row, scalar loads, three passes over the row,
+// nothing cached.
 #include <cuda_runtime.h>
 #include <math.h>
 
@@ -20,10 +24,10 @@
 #define VEC 1       // floats per vector load: 1, 2 or 4 (unaligned head/tail handled with scalars)
 #endif
 #ifndef ONLINE
-#define ONLINE 0    // 0: three passes (max, sum, write); 1: two passes (online max+sum, write)
+#define ONLINE 0    // 0: max, then sum (streamed: three passes); 1: one fused max+sum reduction (streamed: two passes)
 #endif
 #ifndef CACHE
-#define CACHE 0     // vectors of VEC floats per thread kept in registers (0: stream every pass from memory)
+#define CACHE 0     // 1: hold rows of up to 64 * TPR columns in registers (0: stream every pass from memory)
 #endif
 
 #if (BLOCK % TPR) != 0 || (TPR > 32 && (TPR % 32) != 0) || BLOCK > 1024
@@ -32,8 +36,8 @@
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "softmax: VEC must be 1, 2 or 4"
 #endif
-#if CACHE < 0 || CACHE * VEC > 64
-#error "softmax: CACHE * VEC must be in [0, 64] (registers per thread)"
+#if CACHE != 0 && CACHE != 1
+#error "softmax: CACHE must be 0 or 1"
 #endif
 
 #define ROWS_PER_BLOCK (BLOCK / TPR)
@@ -129,6 +133,10 @@ __device__ __forceinline__ void group_online(float& m, float& s, float* shm, flo
 #endif
 }
 
+// NV > 0: the row is held in registers, NV vectors of VEC floats per thread (the host launches it
+// only for rows of at most NV*TPR*VEC columns, so every group of the grid takes the same path).
+// NV == 0: every pass streams the row from memory (any length).
+template <int NV>
 __global__ void __launch_bounds__(BLOCK)
 softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
   __shared__ float sh_a[NWARPS];
@@ -160,29 +168,32 @@ softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int rows, int
   // Vector stores only when y has the same alignment as x (true for cudaMalloc'd buffers).
   const bool y_vec_ok = (((unsigned long long)(yr + head)) % (VEC * sizeof(float))) == 0;
 
-#if CACHE > 0
-  // Row held in registers. The test depends on cols only, so every group of the block takes the
-  // same path (the group reductions hold __syncthreads when TPR > 32). Here nvec <= cols / VEC <=
-  // CACHE * TPR, so vector v = lane + j * TPR (j < CACHE) covers every vector of the row.
-  if (cols <= CACHE * TPR * VEC) {
-    float r[CACHE][VEC];
+  if (NV > 0) {
+    // Here nvec <= cols / VEC <= NV * TPR, so vector v = lane + j * TPR (j < NV) covers the row.
+    float r[NV > 0 ? NV : 1][VEC];
+    // Every load of the row first, then the arithmetic: all NV loads are in flight together.
+#pragma unroll
+    for (int j = 0; j < NV; ++j) {
+      const int v = lane + j * TPR;
+      if (v < nvec) ldv(xv + (size_t)v * VEC, r[j]);
+    }
     float mx = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < CACHE; ++j) {
-      const int v = lane + j * TPR;
-      if (v < nvec) {
-        ldv(xv + (size_t)v * VEC, r[j]);
+    for (int j = 0; j < NV; ++j) {
+      if (lane + j * TPR < nvec) {
 #pragma unroll
         for (int i = 0; i < VEC; ++i) mx = fmaxf(mx, r[j][i]);
       }
     }
     for (int c = lane; c < head; c += TPR) mx = fmaxf(mx, __ldg(xr + c));
     for (int c = tail0 + lane; c < n; c += TPR) mx = fmaxf(mx, __ldg(xr + c));
+#if !ONLINE
     mx = group_max(mx, sh_a);
-
+#endif
+    // Exponentials relative to mx: the row's max (ONLINE 0) or this thread's own (ONLINE 1).
     float sum = 0.f;
 #pragma unroll
-    for (int j = 0; j < CACHE; ++j) {
+    for (int j = 0; j < NV; ++j) {
       if (lane + j * TPR < nvec) {
 #pragma unroll
         for (int i = 0; i < VEC; ++i) { r[j][i] = expf(r[j][i] - mx); sum += r[j][i]; }
@@ -190,15 +201,24 @@ softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int rows, int
     }
     for (int c = lane; c < head; c += TPR) sum += expf(__ldg(xr + c) - mx);
     for (int c = tail0 + lane; c < n; c += TPR) sum += expf(__ldg(xr + c) - mx);
-    sum = group_sum(sum, sh_a);
-
+#if ONLINE
+    // One fused reduction of (max, sum); this thread's values are rescaled by exp(own max - row max).
+    float m = mx;
+    group_online(m, sum, sh_a, sh_b);
     const float rinv = 1.f / sum;
+    const float scale = mx == -INFINITY ? 0.f : expf(mx - m) * rinv;  // a thread with no elements has mx = -inf
+    mx = m;
+#else
+    sum = group_sum(sum, sh_a);
+    const float rinv = 1.f / sum;
+    const float scale = rinv;
+#endif
 #pragma unroll
-    for (int j = 0; j < CACHE; ++j) {
+    for (int j = 0; j < NV; ++j) {
       const int v = lane + j * TPR;
       if (v < nvec) {
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) r[j][i] *= rinv;
+        for (int i = 0; i < VEC; ++i) r[j][i] *= scale;
         float* yp = yr + head + (size_t)v * VEC;
         if (y_vec_ok) stv(yp, r[j]);
         else {
@@ -211,7 +231,6 @@ softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int rows, int
     for (int c = tail0 + lane; c < n; c += TPR) yr[c] = expf(__ldg(xr + c) - mx) * rinv;
     return;
   }
-#endif
 
   float m, s;
 #if ONLINE
@@ -273,10 +292,31 @@ softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int rows, int
   for (int c = tail0 + lane; c < n; c += TPR) yr[c] = expf(__ldg(xr + c) - m) * inv;
 }
 
+template <int NV>
+void sm_launch(int grid, const float* x, float* y, int rows, int cols) {
+  void (*kern)(const float*, float*, int, int) = softmax_kernel<NV>;
+  kern<<<grid, BLOCK, 0, 0>>>(x, y, rows, cols);
+}
+
 }  // namespace sm_kd
 
 void softmax(const float* x, float* y, int rows, int cols) {
   if (rows <= 0 || cols <= 0) return;
   const int grid = (rows + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK;
-  sm_kd::softmax_kernel<<<grid, BLOCK, 0, 0>>>(x, y, rows, cols);
+#if CACHE
+  // The fewest registers that hold the row: NV vectors per thread, a power of two, NV * VEC <= 64.
+  const long long nv = ((long long)cols + TPR * VEC - 1) / (TPR * VEC);
+  if (nv <= 1) return sm_kd::sm_launch<1>(grid, x, y, rows, cols);
+  if (nv <= 2) return sm_kd::sm_launch<2>(grid, x, y, rows, cols);
+  if (nv <= 4) return sm_kd::sm_launch<4>(grid, x, y, rows, cols);
+  if (nv <= 8) return sm_kd::sm_launch<8>(grid, x, y, rows, cols);
+  if (nv <= 16) return sm_kd::sm_launch<16>(grid, x, y, rows, cols);
+#if VEC <= 2
+  if (nv <= 32) return sm_kd::sm_launch<32>(grid, x, y, rows, cols);
+#endif
+#if VEC == 1
+  if (nv <= 64) return sm_kd::sm_launch<64>(grid, x, y, rows, cols);
+#endif
+#endif
+  sm_kd::sm_launch<0>(grid, x, y, rows, cols);  // longer rows: streamed
 }
