@@ -134,6 +134,8 @@ export interface TaskSummary {
   builtin: boolean;
   /** Valid configurations of the tunables; null when they cannot be enumerated. */
   spaceSize: number | null;
+  /** Set when some configurations lie in islands no one-tunable step reaches from the baseline's (main/engine/task/reach.ts): says how many and which values. */
+  spaceNote?: string;
   tunables: Record<string, number[]>;
   /** Recorded spaces of this task (for replay runs), absolute paths. */
   recordings: string[];

@@ -11,6 +11,7 @@ import { builtinTasksDir, kernelduelHome, resourcesDir } from '../engine/base/pa
 import { builtinTaskNames } from '../engine/task/resolve.js';
 import { findManifest, loadTask, parseManifest, TaskError, type Task } from '../engine/task/manifest.js';
 import { defaultConfig, enumerateSpace } from '../engine/task/space.js';
+import { describeReach, spaceReach } from '../engine/task/reach.js';
 import { entrySignature } from '../engine/source/entry.js';
 import { isSpaceTask } from '../engine/measure/space-task.js';
 import { CoreError, errMsg } from './errors.js';
@@ -191,12 +192,15 @@ export class TaskRegistry {
     try {
       const t = loadTask(dir);
       let spaceSize: number | null = null;
+      let spaceNote: string | null = null;
       try {
-        spaceSize = enumerateSpace(t).length;
+        const configs = enumerateSpace(t);
+        spaceSize = configs.length;
+        spaceNote = describeReach(t, spaceReach(t, configs));
       } catch {
         spaceSize = null;
       }
-      return { id, name: t.manifest.name, description: t.manifest.description ?? '', dir, builtin, spaceSize, tunables: t.manifest.tunables ?? {}, recordings: this.recordingsFor(t.manifest.name) };
+      return { id, name: t.manifest.name, description: t.manifest.description ?? '', dir, builtin, spaceSize, ...(spaceNote ? { spaceNote } : {}), tunables: t.manifest.tunables ?? {}, recordings: this.recordingsFor(t.manifest.name) };
     } catch (e) {
       return { id, name: path.basename(dir), description: '', dir, builtin, spaceSize: null, tunables: {}, recordings: [], error: errMsg(e), issues: issuesOf(e) };
     }

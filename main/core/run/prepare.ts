@@ -4,6 +4,7 @@
 // front door, with the one GPU picker (../gpus.ts) and the one evaluator factory (../evaluators.ts).
 import { resolveTask } from '../../engine/task/resolve.js';
 import type { Task } from '../../engine/task/manifest.js';
+import { describeReach, spaceReach } from '../../engine/task/reach.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
 import { loadSpace, ReplayMeasurer, recordedArch } from '../../engine/measure/replay.js';
 import { isSourceFree, originLabel, replayTask, resolveTaskOrSpace } from '../../engine/measure/space-task.js';
@@ -122,6 +123,17 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     task = resolveTaskOrSpace(session.meta.task.dir);
     if (task.hash !== session.meta.task.manifestHash) warnings.push(`task ${task.manifest.name} changed since session ${session.meta.id} started`);
   } else task = recorded && o.backend.kind === 'replay' ? replayTask(o.task, o.backend.recording, recorded) : resolveTask(o.task);
+  // Islands of the space that one-tunable steps never enter, when they are a small share (random
+  // picks rarely land there either): the task author may want to reparametrise (engine/task/reach.ts).
+  if (o.backend.kind !== 'replay' && o.backend.kind !== 'python' && Object.keys(task.manifest.tunables ?? {}).length) {
+    try {
+      const r = spaceReach(task);
+      const note = describeReach(task, r);
+      if (note && (r.configs - r.reached) * 4 < r.configs) warnings.push(`task ${task.manifest.name}: ${note}`);
+    } catch {
+      // a space that cannot be enumerated fails later with its own message
+    }
+  }
   const llmPolicy = isLlmStrategyName(o.strategy);
   if (o.backend.kind === 'python' && o.strategy !== 'llm') {
     throw new Error(`strategy ${o.strategy} cannot propose Python candidates: the built-in offline strategies search a CUDA entry point's tunables, compiler flags and source transforms, and a ModelNew file has none of them. Python candidates come from the language model: --strategy llm`);

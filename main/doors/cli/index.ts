@@ -10,6 +10,7 @@ import { loadTask, type Task } from '../../engine/task/manifest.js';
 import type { Evaluator } from '../../engine/measure/evaluate.js';
 import type { BuildResult, Config, EvalResult, PythonFigure, VariantSpec } from '../../engine/base/types.js';
 import { enumerateSpace } from '../../engine/task/space.js';
+import { describeReach, spaceReach } from '../../engine/task/reach.js';
 import { listSessions } from '../../engine/session/list.js';
 import { openSession, openSessionReadOnly, readSessionMeta, sessionsRoot } from '../../engine/session/store.js';
 import { pytorchBaselinesIn } from '../../engine/session/events.js';
@@ -272,17 +273,20 @@ program
       try {
         const t = loadTask(join(builtinTasksDir(), n));
         let space: number | string = 0;
+        let note: string | null = null;
         try {
-          space = enumerateSpace(t).length;
+          const configs = enumerateSpace(t);
+          space = configs.length;
+          note = describeReach(t, spaceReach(t, configs));
         } catch (e) {
           space = (e as Error).message;
         }
-        return { name: n, description: t.manifest.description ?? '', dir: t.dir, space };
+        return { name: n, description: t.manifest.description ?? '', dir: t.dir, space, ...(note ? { note } : {}) };
       } catch (e) {
         return { name: n, error: (e as Error).message };
       }
     });
-    out(!!o.json, tasks, () => tasks.map((t) => ('error' in t ? `${t.name}: ERROR ${t.error}` : `${t.name.padEnd(12)} ${String(t.space).padStart(6)} configs  ${t.description}`)).join('\n'));
+    out(!!o.json, tasks, () => tasks.map((t) => ('error' in t ? `${t.name}: ERROR ${t.error}` : `${t.name.padEnd(12)} ${String(t.space).padStart(6)} configs  ${t.description}${'note' in t && t.note ? `\n${' '.repeat(13)}note: ${t.note}` : ''}`)).join('\n'));
   });
 
 program

@@ -166,6 +166,7 @@ export function TasksView() {
             <button data-testid={`task-${t.name}`} className={task?.id === t.id ? 'active' : ''} onClick={() => void openTask(t.id)} title={t.description}>
               {t.name} {t.replayOnly ? <small title={t.replayOnly}>REPLAY only</small> : t.builtin ? <small>built-in</small> : <small>folder</small>}
               {t.error ? <small className="field-error"> invalid</small> : <small> · {t.spaceSize ?? '?'} configs</small>}
+              {t.spaceNote ? <small data-testid={`task-islands-${t.name}`} title={t.spaceNote}> · islands</small> : null}
             </button>
           </li>
         ))}
