@@ -278,6 +278,17 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await expect.poll(() => page.getByTestId('error').count()).toBe(0);
   });
 
+  it("names a task's islands (transpose's REG4 configurations) in the list and the task's head", async () => {
+    await expect.poll(() => page.getByTestId('task-islands-transpose').count()).toBe(1);
+    expect(await page.getByTestId('task-islands-softmax').count()).toBe(0);
+    await page.getByTestId('task-transpose').click();
+    const note = page.getByTestId('space-islands');
+    await note.waitFor();
+    expect(await note.innerText()).toMatch(/116 of 924 configurations \(.*REG4=1\) lie in 1 island/);
+    await page.getByTestId('task-softmax').click();
+    await expect.poll(() => page.getByTestId('space-islands').count()).toBe(0);
+  });
+
   it('starts a REPLAY run of the contrastive optimiser; the tree grows, and the best tag, summary and progress follow each result as it arrives', async () => {
     // Issue 16: during a run the best tag stayed on v1 while 3.03× existed, the summary said 0/1 at
     // 15/60, and the bar lagged its text. The page records every run.result and run.state frame as
