@@ -12,7 +12,10 @@
 // keeps what it measured):
 //   npm run bench:vs-pytorch -- [--tasks softmax,matmul] [--budget 100] [--seed 1] [--task-limit-s 60]
 //                               [--configs expert|FILE] [--python python3] [--out bench/results]
-//                               [--clean-flush 1]
+//                               [--clean-flush 1] [--duel-skip 0.05]
+//   --duel-skip F    no duel for a variant at least F slower than its opponent with the intervals
+//                    apart (optimize --duel-skip; off by default): fewer duels, more evaluations in
+//                    a --task-limit-s
 //   --clean-flush 1 (default) measures the copy, PyTorch and each KernelDuel best once more at the
 //                    end with L2's dirty lines written back before every call (the harness's
 //                    `flushClean`): the memset flush leaves up to an L2 of dirty lines that the timed
@@ -60,6 +63,7 @@ const { values } = parseArgs({
     python: { type: 'string', default: process.env.KD_PYTHON ?? 'python3' },
     out: { type: 'string', default: 'bench/results' },
     'clean-flush': { type: 'string', default: '1' },
+    'duel-skip': { type: 'string' },
   },
 });
 const here = dirname(fileURLToPath(import.meta.url));
@@ -72,6 +76,8 @@ const taskLimitS = Number(values['task-limit-s']);
 if (!(budget >= 1) || !Number.isInteger(budget)) throw new Error(`--budget ${values.budget}: a positive integer is needed`);
 if (values['clean-flush'] !== '0' && values['clean-flush'] !== '1') throw new Error(`--clean-flush ${values['clean-flush']}: 0 or 1`);
 const cleanFlushView = values['clean-flush'] === '1' && !DEFAULT_TIMING.flushClean;
+const duelSkip = values['duel-skip'] === undefined ? undefined : Number(values['duel-skip']);
+if (duelSkip !== undefined && !(duelSkip >= 0.01 && duelSkip <= 1)) throw new Error(`--duel-skip ${values['duel-skip']}: a fraction from 0.01 to 1`);
 if (!(taskLimitS >= 0)) throw new Error(`--task-limit-s ${values['task-limit-s']}: a number of seconds >= 0 is needed (0: no limit)`);
 const outDir = resolve(values.out!);
 mkdirSync(outDir, { recursive: true });
@@ -93,7 +99,7 @@ function loadConfigs(arg: string): Record<string, Config[]> {
 const givenConfigs = values.configs ? loadConfigs(values.configs) : null;
 const mode = givenConfigs
   ? `given configurations (${values.configs === 'expert' ? 'bench/expert-configs.json' : values.configs}): the best of them, not an optimisation run`
-  : `contrastive optimisation from the naive baseline, budget ${budget}, seed ${seed}${taskLimitS ? `, stopped ${taskLimitS} s after the baseline's result if the budget is not used up by then` : ''}; the best variant is measured again and that measurement is compared`;
+  : `contrastive optimisation from the naive baseline, budget ${budget}, seed ${seed}${taskLimitS ? `, stopped ${taskLimitS} s after the baseline's result if the budget is not used up by then` : ''}${duelSkip ? `, no duel for a variant ${duelSkip * 100}% or more slower than its opponent with the intervals apart (--duel-skip)` : ''}; the best variant is measured again and that measurement is compared`;
 
 const toolchain = await findToolchain();
 const det = await detectGpus();
@@ -305,7 +311,7 @@ for (const task of timedTasks) {
         variant: { config: best.config, flags: { opt: 3 }, transforms: [] }, evaluations: list.length, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: false,
       };
     } else {
-      const run = await prepareRun({ task: name, strategy: 'contrastive', budget, seed, backend: { kind: 'gpu', gpu: theGpu.index }, sessionsRoot });
+      const run = await prepareRun({ task: name, strategy: 'contrastive', budget, seed, backend: { kind: 'gpu', gpu: theGpu.index, ...(duelSkip ? { duelSkip } : {}) }, sessionsRoot });
       if (!(run.measurer instanceof Evaluator) || !run.measurer.gpu) throw new Error(`needs a GPU (${run.label})`);
       const ev = run.measurer;
       let evaluations = 0;
@@ -317,7 +323,7 @@ for (const task of timedTasks) {
       const marks: StageMark[] = [];
       try {
         await runLoop({
-          session: run.session, evaluator: ev, strategy: run.strategy, budget, signal: ac.signal,
+          session: run.session, evaluator: ev, strategy: run.strategy, budget, signal: ac.signal, ...(duelSkip ? { duelSkip } : {}),
           onEvent: (e) => {
             if (e.type === 'duel') marks.push({ t: Date.now(), kind: 'duel' });
             if (e.type !== 'result') return;

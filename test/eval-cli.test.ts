@@ -137,6 +137,18 @@ describe('--buffer-sets', () => {
   }, 120_000);
 });
 
+/** A budget-0 session started with `flag value` keeps it in its settings, resumes with it and refuses another value on --resume. */
+async function keptOnResume(flag: string, key: 'duelNoise' | 'duelSkip', value: number, other: number): Promise<void> {
+  const r = await cli('optimize', 'axpy', flag, String(value), '--budget', '0');
+  expect(r.code, show(r)).toBe(0);
+  const id = /session (\S+) /.exec(r.stderr + r.stdout)?.[1];
+  expect(id, show(r)).toBeTruthy();
+  const meta = readSessionMeta(path.join(home, 'sessions'), id!);
+  expect(meta.settings?.backend).toMatchObject({ kind: 'gpu', [key]: value });
+  expect(resumeRunOptions(meta, {}).backend).toMatchObject({ kind: 'gpu', [key]: value });
+  expect(() => resumeRunOptions(meta, { [key]: other })).toThrow(new RegExp(flag));
+}
+
 describe('optimize --duel-noise', () => {
   it('refuses a value outside (0, 0.05] and a REPLAY, naming the flag', async () => {
     for (const bad of ['0', '0.2', 'x']) {
@@ -154,14 +166,23 @@ describe('optimize --duel-noise', () => {
     expect(ev.timing.duelTargetRelNoise).toBe(0.005);
     ev.close();
     expect(DEFAULT_DUEL_NOISE).toBe(0.0025);
-    const r = await cli('optimize', 'axpy', '--duel-noise', '0.005', '--budget', '0');
-    expect(r.code, show(r)).toBe(0);
-    const id = /session (\S+) /.exec(r.stderr + r.stdout)?.[1];
-    expect(id, show(r)).toBeTruthy();
-    const meta = readSessionMeta(path.join(home, 'sessions'), id!);
-    expect(meta.settings?.backend).toMatchObject({ kind: 'gpu', duelNoise: 0.005 });
-    expect(resumeRunOptions(meta, {}).backend).toMatchObject({ kind: 'gpu', duelNoise: 0.005 });
-    expect(() => resumeRunOptions(meta, { duelNoise: 0.01 })).toThrow(/--duel-noise/);
+    await keptOnResume('--duel-noise', 'duelNoise', 0.005, 0.01);
+  }, 120_000);
+});
+
+describe('optimize --duel-skip', () => {
+  it('refuses a value outside [0.01, 1] and a REPLAY, naming the flag', async () => {
+    for (const bad of ['0.001', '2', 'x']) {
+      const r = await cli('optimize', 'softmax', '--duel-skip', bad, '--budget', '0');
+      expect(r.code, show(r)).toBe(1);
+      expect(r.stderr).toMatch(/--duel-skip must be a fraction from 0\.01 to 1 \(got (0\.001|2|NaN)\)/);
+    }
+    const replay = await cli('optimize', 'softmax', '--duel-skip', '0.05', '--replay', path.join(import.meta.dirname, '..', 'bench', 'spaces', 'h200', 'softmax.json'), '--budget', '1');
+    expect(replay.code, show(replay)).toBe(1);
+    expect(replay.stderr).toMatch(/--duel-skip applies to duels measured on a GPU/);
+  }, 60_000);
+  it.skipIf(NO_NVCC)('is kept in the session and resumed with; another value on --resume is refused', async () => {
+    await keptOnResume('--duel-skip', 'duelSkip', 0.05, 0.1);
   }, 120_000);
 });
 

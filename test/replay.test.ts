@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadTask, type Task } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { loadSpace, RecordedSpaceSchema, ReplayMeasurer, variantKey, type RecordedSpace } from '../main/engine/measure/replay.js';
-import { runLoop, type LoopEvent } from '../main/engine/search/loop.js';
+import { duelDecidedByMedians, runLoop, type LoopEvent } from '../main/engine/search/loop.js';
 import { randomSearch } from '../main/engine/search/random.js';
 import { contrastiveSearch } from '../main/engine/search/contrastive.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
@@ -113,6 +113,27 @@ describe('the loop on a replay', () => {
     for (const r of results) if (r.type === 'result') expect(r.result.source).toEqual({ kind: 'replay', recording: file });
     expect(m.evaluations).toBe(13);
     s.close();
+  });
+  it('--duel-skip: no duel for a variant clearly slower than its opponent (intervals apart), every other duel still runs', async () => {
+    const decided = (sess: ReturnType<typeof createSession>, skip: number) =>
+      sess.events().filter((e) => e.type === 'duel' && duelDecidedByMedians(sess.resultOf(e.a)!, sess.resultOf(e.b), skip)).length;
+    const run = async (duelSkip?: number) => {
+      const s = createSession(join(dir, `sessions-skip-${duelSkip ?? 0}`), meta(task));
+      const m = new ReplayMeasurer(task, file, { seed: 2 });
+      const { evaluated } = await runLoop({ session: s, evaluator: m, strategy: contrastiveSearch(ActionSpace.fromRecording(task, m), 1), budget: 30, ...(duelSkip ? { duelSkip } : {}) });
+      return { s, evaluated, duels: s.events().filter((e) => e.type === 'duel').length };
+    };
+    const all = await run();
+    const skipped = await run(0.05);
+    expect(skipped.evaluated).toBe(30);
+    // Without the option some duels could only have said "slower"; with it none of those ran, and fewer duels ran in all.
+    expect(decided(all.s, 0.05)).toBeGreaterThan(0);
+    for (const d of all.s.events()) if (d.type === 'duel' && duelDecidedByMedians(all.s.resultOf(d.a)!, all.s.resultOf(d.b), 0.05)) expect(d.result.verdict).toBe('slower');
+    expect(decided(skipped.s, 0.05)).toBe(0);
+    expect(skipped.duels).toBeGreaterThan(0);
+    expect(skipped.duels).toBeLessThan(all.duels);
+    all.s.close();
+    skipped.s.close();
   });
   it('journals and streams the duels a strategy asks for, and model accuracy events; a resumed run replays them to the strategy', async () => {
     const root = join(dir, 'sessions2');

@@ -38,6 +38,8 @@ export type Backend =
       kind: 'gpu'; gpu?: number; arch?: string; maxMs?: number;
       /** A duel's own noise target (`--duel-noise`; default: the timing's). */
       duelNoise?: number;
+      /** `--duel-skip`: no duel for a variant at least this fraction slower than its opponent, their intervals apart (search/loop.ts). */
+      duelSkip?: number;
       /** One run on a pool of GPUs (`--gpus all|0,1,3`): one evaluation queue and judge per GPU. */
       gpus?: GpuPoolChoice;
       /** Compile-only even when a GPU is present. */
@@ -208,7 +210,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
         ? { kind: 'python', device: (measurer as PythonMeasurer).device, python: (measurer as PythonMeasurer).python, torch: (measurer as PythonMeasurer).torch,
             figure: (measurer as PythonMeasurer).figure,
             ...(o.backend.duelRounds ? { duelRounds: o.backend.duelRounds } : {}), ...(o.backend.timingArgs ? { timingArgs: o.backend.timingArgs } : {}) }
-        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), ...(o.backend.duelNoise ? { duelNoise: o.backend.duelNoise } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
+        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), ...(o.backend.duelNoise ? { duelNoise: o.backend.duelNoise } : {}), ...(o.backend.duelSkip ? { duelSkip: o.backend.duelSkip } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
       ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).

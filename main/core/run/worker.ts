@@ -180,6 +180,7 @@ async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void
     }
     const common = {
       session, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
+      ...(opts.backend.kind === 'gpu' && opts.backend.duelSkip ? { duelSkip: opts.backend.duelSkip } : {}),
       onEvent: (event: LoopEvent) => {
         // The preference model's accuracy is kept in the journal (as a note) for the plots.
         if (event.type === 'model') session.append({ type: 'note', level: 'info', message: modelNote(event.stats) });

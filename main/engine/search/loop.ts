@@ -84,6 +84,21 @@ export interface LoopOptions {
   onEvent?: (e: LoopEvent) => void;
   /** Awaited before each measurement (pause: return a promise that resolves on resume). */
   gate?: () => Promise<void>;
+  /**
+   * `--duel-skip`: no duel for a variant whose median is at least this fraction slower than its
+   * opponent's with their confidence intervals apart (its verdict could only be "slower"); the
+   * strategy keeps the pair and reward the medians give. Never skips a variant faster than its
+   * opponent. Off (undefined) by default.
+   */
+  duelSkip?: number;
+}
+
+/** Whether a duel of a (just timed) against b can only say "slower": a's median at least `skip` slower, the intervals apart. */
+export function duelDecidedByMedians(a: EvalResult, b: EvalResult | undefined, skip: number | undefined): boolean {
+  if (!skip || !b || !isTimedSuccess(a) || !isTimedSuccess(b)) return false;
+  const ta = a.timing[0];
+  const tb = b.timing[0];
+  return ta.medianMs >= tb.medianMs * (1 + skip) && ta.ciLowMs > tb.ciHighMs;
 }
 
 /** Identity of a proposal within a session, for de-duplication. */
@@ -209,6 +224,7 @@ export async function beginLoop(o: LoopOptions): Promise<LoopStart> {
     const oppId = strategy.opponentFor(v, result);
     const opp = oppId ? session.variant(oppId) : undefined;
     if (!opp || opp.id === v.id || !isTimedSuccess(session.resultOf(opp.id))) return;
+    if (duelDecidedByMedians(result, session.resultOf(opp.id), o.duelSkip)) return;
     const prediction = strategy.predict?.(v, opp) ?? null; // before the measurement
     // Both sides on the one measurer given: one GPU, one judge process.
     const d = await measurer.duel(v, opp, o.signal);

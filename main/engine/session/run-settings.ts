@@ -17,6 +17,8 @@ export const StoredBackendSchema = z.discriminatedUnion('kind', [
     maxMs: z.number().positive().optional(),
     /** `--duel-noise`: a duel's own noise target. */
     duelNoise: z.number().positive().optional(),
+    /** `--duel-skip`: no duel for a variant this fraction or more slower than its opponent, intervals apart. */
+    duelSkip: z.number().positive().optional(),
     /** Built without a GPU (none was usable, or none was asked for). */
     compileOnly: z.boolean().optional(),
     /** The GPUs of a pool run (`--gpus`), all of one model. */
