@@ -10,6 +10,7 @@
 //             all, or names (convolution-A100,softmax,...)
 //   npx tsx bench/contrastive-options.ts convolution-A100,convolution-A4000 10 '{"genetic":true}'
 //   npx tsx bench/contrastive-options.ts h200 5 '{"model":{"score":"linear"}}'
+//   KD_DUEL_SKIP=0.05 npx tsx bench/contrastive-options.ts all 20 '{}'   # runs as with optimize --duel-skip 0.05
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSpace, ReplayMeasurer, type RecordedSpace } from '../main/engine/measure/replay.js';
@@ -49,6 +50,7 @@ for (const s of want) {
   const b50: number[] = [];
   const b100: number[] = [];
   const acc: number[] = [];
+  const duels: number[] = [];
   const tr = { picks: 0, wins: 0, halvings: 0, restarts: 0 }; // the trust region's, summed over seeds
   const arms = { model: { wins: 0, tries: 0 }, genetic: { wins: 0, tries: 0 }, anneal: { wins: 0, tries: 0 } }; // the bandit portfolio's picks, summed over seeds
   let opt: number;
@@ -58,12 +60,13 @@ for (const s of want) {
     opt = m.optimumMs();
     const space = ActionSpace.fromRecording(task, m);
     const st = strat === 'contrastive' ? contrastiveSearch(space, seed, opts) : makeStrategy(strat, space, seed);
-    const r = await simulate(st, m, budget - 1);
+    const r = await simulate(st, m, budget - 1, process.env.KD_DUEL_SKIP ? { duelSkip: Number(process.env.KD_DUEL_SKIP) } : {});
     const c = curveOf(r);
     r98.push(evaluationsTo(c, opt, 0.98));
     b50.push(bestAt(c, opt, 50));
     b100.push(bestAt(c, opt, 100));
     if (r.model?.heldOutAccuracy != null) acc.push(r.model.heldOutAccuracy);
+    duels.push(r.duels.length);
     const bs = strat === 'contrastive' ? (st as ContrastiveStrategy).banditStats() : null;
     if (bs) for (const k of ['model', 'genetic', 'anneal'] as const) [arms[k].wins, arms[k].tries] = [arms[k].wins + bs[k].wins, arms[k].tries + bs[k].tries];
     const ts = strat === 'contrastive' ? (st as ContrastiveStrategy).trustStats() : null;
@@ -72,5 +75,5 @@ for (const s of want) {
   const armLine = arms.model.tries ? ` arms (wins/picks) model ${arms.model.wins}/${arms.model.tries} genetic ${arms.genetic.wins}/${arms.genetic.tries} anneal ${arms.anneal.wins}/${arms.anneal.tries}` : '';
   const trLine = tr.picks ? ` trust (wins/picks) ${tr.wins}/${tr.picks} halvings ${tr.halvings} restarts ${tr.restarts}` : '';
   const re = reachOf(r98, budget);
-  process.stdout.write(`${s.name.padEnd(20)} to98 ${String(re.median).padStart(6)} (${re.reached}/${seeds}) b50 ${quantile(b50, 0.5).toFixed(3)} b100 ${quantile(b100, 0.5).toFixed(3)} acc ${acc.length ? quantile(acc, 0.5).toFixed(3) : '-'} ${((Date.now() - t0) / 1000).toFixed(0)}s${armLine}${trLine}\n`);
+  process.stdout.write(`${s.name.padEnd(20)} to98 ${String(re.median).padStart(6)} (${re.reached}/${seeds}) b50 ${quantile(b50, 0.5).toFixed(3)} b100 ${quantile(b100, 0.5).toFixed(3)} acc ${acc.length ? quantile(acc, 0.5).toFixed(3) : '-'} duels ${quantile(duels, 0.5)} ${((Date.now() - t0) / 1000).toFixed(0)}s${armLine}${trLine}\n`);
 }

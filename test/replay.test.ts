@@ -11,6 +11,7 @@ import { loadSpace, RecordedSpaceSchema, ReplayMeasurer, variantKey, type Record
 import { duelDecidedByMedians, runLoop, type LoopEvent } from '../main/engine/search/loop.js';
 import { randomSearch } from '../main/engine/search/random.js';
 import { contrastiveSearch } from '../main/engine/search/contrastive.js';
+import { simulate } from '../main/engine/search/simulate.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
 import { configKey } from '../main/engine/task/space.js';
 import { createSession, newSessionId, openSession } from '../main/engine/session/store.js';
@@ -134,6 +135,15 @@ describe('the loop on a replay', () => {
     expect(skipped.duels).toBeLessThan(all.duels);
     all.s.close();
     skipped.s.close();
+    // The in-memory run of the benchmarks (simulate) follows the same rule.
+    const sim = async (duelSkip?: number) => {
+      const m = new ReplayMeasurer(task, file, { seed: 2 });
+      return simulate(contrastiveSearch(ActionSpace.fromRecording(task, m), 1), m, 30, duelSkip ? { duelSkip } : {});
+    };
+    const [simAll, simSkip] = [await sim(), await sim(0.05)];
+    expect(simSkip.steps).toHaveLength(30);
+    expect(simSkip.duels.length).toBeGreaterThan(0);
+    expect(simSkip.duels.length).toBeLessThan(simAll.duels.length);
   });
   it('journals and streams the duels a strategy asks for, and model accuracy events; a resumed run replays them to the strategy', async () => {
     const root = join(dir, 'sessions2');

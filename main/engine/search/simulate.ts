@@ -4,7 +4,7 @@
 import type { DuelResult, EvalResult, VariantRecord } from '../base/types.js';
 import { isTimedSuccess } from '../measure/verdict.js';
 import { defaultConfig } from '../task/space.js';
-import type { ModelStats, Strategy } from './loop.js';
+import { duelDecidedByMedians, type ModelStats, type Strategy } from './loop.js';
 import type { Measurer } from '../measure/measurer.js';
 import { variantKey } from '../measure/replay.js';
 
@@ -33,6 +33,8 @@ export interface SimulateOptions {
   /** Give the event loop a turn every this many evaluations (a replay answers at once, so a long
    * run would otherwise hold the thread it runs on: the app's main process, the web server). */
   yieldEvery?: number;
+  /** As runLoop's `duelSkip` (`--duel-skip`): no duel for a variant the medians already call slower by this fraction. */
+  duelSkip?: number;
 }
 
 export async function simulate(strategy: Strategy, m: Measurer, budget: number, o: SimulateOptions = {}): Promise<SimResult> {
@@ -64,7 +66,7 @@ export async function simulate(strategy: Strategy, m: Measurer, budget: number, 
     if (strategy.opponentFor && ms !== null) {
       const oppId = strategy.opponentFor(v, r);
       const opp = oppId ? variants.get(oppId) : undefined;
-      if (opp && isTimedSuccess(results.get(opp.id))) {
+      if (opp && isTimedSuccess(results.get(opp.id)) && !duelDecidedByMedians(r, results.get(opp.id), o.duelSkip)) {
         const d = await m.duel(v, opp);
         if (d.duels?.length) {
           duels.push({ a: v.id, b: opp.id, result: d.duels[0] });
