@@ -121,8 +121,16 @@ describe('the loop on a replay', () => {
     const run = async (duelSkip?: number) => {
       const s = createSession(join(dir, `sessions-skip-${duelSkip ?? 0}`), meta(task));
       const m = new ReplayMeasurer(task, file, { seed: 2 });
-      const { evaluated } = await runLoop({ session: s, evaluator: m, strategy: contrastiveSearch(ActionSpace.fromRecording(task, m), 1), budget: 30, ...(duelSkip ? { duelSkip } : {}) });
-      return { s, evaluated, duels: s.events().filter((e) => e.type === 'duel').length };
+      const strategy = contrastiveSearch(ActionSpace.fromRecording(task, m), 1);
+      // The strategy is told each duel left out (it keeps the medians' pair with the duels' priority).
+      const told: Array<[string, string]> = [];
+      const orig = strategy.observeDuelSkipped!.bind(strategy);
+      strategy.observeDuelSkipped = (a, b) => {
+        told.push([a.id, b.id]);
+        orig(a, b);
+      };
+      const { evaluated } = await runLoop({ session: s, evaluator: m, strategy, budget: 30, ...(duelSkip ? { duelSkip } : {}) });
+      return { s, evaluated, told, duels: s.events().filter((e) => e.type === 'duel').length };
     };
     const all = await run();
     const skipped = await run(0.05);
@@ -133,6 +141,9 @@ describe('the loop on a replay', () => {
     expect(decided(skipped.s, 0.05)).toBe(0);
     expect(skipped.duels).toBeGreaterThan(0);
     expect(skipped.duels).toBeLessThan(all.duels);
+    expect(all.told).toHaveLength(0);
+    expect(skipped.told.length).toBeGreaterThan(0);
+    for (const [a, b] of skipped.told) expect(duelDecidedByMedians(skipped.s.resultOf(a)!, skipped.s.resultOf(b), 0.05)).toBe(true);
     all.s.close();
     skipped.s.close();
     // The in-memory run of the benchmarks (simulate) follows the same rule.

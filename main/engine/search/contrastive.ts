@@ -1087,6 +1087,11 @@ export function contrastiveSearch(space: ActionSpace, seed: number, opts: Contra
       if (d.verdict === 'faster') model.add({ faster: ma.f, slower: mb.f, from: 'duel' });
       else if (d.verdict === 'slower') model.add({ faster: mb.f, slower: ma.f, from: 'duel' });
     },
+    observeDuelSkipped(a: VariantRecord, b: VariantRecord) {
+      const ma = byId.get(a.id);
+      const mb = byId.get(b.id);
+      if (ma && mb) model.add({ faster: mb.f, slower: ma.f, from: 'decided' });
+    },
     modelStats(): ModelStats | null {
       return model.trained ? model.stats() : null;
     },

@@ -61,6 +61,8 @@ export interface Strategy {
   opponentFor?(variant: VariantRecord, result: EvalResult): string | null;
   /** Told each duel the loop ran for it (A = the new variant, B = the opponent; ratio > 1: A faster). */
   observeDuel?(a: VariantRecord, b: VariantRecord, duel: DuelResult): void;
+  /** Told a duel it asked for was left out (`--duel-skip`): the medians already say a is slower than b. Not journaled, so a resumed run is not told again (the medians' own pairs are rebuilt). */
+  observeDuelSkipped?(a: VariantRecord, b: VariantRecord): void;
   /** P(a faster than b) from the strategy's model, asked before a duel is measured (null: no trained model). */
   predict?(a: VariantRecord, b: VariantRecord): PairPredictionRecord | null;
   /** The strategy's model quality, when it has a model. */
@@ -224,7 +226,10 @@ export async function beginLoop(o: LoopOptions): Promise<LoopStart> {
     const oppId = strategy.opponentFor(v, result);
     const opp = oppId ? session.variant(oppId) : undefined;
     if (!opp || opp.id === v.id || !isTimedSuccess(session.resultOf(opp.id))) return;
-    if (duelDecidedByMedians(result, session.resultOf(opp.id), o.duelSkip)) return;
+    if (duelDecidedByMedians(result, session.resultOf(opp.id), o.duelSkip)) {
+      strategy.observeDuelSkipped?.(v, opp);
+      return;
+    }
     const prediction = strategy.predict?.(v, opp) ?? null; // before the measurement
     // Both sides on the one measurer given: one GPU, one judge process.
     const d = await measurer.duel(v, opp, o.signal);

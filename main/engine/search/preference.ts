@@ -11,8 +11,8 @@ export interface Pair {
   /** Features of the faster variant. */
   faster: Float64Array;
   slower: Float64Array;
-  /** Where the comparison came from. */
-  from: 'duel' | 'medians';
+  /** Where the comparison came from ('decided': the medians of a variant and its opponent, whose duel `--duel-skip` left out). */
+  from: 'duel' | 'medians' | 'decided';
   weight?: number;
 }
 
@@ -233,8 +233,10 @@ export class PreferenceModel {
 
   private samplePairs(rng: () => number): Pair[] {
     if (this.pairs.length <= this.o.maxPairs) return shuffle(this.pairs, rng);
-    const duels = this.pairs.filter((p) => p.from === 'duel');
-    const rest = shuffle(this.pairs.filter((p) => p.from !== 'duel'), rng);
+    // Comparisons with the opponent the strategy chose (duels, and the medians that stood in for a skipped one) first.
+    const chosen = (p: Pair): boolean => p.from === 'duel' || p.from === 'decided';
+    const duels = this.pairs.filter(chosen);
+    const rest = shuffle(this.pairs.filter((p) => !chosen(p)), rng);
     return shuffle([...duels.slice(-this.o.maxPairs), ...rest].slice(0, this.o.maxPairs), rng);
   }
 
