@@ -285,6 +285,10 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const note = page.getByTestId('space-islands');
     await note.waitFor();
     expect(await note.innerText()).toMatch(/116 of 924 configurations \(.*REG4=1\) lie in 1 island/);
+    await shot('tasks-islands');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await shot('tasks-islands-1024');
+    await page.setViewportSize({ width: 1440, height: 900 });
     await page.getByTestId('task-softmax').click();
     await expect.poll(() => page.getByTestId('space-islands').count()).toBe(0);
   });

@@ -232,7 +232,7 @@ export function TasksView() {
           <h2>{task.name}</h2>
           <span className="muted">{task.description}</span>
           <div className="muted mono small">{task.entrySignature}</div>
-          {task.spaceNote && <div className="muted small" data-testid="space-islands">Space: {task.spaceNote}.</div>}
+          {task.spaceNote && <div className="muted small space-note" data-testid="space-islands">Space: {task.spaceNote}.</div>}
           {task.pytorch && (
             <div className="muted small" data-testid="pytorch-task">
               PyTorch-reference task: {task.files.reference} is the trusted reference (read-only); candidates are CUDA entry points ({task.files.kernel}) or Python files defining ModelNew (<span className="mono">kernelduel optimize --candidates python --strategy llm</span>, guarantee level python-in-process)
