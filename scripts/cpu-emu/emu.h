@@ -182,6 +182,7 @@ template <typename T> inline T __ldcs(const T* p) { return *p; }
 template <typename T> inline void __stcs(T* p, T v) { *p = v; }
 inline float atomicAdd(float* p, float v) { float o = *p; *p += v; return o; }
 inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }
+inline float atomicExch(float* p, float v) { float o = *p; *p = v; return o; }
 inline int cudaMemsetAsync(void* p, int v, size_t n, int = 0) { std::memset(p, v, n); return 0; }
 inline int cudaGetDevice(int* d) { *d = 0; return 0; }
 enum { cudaDevAttrMultiProcessorCount = 16 };

@@ -9,9 +9,14 @@
 //            __threadfence) adds the partials in block order and writes out[0]: no memset, one
 //            kernel, the same result every run. Needs a bounded grid (GRID_MULT > 0); the counter
 //            is reset by that last block, so every call starts from zero.
+//   FINAL 2: adds its partial atomically into a device accumulator and counts itself done; the last
+//            block takes the total (atomicExch, which also zeroes the accumulator) into out[0] and
+//            resets the counter: no memset node and no pass over partials, one atomic chain as FINAL 0.
 // LOAD (VEC 4 only) picks the vector load of the body: 0 __ldg; 1 __ldcs (ld.global.cs, evict first:
 // every byte is read once); 2 ld.global.nc.L1::no_allocate.L2::256B (no L1 allocation, and L2 fetches
-// 256-byte blocks, a prefetch of the lines this and the neighbouring lanes read next).
+// 256-byte blocks, a prefetch of the lines this and the neighbouring lanes read next); 3 the same
+// with an L2 evict-first cache policy (createpolicy.fractional.L2::evict_first: the streamed lines
+// are the first L2 replaces, so they do not push out lines other work still holds).
 // Defaults are the naive version: one float per thread, one block per 256 floats (GRID_MULT 0),
 // shared-memory tree, one atomic per block.
 #include <cuda_runtime.h>
@@ -32,10 +37,12 @@
 #define SHUFFLE 0     // block reduction: 0 shared-memory tree, 1 warp shuffles
 #endif
 #ifndef FINAL
-#define FINAL 0       // 0: memset + one atomicAdd per block; 1: partials + last block sums them (GRID_MULT > 0)
+#define FINAL 0       // 0: memset + one atomicAdd per block; 1: partials + last block sums them; 2: atomic
+                      // accumulator + last block takes it (1, 2: GRID_MULT > 0, SHUFFLE 1)
 #endif
 #ifndef LOAD
-#define LOAD 0        // VEC 4 body loads: 0 __ldg; 1 __ldcs (evict first); 2 ld.global.nc.L1::no_allocate.L2::256B
+#define LOAD 0        // VEC 4 body loads: 0 __ldg; 1 __ldcs (evict first); 2 ld.global.nc.L1::no_allocate.L2::256B;
+                      // 3 as 2 with an L2 evict-first cache policy
 #endif
 
 #if BLOCK < 32 || BLOCK > 1024 || (BLOCK & (BLOCK - 1)) != 0
@@ -44,17 +51,37 @@
 #if VEC != 1 && VEC != 2 && VEC != 4
 #error "reduce_sum: VEC must be 1, 2 or 4"
 #endif
-#if FINAL && GRID_MULT == 0
-#error "reduce_sum: FINAL 1 needs a bounded grid (GRID_MULT > 0)"
+#if FINAL < 0 || FINAL > 2
+#error "reduce_sum: FINAL is 0, 1 or 2"
 #endif
-#if LOAD < 0 || LOAD > 2 || (LOAD != 0 && VEC != 4)
-#error "reduce_sum: LOAD is 0, 1 or 2, and 1, 2 need VEC 4"
+#if FINAL && GRID_MULT == 0
+#error "reduce_sum: FINAL 1 and 2 need a bounded grid (GRID_MULT > 0)"
+#endif
+#if FINAL == 2 && !SHUFFLE
+#error "reduce_sum: FINAL 2 reduces the block with shuffles (SHUFFLE 1)"
+#endif
+#if LOAD < 0 || LOAD > 3 || (LOAD != 0 && VEC != 4)
+#error "reduce_sum: LOAD is 0..3, and 1..3 need VEC 4"
 #endif
 #define RS_MAX_BLOCKS 4096   // FINAL 1: the grid is capped here (the grid-stride loop covers the rest)
 
 namespace rs_kd {
 
-#if FINAL
+#if FINAL == 2
+__device__ float total = 0.f;              // back to 0 at the end of every launch (atomicExch by the last block)
+__device__ unsigned int blocks_done = 0;   // likewise
+
+// Called by thread 0 of each block with the block's partial.
+__device__ __forceinline__ void finish_atomic(float* __restrict__ out, float partial) {
+  atomicAdd(&total, partial);
+  __threadfence();                          // the add is visible before the count says so
+  if (atomicAdd(&blocks_done, 1u) == gridDim.x - 1) {
+    __threadfence();
+    out[0] = atomicExch(&total, 0.f);
+    blocks_done = 0;
+  }
+}
+#elif FINAL
 __device__ float partials[RS_MAX_BLOCKS];
 __device__ unsigned int blocks_done = 0;   // back to 0 at the end of every launch (by the last block)
 
@@ -105,6 +132,15 @@ __device__ __forceinline__ float4 ld4(const float* p) {
   asm("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];\n"
       : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
       : "l"(p));
+  return r;
+#elif LOAD == 3 && defined(__CUDA_ARCH__)
+  unsigned long long policy;
+  // Same inputs every time: the compiler may hoist it out of the loop.
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  float4 r;
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4], %5;\n"
+      : "=f"(r.x), "=f"(r.y), "=f"(r.z), "=f"(r.w)
+      : "l"(p), "l"(policy));
   return r;
 #else
   return __ldg(reinterpret_cast<const float4*>(p));
@@ -165,11 +201,13 @@ reduce_kernel(const float* __restrict__ x, float* __restrict__ out, long long nv
     v = (tid < BLOCK / 32) ? warp_sums[tid] : 0.f;
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-#if !FINAL
+#if FINAL == 0
     if (tid == 0) atomicAdd(out, v);
+#elif FINAL == 2
+    if (tid == 0) finish_atomic(out, v);
 #endif
   }
-#if FINAL
+#if FINAL == 1
   finish(out, v, warp_sums);
 #endif
 #else
@@ -218,7 +256,7 @@ void reduce_sum(const float* x, float* out, int n) {
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
   if (blocks > (long long)GRID_MULT * sms) blocks = (long long)GRID_MULT * sms;
 #endif
-#if FINAL
+#if FINAL == 1
   if (blocks > RS_MAX_BLOCKS) blocks = RS_MAX_BLOCKS;
 #endif
   if (blocks < 1) blocks = 1;  // head/tail scalars still need threads (n < VEC)
