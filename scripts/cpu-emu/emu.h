@@ -185,5 +185,8 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; r
 inline float atomicExch(float* p, float v) { float o = *p; *p = v; return o; }
 inline int cudaMemsetAsync(void* p, int v, size_t n, int = 0) { std::memset(p, v, n); return 0; }
 inline int cudaGetDevice(int* d) { *d = 0; return 0; }
-enum { cudaDevAttrMultiProcessorCount = 16 };
-inline int cudaDeviceGetAttribute(int* v, int, int) { *v = 132; return 0; }
+enum { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75 };
+// An H200's figures: 132 SMs, compute capability 9.x.
+inline int cudaDeviceGetAttribute(int* v, int a, int) { *v = a == cudaDevAttrComputeCapabilityMajor ? 9 : 132; return 0; }
+enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+template <typename F> inline int cudaFuncSetAttribute(F, int, int) { return 0; }

@@ -16,7 +16,11 @@
 // every byte is read once); 2 ld.global.nc.L1::no_allocate.L2::256B (no L1 allocation, and L2 fetches
 // 256-byte blocks, a prefetch of the lines this and the neighbouring lanes read next); 3 the same
 // with an L2 evict-first cache policy (createpolicy.fractional.L2::evict_first: the streamed lines
-// are the first L2 replaces, so they do not push out lines other work still holds).
+// are the first L2 replaces, so they do not push out lines other work still holds); 4 the Hopper
+// bulk copy (TMA, cp.async.bulk): thread 0 of each block streams whole chunks into a ring of
+// RS_STAGES shared-memory stages, each completing on its own mbarrier, and the block sums a stage
+// from shared memory while the next ones are in flight (compute capability 9.0 or newer; on older
+// GPUs LOAD 4 builds the LOAD 0 body). The partial last chunk takes the plain loads.
 // Defaults are the naive version: one float per thread, one block per 256 floats (GRID_MULT 0),
 // shared-memory tree, one atomic per block.
 #include <cuda_runtime.h>
@@ -42,7 +46,7 @@
 #endif
 #ifndef LOAD
 #define LOAD 0        // VEC 4 body loads: 0 __ldg; 1 __ldcs (evict first); 2 ld.global.nc.L1::no_allocate.L2::256B;
-                      // 3 as 2 with an L2 evict-first cache policy
+                      // 3 as 2 with an L2 evict-first cache policy; 4 bulk copies (TMA) into shared memory
 #endif
 
 #if BLOCK < 32 || BLOCK > 1024 || (BLOCK & (BLOCK - 1)) != 0
@@ -60,8 +64,22 @@
 #if FINAL == 2 && !SHUFFLE
 #error "reduce_sum: FINAL 2 reduces the block with shuffles (SHUFFLE 1)"
 #endif
-#if LOAD < 0 || LOAD > 3 || (LOAD != 0 && VEC != 4)
-#error "reduce_sum: LOAD is 0..3, and 1..3 need VEC 4"
+#if LOAD < 0 || LOAD > 4 || (LOAD != 0 && VEC != 4)
+#error "reduce_sum: LOAD is 0..4, and 1..4 need VEC 4"
+#endif
+#if LOAD == 4 && GRID_MULT == 0
+#error "reduce_sum: LOAD 4 needs a bounded grid (GRID_MULT > 0)"
+#endif
+// LOAD 4: one stage holds one chunk (BLOCK * ITEMS float4); as many stages as fit in 192 KiB, 2..4.
+#define RS_STAGE_BYTES (BLOCK * ITEMS * 16)
+#define RS_STAGES (RS_STAGE_BYTES * 4 <= 196608 ? 4 : RS_STAGE_BYTES * 3 <= 196608 ? 3 : 2)
+#if LOAD == 4 && RS_STAGE_BYTES * 2 > 196608
+#error "reduce_sum: LOAD 4 needs two chunks (2 * BLOCK * ITEMS * 16 bytes) in 192 KiB of shared memory"
+#endif
+#if LOAD == 4 && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define RS_BULK 1
+#else
+#define RS_BULK 0
 #endif
 #define RS_MAX_BLOCKS 4096   // FINAL 1: the grid is capped here (the grid-stride loop covers the rest)
 
@@ -159,6 +177,23 @@ __device__ __forceinline__ float ldv_sum(const float* p) {
 #endif
 }
 
+#if RS_BULK
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return (unsigned)__cvta_generic_to_shared(p); }
+// Thread 0: stage `s` expects `bytes` and the bulk copy of them from global `src` starts.
+__device__ __forceinline__ void bulk_issue(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void bulk_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+#endif
+
 // x + head is VEC-aligned; nvec vectors start there; `head` scalars before, `tail` scalars after.
 __global__ void __launch_bounds__(BLOCK)
 reduce_kernel(const float* __restrict__ x, float* __restrict__ out, long long nvec, int head, int tail) {
@@ -175,7 +210,47 @@ reduce_kernel(const float* __restrict__ x, float* __restrict__ out, long long nv
 
   const long long chunk = (long long)BLOCK * ITEMS;
   const long long stride = (long long)gridDim.x * chunk;
+#if RS_BULK
+  // Whole chunks through the ring of stages (chunk c goes to block c % gridDim.x, as below).
+  extern __shared__ __align__(128) float4 stages[];   // RS_STAGES * BLOCK * ITEMS
+  __shared__ __align__(8) unsigned long long bars[RS_STAGES];
+  const long long nfull = nvec / chunk;
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < RS_STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r"(smem_addr(&bars[s])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#pragma unroll
+    for (int s = 0; s < RS_STAGES; ++s) {
+      const long long c = blockIdx.x + (long long)s * gridDim.x;
+      if (c < nfull) bulk_issue(smem_addr(stages + s * chunk), xv + c * chunk * 4, RS_STAGE_BYTES, smem_addr(&bars[s]));
+    }
+  }
+  __syncthreads();
+  {
+    int s = 0;
+    unsigned parity = 0;
+    for (long long c = blockIdx.x; c < nfull; c += gridDim.x) {
+      bulk_wait(smem_addr(&bars[s]), parity);
+      const float4* st = stages + s * chunk;
+#pragma unroll
+      for (int j = 0; j < ITEMS; ++j) {
+        const float4 t = st[j * BLOCK + tid];
+        acc[j] += (t.x + t.y) + (t.z + t.w);
+      }
+      __syncthreads();                       // every thread has read stage s before it is refilled
+      const long long cn = c + (long long)RS_STAGES * gridDim.x;
+      if (tid == 0 && cn < nfull) bulk_issue(smem_addr(stages + s * chunk), xv + cn * chunk * 4, RS_STAGE_BYTES, smem_addr(&bars[s]));
+      if (++s == RS_STAGES) {
+        s = 0;
+        parity ^= 1u;
+      }
+    }
+  }
+  // The partial last chunk, if any, with plain loads by the block that owns it.
+  for (long long base = nfull * chunk + (long long)blockIdx.x * chunk; base < nvec; base += stride) {
+#else
   for (long long base = (long long)blockIdx.x * chunk; base < nvec; base += stride) {
+#endif
     if (base + chunk <= nvec) {
 #pragma unroll
       for (int j = 0; j < ITEMS; ++j) acc[j] += ldv_sum(xv + (base + (long long)j * BLOCK + tid) * VEC);
@@ -260,5 +335,20 @@ void reduce_sum(const float* x, float* out, int n) {
   if (blocks > RS_MAX_BLOCKS) blocks = RS_MAX_BLOCKS;
 #endif
   if (blocks < 1) blocks = 1;  // head/tail scalars still need threads (n < VEC)
+#if LOAD == 4
+  // The ring of stages is dynamic shared memory (above the 48 KiB a launch gets without asking).
+  // On a GPU older than compute capability 9.0 the kernel builds the LOAD 0 body and asks for none.
+  // Asked once, on the first call (lazy initialisation).
+  static int dyn = -1;
+  if (dyn < 0) {
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    dyn = major >= 9 ? RS_STAGES * RS_STAGE_BYTES : 0;
+    if (dyn) cudaFuncSetAttribute(rs_kd::reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn);
+  }
+  rs_kd::reduce_kernel<<<(unsigned)blocks, BLOCK, (size_t)dyn, 0>>>(x, out, nvec, head, tail);
+#else
   rs_kd::reduce_kernel<<<(unsigned)blocks, BLOCK, 0, 0>>>(x, out, nvec, head, tail);
+#endif
 }
