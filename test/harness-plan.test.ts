@@ -55,6 +55,10 @@ describe('renderPlan', () => {
     expect(text).not.toContain('sizeseeds');
     expect(text).not.toContain('flushclean'); // off unless asked for
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushClean: 1 } }), 'x')).toMatch(/^flushclean 1$/m);
+    expect(text).not.toContain('flushcleanbytes'); // half the flush buffer unless asked for
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushClean: 1, flushCleanBytes: 1 << 23 } }), 'x')).toMatch(/^flushclean 1\nflushcleanbytes 8388608$/m);
+    expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushCleanBytes: 1 << 23 } }), 'x')).toThrow(/flushCleanBytes needs flushClean 1/);
+    expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushClean: 1, flushCleanBytes: 1000 } }), 'x')).toThrow(/multiple of 16 .*got 1000/);
     expect(text).not.toContain('flushsets'); // one flush buffer unless asked for
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 4 } }), 'x')).toMatch(/^flushsets 4$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 1 } }), 'x')).not.toContain('flushsets');

@@ -75,7 +75,8 @@ struct Executor {
   void* flush = nullptr;
   std::vector<void*> flush_more;  // plan flushsets N: the other N - 1 flush buffers
   unsigned long long flush_turn = 0;
-  void* flush_read = nullptr;  // plan flushclean 1: read after the memset (flush_bytes / 2)
+  void* flush_read = nullptr;  // plan flushclean 1: read after the memset (flush_read_bytes)
+  size_t flush_read_bytes = 0;  // plan flushcleanbytes, else flush_bytes / 2
   unsigned int* flush_sink = nullptr;
   int* gate = nullptr;      // pinned host flag (alone in its allocation), mapped for the gate kernel
   int* gate_dev = nullptr;
@@ -189,8 +190,9 @@ static std::string exec_load(Executor& x, const std::string& desc_path) {
     x.flush_more.push_back(f);
   }
   if (x.plan.flush_clean) {
-    CK(cudaMalloc(&x.flush_read, x.flush_bytes / 2));
-    CK(cudaMemset(x.flush_read, 0, x.flush_bytes / 2));
+    x.flush_read_bytes = x.plan.flush_clean_bytes ? (size_t)x.plan.flush_clean_bytes : x.flush_bytes / 2 / 16 * 16;
+    CK(cudaMalloc(&x.flush_read, x.flush_read_bytes));
+    CK(cudaMemset(x.flush_read, 0, x.flush_read_bytes));
     CK(cudaMalloc((void**)&x.flush_sink, sizeof(unsigned int)));
   }
   // The timed context never keeps lines in L2 between samples on purpose.
@@ -427,7 +429,7 @@ static std::string exec_sample(Executor& x, unsigned long long seed, bool timed,
   }
   CK(cudaMemsetAsync(flush, (x.flips++) & 1, x.flush_bytes, x.st));
   if (x.flush_read) {
-    kd_flush_read_kernel<<<1024, 256, 0, x.st>>>((const uint4*)x.flush_read, x.flush_bytes / 2 / sizeof(uint4), x.flush_sink);
+    kd_flush_read_kernel<<<1024, 256, 0, x.st>>>((const uint4*)x.flush_read, x.flush_read_bytes / sizeof(uint4), x.flush_sink);
     CK(cudaGetLastError());
   }
   CK(cudaDeviceSynchronize());

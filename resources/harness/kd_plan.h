@@ -46,6 +46,7 @@ struct Plan {
   // 1: after the L2 flush's memset, a read of a second buffer of half its size replaces the dirty
   // lines the memset left in L2 with clean ones (written back before the call, not during it).
   int flush_clean = 0;
+  unsigned long long flush_clean_bytes = 0;  // flushclean 1: bytes read after the memset (0: half the flush buffer)
   // N > 1 (plan flushsets N): N flush buffers, each call's memset goes to the next one, so that no one
   // placement of the flush buffer (fixed for a whole process with one buffer) decides its times.
   int flush_sets = 1;
@@ -120,6 +121,9 @@ static Plan read_plan(const char* path) {
     } else if (!strcmp(key, "flushclean")) {
       p.flush_clean = atoi(rest);
       if (p.flush_clean < 0 || p.flush_clean > 1) bad(line);
+    } else if (!strcmp(key, "flushcleanbytes")) {
+      p.flush_clean_bytes = strtoull(rest, nullptr, 10);
+      if (p.flush_clean_bytes < 16 || p.flush_clean_bytes % 16 || p.flush_clean_bytes > (1ull << 34)) bad(line);
     } else if (!strcmp(key, "timed")) {
       p.timed.push_back(atoi(rest));
     } else if (!strcmp(key, "verify")) {

@@ -33,6 +33,12 @@ export interface TimingSettings {
    */
   flushClean?: number;
   /**
+   * With flushClean 1: how many bytes of clean buffer are read (a multiple of 16; plan line
+   * `flushcleanbytes`). Unset: half the flush buffer. An experiment of issue 17: does the write-back
+   * the clean read takes out of the timed call grow with the lines it evicts?
+   */
+  flushCleanBytes?: number;
+  /**
    * N > 1: N flush buffers, each call's memset goes to the next one (plan line `flushsets`). Off by
    * default (1): an experiment of issue 17, does the one flush buffer's placement, fixed for a whole
    * process, make the offset that one process's times share?
@@ -93,6 +99,11 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   if (p.verifySamples !== undefined) lines.push(`verify ${p.verifySamples}`);
   lines.push(`sets ${t.bufferSets}`, `sametol ${SAME_TOL}`);
   if (t.flushClean) lines.push(`flushclean ${t.flushClean}`);
+  if (t.flushCleanBytes !== undefined) {
+    if (!t.flushClean) throw new Error('flushCleanBytes needs flushClean 1 (it sizes the clean read after the memset)');
+    if (!(Number.isInteger(t.flushCleanBytes) && t.flushCleanBytes >= 16 && t.flushCleanBytes % 16 === 0 && t.flushCleanBytes <= 2 ** 34)) throw new Error(`flushCleanBytes must be a multiple of 16 from 16 to 2^34 (got ${t.flushCleanBytes})`);
+    lines.push(`flushcleanbytes ${t.flushCleanBytes}`);
+  }
   if (t.flushSets !== undefined && t.flushSets !== 1) {
     if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
     lines.push(`flushsets ${t.flushSets}`);
