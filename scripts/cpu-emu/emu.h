@@ -190,3 +190,5 @@ enum { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 
 inline int cudaDeviceGetAttribute(int* v, int a, int) { *v = a == cudaDevAttrComputeCapabilityMajor ? 9 : 132; return 0; }
 enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 template <typename F> inline int cudaFuncSetAttribute(F, int, int) { return 0; }
+struct cudaFuncAttributes { int maxDynamicSharedSizeBytes = 0; };
+template <typename F> inline int cudaFuncGetAttributes(cudaFuncAttributes* a, F) { a->maxDynamicSharedSizeBytes = 48 << 10; return 0; }

@@ -338,14 +338,19 @@ void reduce_sum(const float* x, float* out, int n) {
 #if LOAD == 4
   // The ring of stages is dynamic shared memory (above the 48 KiB a launch gets without asking).
   // On a GPU older than compute capability 9.0 the kernel builds the LOAD 0 body and asks for none.
-  // Asked once, on the first call (lazy initialisation).
-  static int dyn = -1;
-  if (dyn < 0) {
+  // Raised on the first call only (lazy initialisation, allowed before the captured call): later
+  // calls find the kernel's limit already high enough and ask nothing of the runtime but a query.
+  int dyn = 0;
+  {
     int dev = 0, major = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    dyn = major >= 9 ? RS_STAGES * RS_STAGE_BYTES : 0;
-    if (dyn) cudaFuncSetAttribute(rs_kd::reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn);
+    if (major >= 9) {
+      dyn = RS_STAGES * RS_STAGE_BYTES;
+      cudaFuncAttributes fa;
+      if (cudaFuncGetAttributes(&fa, rs_kd::reduce_kernel) != cudaSuccess || fa.maxDynamicSharedSizeBytes < dyn)
+        cudaFuncSetAttribute(rs_kd::reduce_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn);
+    }
   }
   rs_kd::reduce_kernel<<<(unsigned)blocks, BLOCK, (size_t)dyn, 0>>>(x, out, nvec, head, tail);
 #else
