@@ -113,6 +113,8 @@ const sessionsRoot = mkdtempSync(join(tmpdir(), 'kd-vs-pytorch-'));
 const slug = gpuSlug(gpu.name);
 
 interface Timing { medianMs: number; relNoise: number; samples: number }
+/** One event of a search, ms from its first (vs-pytorch keeps them all: TaskRow's timeline). */
+interface TimelineEvent { tMs: number; kind: 'stage' | 'result' | 'duel'; variantId?: string; stage?: string; stages?: Record<string, number> }
 interface TaskRow {
   task: string;
   size: Record<string, number>;
@@ -126,6 +128,10 @@ interface TaskRow {
     history?: Array<{ id: string; origin: string; config: string; flags: string; transforms: string[]; medianMs: number | null; failure: string | null }>;
     /** Where a variant's time went in the search (ms; bench/lib/optimize-events.ts breakdownOf): per variant, its duel, queued for the GPU, capture, check, timing and the rest. */
     breakdown?: Breakdown;
+    /** Every event of the search as it came (ms from the first one): each variant's stages starting
+     * (build, check, time), its result with the evaluator's stage times, and each duel's end. The
+     * breakdown's medians hide overlaps; this keeps them (e.g. a check beside the next capture). */
+    timeline?: TimelineEvent[];
   } | { error: string } | null;
   pytorchOverKernelduel: number | null;
   copyFraction: { pytorch: number | null; kernelduel: number | null };
@@ -321,13 +327,25 @@ for (const task of timedTasks) {
       // costs before it (the first task's harness build, the baseline's references).
       let timer: ReturnType<typeof setTimeout> | null = null;
       const marks: StageMark[] = [];
+      const timeline: TimelineEvent[] = [];
+      let tl0 = 0;
+      const at = (): number => {
+        const now = Date.now();
+        if (!tl0) tl0 = now;
+        return now - tl0;
+      };
       try {
         await runLoop({
           session: run.session, evaluator: ev, strategy: run.strategy, budget, signal: ac.signal, ...(duelSkip ? { duelSkip } : {}),
           onEvent: (e) => {
-            if (e.type === 'duel') marks.push({ t: Date.now(), kind: 'duel' });
+            if (e.type === 'stage') timeline.push({ tMs: at(), kind: 'stage', variantId: e.variantId, stage: e.stage });
+            if (e.type === 'duel') {
+              marks.push({ t: Date.now(), kind: 'duel' });
+              timeline.push({ tMs: at(), kind: 'duel', variantId: e.a });
+            }
             if (e.type !== 'result') return;
             marks.push({ t: Date.now(), kind: 'result', stages: e.result.stages });
+            timeline.push({ tMs: at(), kind: 'result', variantId: e.variantId, ...(e.result.stages ? { stages: e.result.stages } : {}) });
             if (taskLimitS && !timer) timer = setTimeout(() => ac.abort(), taskLimitS * 1000);
             evaluations++;
             if (e.result.failure) failures++;
@@ -350,6 +368,7 @@ for (const task of timedTasks) {
         variant: { config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [] },
         evaluations, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: ac.signal.aborted, session: run.session.meta.id,
         breakdown: breakdownOf(marks),
+        timeline,
         history: run.session.variants().map((v) => {
           const r = run.session.resultOf(v.id);
           return {
