@@ -326,7 +326,6 @@ for (const task of timedTasks) {
       // --task-limit-s counts from the baseline's result: the search's own time, not the one-time
       // costs before it (the first task's harness build, the baseline's references).
       let timer: ReturnType<typeof setTimeout> | null = null;
-      const marks: StageMark[] = [];
       const timeline: TimelineEvent[] = [];
       let tl0 = 0;
       const at = (): number => {
@@ -339,12 +338,8 @@ for (const task of timedTasks) {
           session: run.session, evaluator: ev, strategy: run.strategy, budget, signal: ac.signal, ...(duelSkip ? { duelSkip } : {}),
           onEvent: (e) => {
             if (e.type === 'stage') timeline.push({ tMs: at(), kind: 'stage', variantId: e.variantId, stage: e.stage });
-            if (e.type === 'duel') {
-              marks.push({ t: Date.now(), kind: 'duel' });
-              timeline.push({ tMs: at(), kind: 'duel', variantId: e.a });
-            }
+            if (e.type === 'duel') timeline.push({ tMs: at(), kind: 'duel', variantId: e.a });
             if (e.type !== 'result') return;
-            marks.push({ t: Date.now(), kind: 'result', stages: e.result.stages });
             timeline.push({ tMs: at(), kind: 'result', variantId: e.variantId, ...(e.result.stages ? { stages: e.result.stages } : {}) });
             if (taskLimitS && !timer) timer = setTimeout(() => ac.abort(), taskLimitS * 1000);
             evaluations++;
@@ -367,7 +362,7 @@ for (const task of timedTasks) {
         ...t, searchMedianMs: best.medianMs, baselineMs: baseMs, speedupOverBaseline: baseMs ? baseMs / t.medianMs : null,
         variant: { config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [] },
         evaluations, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: ac.signal.aborted, session: run.session.meta.id,
-        breakdown: breakdownOf(marks),
+        breakdown: breakdownOf(timeline.flatMap((e): StageMark[] => (e.kind === 'stage' ? [] : [{ t: e.tMs, kind: e.kind, stages: e.stages }]))),
         timeline,
         history: run.session.variants().map((v) => {
           const r = run.session.resultOf(v.id);

@@ -5,6 +5,7 @@
 import { resolveTask } from '../../engine/task/resolve.js';
 import type { Task } from '../../engine/task/manifest.js';
 import { describeReach, spaceReach } from '../../engine/task/reach.js';
+import { enumerateSpace } from '../../engine/task/space.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
 import { loadSpace, ReplayMeasurer, recordedArch } from '../../engine/measure/replay.js';
 import { isSourceFree, originLabel, replayTask, resolveTaskOrSpace } from '../../engine/measure/space-task.js';
@@ -26,7 +27,7 @@ import { workRoot } from '../../engine/base/paths.js';
 import { promptDevice, PythonMeasurer } from '../python-measurer.js';
 import type { BaselinePlan } from '../pytorch-baselines.js';
 import { cudaDeviceSelector } from '../../engine/platform/gpu/detect.js';
-import type { GpuInfo, PythonFigure } from '../../engine/base/types.js';
+import type { Config, GpuInfo, PythonFigure } from '../../engine/base/types.js';
 
 export type Backend =
   | {
@@ -125,15 +126,22 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     task = resolveTaskOrSpace(session.meta.task.dir);
     if (task.hash !== session.meta.task.manifestHash) warnings.push(`task ${task.manifest.name} changed since session ${session.meta.id} started`);
   } else task = recorded && o.backend.kind === 'replay' ? replayTask(o.task, o.backend.recording, recorded) : resolveTask(o.task);
-  // Islands of the space that one-tunable steps never enter, when they are a small share (random
-  // picks rarely land there either): the task author may want to reparametrise (engine/task/reach.ts).
+  // The space, enumerated once here for every front door: a new run on a task whose restrictions
+  // exclude every configuration (or whose space is too large) fails before its session exists. Its
+  // islands that one-tunable steps never enter, when they are a small share (random picks rarely land
+  // there either), are a warning: the task author may want to reparametrise (engine/task/reach.ts).
   if (o.backend.kind !== 'replay' && o.backend.kind !== 'python' && Object.keys(task.manifest.tunables ?? {}).length) {
+    let configs: Config[] | null = null;
     try {
-      const r = spaceReach(task);
+      configs = enumerateSpace(task);
+    } catch (e) {
+      if (!o.resume) throw e;
+      // a resumed session's task that changed since: its own warning above says so
+    }
+    if (configs) {
+      const r = spaceReach(task, configs);
       const note = describeReach(task, r);
       if (note && (r.configs - r.reached) * 4 < r.configs) warnings.push(`task ${task.manifest.name}: ${note}`);
-    } catch {
-      // a space that cannot be enumerated fails later with its own message
     }
   }
   const llmPolicy = isLlmStrategyName(o.strategy);

@@ -221,11 +221,6 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
   if (!o.replay || chooseTaskDirOrNull(taskArg)) taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
   const llm = llmSettingsFromFlags(o);
   if (llm && !isLlmStrategyName(o.strategy)) throw new UsageError(`--llm-* options apply to --strategy llm or mixed, not ${o.strategy}`);
-  // A new session on a task whose restrictions exclude every configuration fails before it starts.
-  if (!o.replay) {
-    const t = resolveTask(taskArg);
-    if (Object.keys(t.manifest.tunables ?? {}).length) enumerateSpace(t);
-  }
   return {
     task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed,
     backend: o.replay

@@ -66,7 +66,7 @@ export async function simulate(strategy: Strategy, m: Measurer, budget: number, 
     if (strategy.opponentFor && ms !== null) {
       const oppId = strategy.opponentFor(v, r);
       const opp = oppId ? variants.get(oppId) : undefined;
-      if (opp && isTimedSuccess(results.get(opp.id)) && duelDecidedByMedians(r, results.get(opp.id), o.duelSkip)) strategy.observeDuelSkipped?.(v, opp);
+      if (opp && duelDecidedByMedians(r, results.get(opp.id), o.duelSkip)) strategy.observeDuelSkipped?.(v, opp);
       else if (opp && isTimedSuccess(results.get(opp.id))) {
         const d = await m.duel(v, opp);
         if (d.duels?.length) {
