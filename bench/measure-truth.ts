@@ -25,6 +25,7 @@ import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median } from '../main/engine/measure/stats.js';
 import { bestOf, breakdown, isResultLine } from './lib/optimize-events.js';
+import { recordedSpacesDir } from './lib/spaces-dir.js';
 
 const { values } = parseArgs({
   options: {
@@ -175,9 +176,7 @@ if (parts.has('legit')) {
 }
 
 if (parts.has('suite')) {
-  // The GPU bundle carries no recorded spaces: then the repository checkout it runs from has them.
-  const spacesDir = [values.spaces, join(benchDir, 'spaces', slug), join(benchDir, 'spaces', 'h200'), resolve('bench', 'spaces', slug), resolve('bench', 'spaces', 'h200')].find((d): d is string => !!d && existsSync(d));
-  if (!spacesDir) throw new Error(`no recorded spaces for ${slug} under ${join(benchDir, 'spaces')} or ${resolve('bench', 'spaces')}: give --spaces DIR`);
+  const spacesDir = recordedSpacesDir(values.spaces, benchDir, slug);
   const items: Array<{ task: string; file: string | null; config: Record<string, number> | null }> = [{ task: 'softmax', file: join(testDir, 'hostile', 'good_control.cu'), config: null }];
   for (const t of ['softmax', 'reduce_sum', 'matmul', 'layernorm', 'axpy', 'transpose', 'stencil2d', 'histogram']) {
     const space = JSON.parse(readFileSync(join(spacesDir, `${t}.json`), 'utf8')) as { entries: Array<{ config: Record<string, number>; medianMs: number | null }> };

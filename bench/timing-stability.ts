@@ -19,7 +19,7 @@
 // task's processes one after the other); each process's row records its place in the run (seq)
 // and the task measured just before it (after), to see whether the order moves a median.
 // Without --sets and --timing: the product's own timing settings (DEFAULT_TIMING).
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,7 @@ import type { BuildFlags, Config, TimingResult, Verdict } from '../main/engine/b
 import { baselineTransforms } from '../main/engine/search/strategies.js';
 import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
+import { recordedSpacesDir } from './lib/spaces-dir.js';
 
 const SUITE = ['softmax', 'reduce_sum', 'matmul', 'layernorm', 'axpy', 'transpose', 'stencil2d', 'histogram'];
 const { values } = parseArgs({
@@ -61,7 +62,8 @@ if (values.configs && !chosen) throw new Error(`--configs ${values.configs}: no 
 for (const [name, cs] of Object.entries(chosen ?? {})) {
   if (cs[0] && !isValidConfig(resolveTask(name), cs[0])) throw new Error(`--configs ${values.configs}: ${name}'s first configuration ${configKey(cs[0])} is not in the task's space`);
 }
-interface FoundVariant { config: Config; flags: BuildFlags; transforms: string[] }
+/** A vs-pytorch run's best: its source as measured (runs since 2026-12-04), else rebuilt from the transforms. */
+interface FoundVariant { config: Config; flags: BuildFlags; transforms: string[]; source?: string }
 const found = new Map<string, FoundVariant>();
 if (values['variants-from']) {
   const file = values['variants-from'];
@@ -75,7 +77,7 @@ if (values['variants-from']) {
   for (const r of doc.tasks) {
     const v = r.kernelduel?.variant;
     if (!r.task || !v) continue; // a task whose search failed keeps its recorded best
-    if (typeof v.config !== 'object' || typeof v.flags !== 'object' || !Array.isArray(v.transforms)) throw new Error(`--variants-from ${file}: ${r.task}'s variant needs config, flags and transforms`);
+    if (typeof v.config !== 'object' || typeof v.flags !== 'object' || !Array.isArray(v.transforms) || (v.source !== undefined && typeof v.source !== 'string')) throw new Error(`--variants-from ${file}: ${r.task}'s variant needs config, flags and transforms`);
     if (!isValidConfig(resolveTask(r.task), v.config)) throw new Error(`--variants-from ${file}: ${r.task}'s ${configKey(v.config)} is not in the task's space`);
     found.set(r.task, v);
   }
@@ -89,8 +91,6 @@ const det = await detectGpus();
 const gpu = det.gpus.find((g) => g.arch);
 if (!gpu) throw new Error(`timing-stability needs a GPU: ${det.problems.join(' ')}`);
 const slug = gpuSlug(gpu.name);
-const spacesDir = [values.spaces, join(benchDir, 'spaces', slug), join(benchDir, 'spaces', 'h200')].find((d): d is string => !!d && existsSync(d));
-if (!spacesDir) throw new Error(`no recorded spaces for ${slug} under ${join(benchDir, 'spaces')}`);
 const toolchain = await findToolchain();
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
 const processes = Number(values.processes);
@@ -176,9 +176,16 @@ const targets = await Promise.all(values.tasks!.split(',').map(async (name) => {
   const task = resolveTask(name);
   const v = found.get(name);
   if (v) {
-    const source = v.transforms.length
-      ? (await baselineTransforms(task)).apply(v.transforms)
-      : task.baselineSource;
+    let source = v.source ?? task.baselineSource;
+    if (v.source === undefined && v.transforms.length) {
+      // An older result names its transforms only; their loop ids follow the kernel's loops, so they
+      // apply only while the task's kernel has the loops it had then.
+      try {
+        source = (await baselineTransforms(task)).apply(v.transforms);
+      } catch (e) {
+        throw new Error(`--variants-from ${values['variants-from']}: ${name}'s transforms do not apply to the task's kernel as it is now (${(e as Error).message}); that file predates results that keep the measured source: measure its tunables with --configs instead`, { cause: e });
+      }
+    }
     const config = { ...defaultConfig(task), ...v.config };
     return { name, task, config, from: 'vs-pytorch', spec: { source, config, flags: v.flags, ...(v.transforms.length ? { transforms: v.transforms } : {}), origin: 'user' } };
   }
@@ -186,7 +193,7 @@ const targets = await Promise.all(values.tasks!.split(',').map(async (name) => {
   let config: Config;
   if (given) config = { ...defaultConfig(task), ...given };
   else {
-    const space = JSON.parse(readFileSync(join(spacesDir, `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
+    const space = JSON.parse(readFileSync(join(recordedSpacesDir(values.spaces, benchDir, slug), `${name}.json`), 'utf8')) as { entries: Array<{ config: Config; medianMs: number | null }> };
     const best = space.entries.filter((e) => e.medianMs !== null).sort((a, b) => a.medianMs! - b.medianMs!)[0];
     // A space recorded before a tunable was added lacks it: the kernel's default is what was built then.
     config = { ...defaultConfig(task), ...best.config };

@@ -122,7 +122,8 @@ interface TaskRow {
   kernelduel: {
     medianMs: number; relNoise: number; samples: number;
     searchMedianMs?: number; baselineMs: number | null; speedupOverBaseline: number | null;
-    variant: { config: Config; flags: BuildFlags; transforms: string[] };
+    /** source: the kernel as measured (its transforms' loop ids hold only for the kernel of that commit). */
+    variant: { config: Config; flags: BuildFlags; transforms: string[]; source: string };
     evaluations: number; failures: number; wallSeconds: number; stoppedByTimeLimit: boolean; session?: string;
     /** Every variant of the search in order (the session lives in a temporary folder): what the search tried. */
     history?: Array<{ id: string; origin: string; config: string; flags: string; transforms: string[]; medianMs: number | null; failure: string | null }>;
@@ -314,7 +315,7 @@ for (const task of timedTasks) {
       bests.set(name, { source: task.baselineSource, config: best.config, flags: { opt: 3 } });
       row.kernelduel = {
         ...best.t, baselineMs: base?.medianMs ?? null, speedupOverBaseline: base ? base.medianMs / best.t.medianMs : null,
-        variant: { config: best.config, flags: { opt: 3 }, transforms: [] }, evaluations: list.length, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: false,
+        variant: { config: best.config, flags: { opt: 3 }, transforms: [], source: task.baselineSource }, evaluations: list.length, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: false,
       };
     } else {
       const run = await prepareRun({ task: name, strategy: 'contrastive', budget, seed, backend: { kind: 'gpu', gpu: theGpu.index, ...(duelSkip ? { duelSkip } : {}) }, sessionsRoot });
@@ -360,7 +361,7 @@ for (const task of timedTasks) {
       const t = again ?? { medianMs: best.medianMs, relNoise: best.result.timing![0].relNoise, samples: best.result.timing![0].samplesMs.length };
       row.kernelduel = {
         ...t, searchMedianMs: best.medianMs, baselineMs: baseMs, speedupOverBaseline: baseMs ? baseMs / t.medianMs : null,
-        variant: { config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [] },
+        variant: { config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [], source: best.variant.source },
         evaluations, failures, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: ac.signal.aborted, session: run.session.meta.id,
         breakdown: breakdownOf(timeline.flatMap((e): StageMark[] => (e.kind === 'stage' ? [] : [{ t: e.tMs, kind: e.kind, stages: e.stages }]))),
         timeline,
