@@ -104,6 +104,11 @@ const CANDIDATES: Record<string, string> = {
     def forward(self, x):
         return torch.clamp_min(self.lin(x), 0)
 `,
+  // Honest, but slow (50 ms more) for its first 30 calls, as a forward that builds something lazily or
+  // a machine under a passing load: its early first-use calls are slow, the timed calls' median is not.
+  slowStart: countingModel(`        if self.calls <= 30:
+            time.sleep(0.05)
+        return torch.relu(self.lin(x))`, 'import time\n'),
   // Caches its first output (a result keyed on nothing): fresh seeds per check catch it.
   cached: `${HEAD}class ModelNew(nn.Module):
     def __init__(self, n):
@@ -222,9 +227,11 @@ describe.skipIf(!TORCH_PYTHON)(`Python candidates on the CPU (${TORCH_SKIP_REASO
     await Promise.all([coreRun, ...Object.entries(CANDIDATES).map(async ([name, code]) => {
       writeFileSync(join(dir, `${name}.py`), code);
       results[name] = await measureCandidate(join(dir, 'problem.py'), join(dir, `${name}.py`), {
-        python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3, timingArgs: name === 'good' ? [...fast, '--warmup-ms', '150'] : fast,
-        // contentCache: a forward long enough (a batch of 4096) that a cache hit is clearly cheaper than the timer's noise
-        ...(name === 'good' ? { overrides: { batch: 7 } } : name === 'contentCache' || name === 'cacheUntilNew' ? { overrides: { batch: 4096 } } : {}),
+        python: PY, workDir: join(dir, `run-${name}`), extDir: join(dir, `ext-${name}`), timeoutMs: 120_000, sandbox: true, device: 'cpu', eager: true, checks: 3,
+        // the slow starts: enough samples after their first 30 calls that the median is of fast calls
+        timingArgs: name === 'good' ? [...fast, '--warmup-ms', '150'] : name === 'slowStart' || name === 'slowStartCache' ? ['--min-samples', '80', '--max-samples', '100', '--min-time-s', '0.05', '--max-time-s', '3', '--warmup', '2'] : fast,
+        // contentCache (and the slow starts): a forward long enough (a batch of 4096) that a cache hit is clearly cheaper than the timer's noise
+        ...(name === 'good' ? { overrides: { batch: 7 } } : name === 'contentCache' || name === 'cacheUntilNew' || name === 'slowStart' || name === 'slowStartCache' ? { overrides: { batch: 4096 } } : {}),
       });
     })]);
   }, 180_000);
@@ -349,6 +356,24 @@ def get_init_inputs():
     else expect(u.time!.medianMs).toBeGreaterThanOrEqual(0.5 * (u.time!.firstUse?.minMs ?? Infinity));
     // an honest candidate: its first-use calls are timed and verified, and pass
     expect(results.good.time?.firstUse?.samples).toBe(5);
+  });
+
+  it('first-use calls that look like a cache are made again at the end: an honest slow start passes, a cache behind one is caught', () => {
+    // Honest, slow for its first 30 calls: the early first-use calls (among them) were suspect, the
+    // confirming ones at the end were not, and it passes with its fast median.
+    const s = results.slowStart;
+    expect(s.failure, JSON.stringify(s.failure)).toBeUndefined();
+    const fu = s.time!.firstUse!;
+    expect(s.time!.medianMs).toBeLessThan(0.6 * fu.minMs!);
+    expect(fu.confirm?.samples).toBe(5);
+    expect(s.time!.medianMs).toBeGreaterThanOrEqual(0.5 * fu.confirm!.minMs);
+    // The cache behind the same slow start: caught, by both comparisons.
+    const c = results.slowStartCache;
+    expect(c.correct).toBe(true);
+    expect(c.failure?.kind).toBe('correctness');
+    expect(c.failure?.message).toMatch(/calls on repeated inputs took [\d.]+ ms, calls on first-seen inputs at least [\d.]+ ms \([\d.]+x\), [\d.]+ ms when checked again at the end: results served from a cache/);
+    // An honest candidate with no suspect comparison makes no confirming calls.
+    expect(results.good.time?.firstUse?.confirm).toBeUndefined();
   });
 
   it('a candidate that replaces what the checker or the timer calls fails, naming it and when', () => {

@@ -336,7 +336,7 @@ export const GUARANTEE_LEVELS: Record<GuaranteeLevel, { title: string; holds: re
       "every output has the reference's dtype and device",
       'the functions the checks and the timing call (torch.isclose and kin, tensor methods, CUDA events, the clock) are the same objects after the import, the construction, the checks and the timing',
       "the GPU's own time (samples behind a gate) is reported beside the one-call time, with the host's time to issue the call",
-      'calls on input sets never seen before are timed once each among the samples and verified; samples costing under half of those fail (a cache of results)',
+      'calls on input sets never seen before are timed once each among the samples and verified; samples costing under half of those fail (a cache of results), when other never-seen sets at the end say so too',
       'each sample flushes L2 and ends with a device-wide synchronise, cross-checked with the host clock (work on other streams is counted)',
       'the kernels launched are recorded; a candidate whose own kernels did no work is labelled, not reported as a custom kernel',
     ],

@@ -59,7 +59,11 @@ const TimingSchema = z.object({
   /** One call's cost when calls follow each other: the median over gated samples of the larger of the GPU's own time and that call's host time (gated.perCallSamplesMs). */
   perCallMs: z.number().optional(),
   /** Calls on input sets never seen before, each timed once after the samples and verified (candidates; runners from 2026-12-02): no cache of earlier results can lower them. */
-  firstUse: z.object({ medianMs: z.number(), minMs: z.number().optional(), samplesMs: z.array(z.number()), samples: z.number(), at: z.array(z.number()).optional() }).optional(),
+  firstUse: z.object({
+    medianMs: z.number(), minMs: z.number().optional(), samplesMs: z.array(z.number()), samples: z.number(), at: z.array(z.number()).optional(),
+    /** More first-use calls at the end, made only when the first ones made the timed calls look served from a cache. */
+    confirm: z.object({ minMs: z.number(), samplesMs: z.array(z.number()), samples: z.number() }).optional(),
+  }).optional(),
 });
 export type PyTiming = z.infer<typeof TimingSchema>;
 
