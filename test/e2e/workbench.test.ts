@@ -42,7 +42,7 @@ const LIVE_BOUND_MS = 250;
 interface LiveProbe {
   /** run.result frames as the page handled them (page time). */
   results: Array<{ t: number; sessionId: string; id: string; status: string; ms: number | null; index: number; budget: number }>;
-  /** The run view at each animation frame while a run's session is shown. */
+  /** The run view at each animation frame and after each change to the page while a run's session is shown. */
   frames: Array<{ t: number; sessionId: string; text: string; progress: string | null; barPct: number | null; summaryBest: string | null; tags: string[] }>;
 }
 
@@ -64,7 +64,10 @@ const LIVE_PROBE = `(() => {
       });
     }
   };
-  const frame = () => {
+  // A sample at every animation frame, and after every change React commits to the page (a
+  // mutation observer: headless Chromium paints only ~15 frames a second while the tree grows, so
+  // frames alone saw as few as 9 states of a 1.2 s run): every state the page held is checked.
+  const sample = () => {
     if (!probe.on) return;
     const text = document.querySelector('[data-testid="progress-text"]');
     const bar = document.querySelector('[data-testid="progress"]');
@@ -81,11 +84,20 @@ const LIVE_PROBE = `(() => {
         tags: [...document.querySelectorAll('[data-testid="best-tag"]')].map((t) => t.closest('[data-variant]')?.getAttribute('data-variant') ?? '?'),
       });
     }
+  };
+  const frame = () => {
+    if (!probe.on) return;
+    sample();
     requestAnimationFrame(frame);
   };
+  const changes = new MutationObserver(sample);
   window.__kdProbe = {
-    start() { probe.on = true; probe.results = []; probe.frames = []; requestAnimationFrame(frame); },
-    stop() { probe.on = false; return { results: probe.results, frames: probe.frames }; },
+    start() {
+      probe.on = true; probe.results = []; probe.frames = [];
+      changes.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+      requestAnimationFrame(frame);
+    },
+    stop() { probe.on = false; changes.disconnect(); return { results: probe.results, frames: probe.frames }; },
   };
 })();`;
 
@@ -301,6 +313,17 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     // that had arrived LIVE_BOUND_MS before it.
     await page.addInitScript(LIVE_PROBE);
     await page.setViewportSize({ width: 1440, height: 2400 });
+    try {
+      await liveRun();
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 }); // whatever happened, the next tests get the usual window
+    }
+    expect(await page.getByTestId('replay-badge').innerText()).toContain('REPLAY');
+    expect(await page.getByTestId('tree-count').innerText()).toMatch(/^\d+ of (6\d|5\d) variants/);
+    await shot('run-tree');
+  });
+
+  async function liveRun(): Promise<void> {
     await page.goto(url);
     await page.getByTestId('nav-run').click();
     await page.getByTestId('run-task').selectOption('axpy');
@@ -318,13 +341,10 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await expect.poll(() => page.getByTestId('progress-text').innerText(), { timeout: 60_000 }).toContain('finished');
     const live = await page.evaluate<LiveProbe>('window.__kdProbe.stop()');
     const { problems, frames, bestMoves } = liveProblems(live);
-    console.log(`e2e: live run: ${live.results.length} results; the best checked on ${frames} frames, shown on ${bestMoves} variants in turn; ${problems.length} problems`);
+    const span = live.results.length ? live.results[live.results.length - 1].t - live.results[0].t : 0;
+    console.log(`e2e: live run: ${live.results.length} results over ${span.toFixed(0)} ms, ${live.frames.length} frames sampled; the best checked on ${frames} frames, shown on ${bestMoves} variants in turn; ${problems.length} problems`);
     expect(problems.slice(0, 8), problems.slice(0, 30).join('\n')).toEqual([]);
-    await page.setViewportSize({ width: 1440, height: 900 });
-    expect(await page.getByTestId('replay-badge').innerText()).toContain('REPLAY');
-    expect(await page.getByTestId('tree-count').innerText()).toMatch(/^\d+ of (6\d|5\d) variants/);
-    await shot('run-tree');
-  });
+  }
 
   it('the run view is rebuilt after a reload: its log from the journal, its form from the session', async () => {
     const id = await page.getByTestId('session-picker').inputValue();
