@@ -614,8 +614,12 @@ def sleep_cycles_per_ms(torch, dev):
 
 REPEAT_CHEAPER = 0.5  # timed calls under this share of the first-use calls' time: a cache
 REPEAT_MIN_MS = 0.02  # ... and cheaper by more than this (timer noise of the shortest forwards)
-CONFIRM_AT = 0.6  # timed calls under this share of the first-use calls': other first-use calls at the end confirm it
-CONFIRM_WINDOW_S = 0.25  # ... spread over at least this long
+CONFIRM_WINDOW_S = 0.25  # the calls that confirm a cache-like comparison are spread over at least this long
+
+
+def cache_like(median_ms, fresh_min_ms):
+    """Timed calls this much cheaper than the fastest call on never-seen inputs: served from a cache."""
+    return median_ms < REPEAT_CHEAPER * fresh_min_ms and fresh_min_ms - median_ms > REPEAT_MIN_MS
 
 
 def first_use_count(torch, one_set, wanted, max_gib):
@@ -639,9 +643,9 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
     interleaved at random places among the first samples, so they see the same moments of the
     machine: the cost on new inputs, which no cache of earlier results can lower (the samples reuse
     input_sets). confirm_use: more such lists (verify_first's indices go on after first_use's),
-    timed once each at the end, spread among repeated calls, only when the samples' median
-    is under CONFIRM_AT of the fastest first-use call: a load on the machine or a forward that is slow
-    for its first calls can make the early first-use calls slow too, a cache makes every one slow."""
+    timed once each at the end, spread among repeated calls, only when the samples against the
+    first-use calls look cache_like: a load on the machine or a forward that is slow for its first
+    calls can make the early first-use calls slow too, a cache makes every one slow."""
     perf = time.perf_counter
     sysrand = random.SystemRandom()
     cuda = dev.type == "cuda"
@@ -713,10 +717,14 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
         first_at = sorted(sysrand.sample(range(2 * n_first), n_first)) if n_first else []
         fresh_ms = []
 
+        def net(e_ms, w_ms):
+            """A sample's time: the larger of the events and the host clock less the empty call (CUDA), else the host clock."""
+            return max(e_ms, w_ms - floor_ms) if e_ms is not None else w_ms
+
         def first_use_call():
             j = len(fresh_ms)
             e_ms, w_ms, out, _c, _g = sample(call, clone_args(first_use[j]))
-            fresh_ms.append(max(e_ms, w_ms - floor_ms) if e_ms is not None else w_ms)
+            fresh_ms.append(net(e_ms, w_ms))
             look(out, verify_first, j, f"call on first-seen inputs {j + 1}")
         while True:
             while len(fresh_ms) < n_first and first_at[len(fresh_ms)] <= n:
@@ -739,36 +747,36 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
             if extra is not None:
                 extra -= 1
                 continue
-            eff = [max(e, w - floor_ms) for e, w in zip(ev, wall)] if cuda else wall
+            eff = [net(e, w) for e, w in zip(ev, wall)] if cuda else wall
             spent = perf() - started
             if len(fresh_ms) < n_first:  # the first-use calls are not all made yet: go on
                 continue
             tight = len(eff) >= 5 and statistics.pstdev(eff) / max(statistics.mean(eff), 1e-9) < 0.02
             if n >= opts.max_samples or spent >= opts.max_time_s or (n >= opts.min_samples and (spent >= opts.min_time_s or tight)):
                 extra = sysrand.randint(0, 3)  # the last (verified) call's position is unpredictable
+        # every sample the median is taken from: the larger of event and host-clock time on CUDA
+        eff = [net(e, w) for e, w in zip(ev, wall)] if cuda else wall
         confirm_ms = []
-        if fresh_ms and confirm_use:
-            eff_now = [max(e, w - floor_ms) for e, w in zip(ev, wall)] if cuda else wall
-            if statistics.median(eff_now) < CONFIRM_AT * min(fresh_ms):
-                # Suspect: the same comparison with other never-seen inputs, now, spread over at least
-                # CONFIRM_WINDOW_S (one in each of as many slots, at a random moment of it, so a burst of
-                # load on the machine cannot cover them all), among repeated calls (verified, not
-                # samples): they follow no pattern a cache could see.
-                nc = len(confirm_use)
-                c0 = perf()
-                for j in range(nc):
-                    due = (j + sysrand.random()) * CONFIRM_WINDOW_S / nc
-                    while True:
-                        k = sysrand.randrange(len(input_sets))
-                        out = sample(call, clone_args(input_sets[k]))[2]
-                        look(out, verify, k, "repeated call among the confirming calls")
-                        del out
-                        if perf() - c0 >= due:
-                            break
-                    e_ms, w_ms, out, _c, _g = sample(call, clone_args(confirm_use[j]))
-                    confirm_ms.append(max(e_ms, w_ms - floor_ms) if e_ms is not None else w_ms)
-                    look(out, verify_first, n_first + j, f"confirming call on first-seen inputs {j + 1}")
+        if fresh_ms and confirm_use and cache_like(statistics.median(eff), min(fresh_ms)):
+            # Suspect: the same comparison with other never-seen inputs, now, spread over at least
+            # CONFIRM_WINDOW_S (one in each of as many slots, at a random moment of it, so a burst of
+            # load on the machine cannot cover them all), among repeated calls (verified, not
+            # samples): they follow no pattern a cache could see.
+            nc = len(confirm_use)
+            c0 = perf()
+            for j in range(nc):
+                due = (j + sysrand.random()) * CONFIRM_WINDOW_S / nc
+                while True:
+                    k = sysrand.randrange(len(input_sets))
+                    out = sample(call, clone_args(input_sets[k]))[2]
+                    look(out, verify, k, "repeated call among the confirming calls")
                     del out
+                    if perf() - c0 >= due:
+                        break
+                e_ms, w_ms, out, _c, _g = sample(call, clone_args(confirm_use[j]))
+                confirm_ms.append(net(e_ms, w_ms))
+                look(out, verify_first, n_first + j, f"confirming call on first-seen inputs {j + 1}")
+                del out
     host_call_med = statistics.median(host_call) if host_call else None
     gated = None
     if cuda and gated_n > 0 and spin:
@@ -816,11 +824,10 @@ def time_calls(torch, call, input_sets, dev, opts, lock, verify=None, first_use=
              "at": first_at,
              **({"confirm": {"minMs": min(confirm_ms), "samplesMs": [round(x, 6) for x in confirm_ms], "samples": len(confirm_ms)}} if confirm_ms else {})} if fresh_ms else None
     if cuda:
-        eff = [max(e, w - floor_ms) for e, w in zip(ev, wall)]
         med_ev, med_wall_net = statistics.median(ev), statistics.median([w - floor_ms for w in wall])
         timer = "events" if med_ev >= med_wall_net else "wall"
     else:
-        eff, med_ev, med_wall_net, timer = wall, None, statistics.median(wall), "wall"
+        med_ev, med_wall_net, timer = None, statistics.median(wall), "wall"
     med = statistics.median(eff)
     mean = statistics.mean(eff)
     return {
@@ -1283,10 +1290,8 @@ def cmd_measure(a):
         # when that looks like a cache, against the fastest of the confirming calls made at the end
         # (time_calls): a cache is slow on new inputs both times, a passing load or a forward slow
         # for its first calls only once. Without confirming calls (their memory), the first decides.
-        def cache_like(fresh_min):
-            return t["medianMs"] < REPEAT_CHEAPER * fresh_min and fresh_min - t["medianMs"] > REPEAT_MIN_MS
         conf = (fu or {}).get("confirm")
-        if fu and cache_like(fu["minMs"]) and (conf is None or cache_like(conf["minMs"])):
+        if fu and cache_like(t["medianMs"], fu["minMs"]) and (conf is None or cache_like(t["medianMs"], conf["minMs"])):
             again = f", {conf['minMs']:.4f} ms when checked again at the end" if conf else ""
             raise Fail("correctness", f"calls on repeated inputs took {t['medianMs']:.4f} ms, calls on first-seen inputs at least {fu['minMs']:.4f} ms ({t['medianMs'] / fu['minMs']:.2f}x){again}: results served from a cache keyed on the inputs do that; a forward costs the same on new inputs")
         w.update(ok=True, stage="done", time=t)
