@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs as parseArgs } from './lib/args.js';
-import { breakdownOf, type Breakdown, type StageMark } from './lib/optimize-events.js';
+import { CAPTURE_PHASES, breakdownOf, type Breakdown, type StageMark } from './lib/optimize-events.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
@@ -193,6 +193,13 @@ function write(): void {
       'queued: waiting for the GPU; capture, check, timing: the evaluator\'s stages; duel: the comparison after the result; rest: the build not yet done, the policy, the journal.', '',
       '| task | per variant | duel | queued | capture | check | timing | rest | variants |', '|---|---|---|---|---|---|---|---|---|');
     for (const { task, b } of withStages) lines.push(`| ${task} | ${ms(b, 'perVariant')} | ${ms(b, 'duel')} | ${ms(b, 'queued')} | ${ms(b, 'capture')} | ${ms(b, 'check')} | ${ms(b, 'time')} | ${ms(b, 'rest')} | ${b.perVariant.n} |`);
+    const withPhases = withStages.filter(({ b }) => b.captureSetupMs);
+    if (withPhases.length) {
+      lines.push('', "### The capture processes' own time (median ms a variant, whether a capture ran inside its evaluation or ahead of it)", '',
+        'start: process and sandbox start; setup: system-call filter, Landlock, driver, loading the variant; context: the first buffers (the CUDA context is created there); calls: every size\'s calls, the stream capture and the graph walk; write: the work description; exit: teardown until the engine sees the end.', '',
+        '| task | start | setup | context | calls | write | exit | captures |', '|---|---|---|---|---|---|---|---|');
+      for (const { task, b } of withPhases) lines.push(`| ${task} | ${CAPTURE_PHASES.map((k) => ms(b, k)).join(' | ')} | ${b.captureSetupMs.n} |`);
+    }
   }
   const cf = doc.cleanFlush;
   if (cf) {

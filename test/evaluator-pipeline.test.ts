@@ -27,6 +27,7 @@ fs.writeFileSync(
 import fs from 'node:fs';
 import readline from 'node:readline';
 const [mode, plan, out, lib, desc] = process.argv.slice(2);
+const tMain = Date.now();
 const nonce = /^nonce (.*)$/m.exec(fs.readFileSync(plan, 'utf8'))?.[1] ?? '';
 const result = (status, body, error) => fs.writeFileSync(out, JSON.stringify({ kdresult: 1, nonce, status, error, body }));
 const filter = process.env.KERNELDUEL_SYSCALL_FILTER === 'off' ? 'off (KERNELDUEL_SYSCALL_FILTER=off)' : 'active';
@@ -40,7 +41,10 @@ if (mode === 'probe') {
     if (lib.includes('rewrite')) fs.appendFileSync(lib, 'x');
     fs.writeFileSync(desc, 'kdwork 1\\nend\\n');
     fs.writeFileSync(desc + '.blob', '');
-    result('ok', { syscallFilter: filter, sizes: [{ size: 0, ops: 1, kernels: 1, scratchBytes: 0 }], modules: [lib] });
+    // Phase times as the harness reports them (the liar's are out of order, as a variant could make them).
+    const t = Date.now();
+    const phasesMs = lib.includes('phaseliar') ? { main: tMain, loaded: t, ready: t - 5000, sizes: t, written: t } : { main: tMain, loaded: tMain + 0.25, ready: tMain + 0.5, sizes: t, written: t + 0.125 };
+    result('ok', { syscallFilter: filter, sizes: [{ size: 0, ops: 1, kernels: 1, scratchBytes: 0 }], modules: [lib], phasesMs });
   }
 } else if (mode === 'judge') {
   fs.appendFileSync('judge-starts', 'x');
@@ -128,6 +132,16 @@ describe('the evaluator with a stand-in harness', () => {
     // The judge timed only after the engine said "go"; where the time went is reported.
     expect(fs.readFileSync(path.join(ev.judgeDir, 'judge-go'), 'utf8')).toBe('go\n');
     expect(r.stages).toMatchObject({ queuedMs: expect.any(Number), captureMs: expect.any(Number), checkMs: expect.any(Number), timeMs: expect.any(Number) });
+    // The capture process's phases split its time: they add up to the capture's own duration.
+    const st = r.stages!;
+    expect(st.captureSetupMs).toBe(0.3); // 0.25 rounded to a tenth
+    expect(st.captureContextMs).toBe(0.3);
+    const phases = st.captureStartMs! + st.captureSetupMs! + st.captureContextMs! + st.captureCallsMs! + st.captureWriteMs! + st.captureExitMs!;
+    expect(Math.abs(phases - st.captureMs)).toBeLessThanOrEqual(10); // two clocks of whole ms, tenths rounded
+    // Phases out of order (a variant's host code runs in that process and could write anything) are dropped.
+    const liar = await ev.evaluate(spec('phaseliar'));
+    expect(liar.failure).toBeUndefined();
+    expect(liar.stages?.captureContextMs).toBeUndefined();
     const checkOnly = await ev.evaluate(spec('good'), { time: false });
     expect(checkOnly.check?.ok).toBe(true);
     expect(checkOnly.timing).toBeUndefined();

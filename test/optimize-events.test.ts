@@ -54,4 +54,17 @@ describe('optimize --json event lines', () => {
     const lines: EventLine[] = marks.map((m) => ({ t: m.t, text: JSON.stringify(m.kind === 'duel' ? { type: 'duel' } : { type: 'result', result: { stages: m.stages } }) }));
     expect(breakdown(lines)).toEqual(b);
   });
+  it("the capture process's phases are kept apart from the interval (they may have run ahead): rest is unchanged by them", () => {
+    const phases = (k: number) => ({ captureStartMs: 10 * k, captureSetupMs: 20, captureContextMs: 150 * k, captureCallsMs: 30, captureWriteMs: 1, captureExitMs: 40 });
+    const marks = [
+      { t: 0, kind: 'result' as const, stages: { queuedMs: 0, captureMs: 0, checkMs: 0, timeMs: 0 } },
+      { t: 1000, kind: 'result' as const, stages: { queuedMs: 100, captureMs: 0, checkMs: 20, timeMs: 200, ...phases(1) } },
+      { t: 1500, kind: 'result' as const, stages: { queuedMs: 10, captureMs: 40, checkMs: 30, timeMs: 300 } }, // an older bundle: no phases
+      { t: 2500, kind: 'result' as const, stages: { queuedMs: 10, captureMs: 300, checkMs: 30, timeMs: 300, ...phases(3) } },
+    ];
+    const b = breakdownOf(marks);
+    expect(b.rest.mean).toBe((680 + 120 + 360) / 3);
+    expect(b.captureContextMs).toEqual({ median: 300, mean: 300, n: 2 });
+    expect(b.captureStartMs.n).toBe(2);
+  });
 });

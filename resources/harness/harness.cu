@@ -64,6 +64,7 @@ static std::string mode_probe() {
 }
 
 int main(int argc, char** argv) {
+  g_t_main = epoch_ms();
   if (argc < 3) {
     fprintf(stderr, "usage: kd_harness probe|capture|judge|exec|filter-selftest|fatbin-selftest|workdesc-selftest <plan> ...\n");
     return 64;

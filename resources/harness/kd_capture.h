@@ -404,6 +404,8 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
   need_driver();
   rc_start((const void*)&cudaGetDeviceCount);  // before the variant (and the libraries it loads) load code
   entry_fn f = load_entry(lib.c_str());
+  const double t_loaded = epoch_ms();
+  double t_ready = 0;
   char real[PATH_MAX];
   CodeSearch cs;
   cs.variant_path = realpath(lib.c_str(), real) ? real : lib;
@@ -428,6 +430,7 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
     alloc_bufs(b, s);
     prepare(b, s, fresh_seed(), 0);
     CK(cudaDeviceSynchronize());
+    if (si == 0) t_ready = epoch_ms();  // the CUDA context exists now (the first allocation made it)
     // The first call, as usual: lazy initialisation happens here.
     { std::vector<void*> args = packed(b); f(args.data()); }
     cudaError_t e = cudaGetLastError();
@@ -487,6 +490,7 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
     w.sizes.push_back(sw);
     free_bufs(b);
   }
+  const double t_sizes = epoch_ms();
   // Workspaces kept between calls and the variant's device variables, as the first calls left them
   // (what the captured calls would read): the executor restores them before every call.
   unsigned long long carried = 0, var_bytes = 0;
@@ -532,5 +536,6 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
   if (!bf || (!w.blob.empty() && fwrite(w.blob.data(), 1, w.blob.size(), bf) != w.blob.size())) fail("runtime", "cannot write " + blob_path);
   fclose(bf);
   write_file_atomic(out, write_workdesc(w));
+  summary += ",\"phasesMs\":{\"main\":" + jepoch(g_t_main) + ",\"loaded\":" + jepoch(t_loaded) + ",\"ready\":" + jepoch(t_ready) + ",\"sizes\":" + jepoch(t_sizes) + ",\"written\":" + jepoch(epoch_ms()) + "}";
   return summary;
 }

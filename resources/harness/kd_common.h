@@ -79,6 +79,21 @@ static double now_ms() {
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
 
+// Wall-clock time (ms since the epoch), comparable with the engine's clock: the capture process
+// reports when its phases ended so the engine can split its time (diagnostic only: the variant's
+// host code runs in that process and could misreport them; nothing is decided on them).
+static double epoch_ms() {
+  timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+static double g_t_main = 0;  // when main() began
+static std::string jepoch(double v) {  // jnum's 9 digits would round an epoch time to 10 s
+  char b[32];
+  snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
 // Seeds and keys from the kernel's random source (never from anything a variant could predict).
 static uint64_t random_u64() {
   uint64_t v = 0;

@@ -198,7 +198,14 @@ export interface EvalResult {
    * GPU queue, the sandboxed capture process (start, CUDA context, the variant's host code), the
    * judge's check (executor start, every size and seed) and its timing.
    */
-  stages?: { queuedMs: number; captureMs: number; checkMs: number; timeMs: number };
+  stages?: {
+    queuedMs: number; captureMs: number; checkMs: number; timeMs: number;
+    /**
+     * The capture process's own phases (see capturePhases in measure/evaluate.ts), also when it ran
+     * ahead of the evaluation beside other work (captureMs is then the wait for it, often 0).
+     */
+    captureStartMs?: number; captureSetupMs?: number; captureContextMs?: number; captureCallsMs?: number; captureWriteMs?: number; captureExitMs?: number;
+  };
   /** Set for a Python (`ModelNew`) candidate judged by resources/python/kd_candidate.py (docs/PYTHON-CANDIDATES.md). */
   python?: PythonResultInfo;
 }

@@ -260,7 +260,29 @@ interface CaptureBody {
   modules?: string[];
   /** Whether the code libraries load at run time (cuBLAS 13's kernels) was recorded: 'recording', or why not. */
   runtimeCode?: string;
+  /** When its phases ended (ms since the epoch): main() began, the variant loaded, the first size's buffers ready, every size done, the description written. */
+  phasesMs?: { main: number; loaded: number; ready: number; sizes: number; written: number };
 }
+
+/**
+ * Where a capture process's time went (ms), from the harness's phase times and the engine's own
+ * start and end of the process: start (process and sandbox start, to main()), setup (system-call
+ * filter, Landlock, driver, loading the variant), context (the first size's buffers: the CUDA
+ * context is created there), calls (every size's two calls, the capture and the graph walk), write
+ * (the work description), exit (the process's teardown, the CUDA context's included, until the
+ * engine sees its end). Diagnostic only: the variant's host code runs in that process and could
+ * misreport its phases, so nothing is decided on them; undefined unless they are in order.
+ */
+export function capturePhases(body: CaptureBody | undefined, startedAtMs: number | undefined, endedAtMs: number | undefined): CapturePhases | undefined {
+  const p = body?.phasesMs;
+  if (!p || startedAtMs === undefined || endedAtMs === undefined) return undefined;
+  const marks = [startedAtMs, p.main, p.loaded, p.ready, p.sizes, p.written, endedAtMs];
+  // A millisecond of slack: the engine's clock reads whole milliseconds.
+  if (!marks.every((m) => typeof m === 'number' && Number.isFinite(m)) || marks.some((m, i) => i > 0 && m < marks[i - 1] - 1)) return undefined;
+  const d = (i: number): number => Math.max(0, Math.round((marks[i + 1] - marks[i]) * 10) / 10);
+  return { captureStartMs: d(0), captureSetupMs: d(1), captureContextMs: d(2), captureCallsMs: d(3), captureWriteMs: d(4), captureExitMs: d(5) };
+}
+export type CapturePhases = Required<Pick<NonNullable<EvalResult['stages']>, 'captureStartMs' | 'captureSetupMs' | 'captureContextMs' | 'captureCallsMs' | 'captureWriteMs' | 'captureExitMs'>>;
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
 type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
 type DuelBody = { duels: Array<{ size: number; sets?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
@@ -315,7 +337,7 @@ export class Evaluator {
   /** The judge's folder (plan file, its work). */
   readonly judgeDir: string;
   /** Work descriptions by the sha256 of the library they were captured from (this evaluator's plan). */
-  private readonly captures = new Map<string, { desc: string; body?: CaptureBody }>();
+  private readonly captures = new Map<string, { desc: string; body?: CaptureBody; phases?: CapturePhases }>();
   /** Whether the judge reports clocks itself (NVML): then nvidia-smi is not run around timing. */
   private judgeHasClocks = false;
   /** A PyTorch task's reference data, once computed (removed by close()). */
@@ -323,7 +345,7 @@ export class Evaluator {
   /** Whether the reference data's folder is hidden from the capture process (bubblewrap's private /dev/shm and /tmp). */
   private refsHidden = true;
   /** Captures running now, by the same key. */
-  private readonly capturing = new Map<string, Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }>>();
+  private readonly capturing = new Map<string, Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string; phases?: CapturePhases }>>();
 
   constructor(opts: EvaluatorOptions) {
     if (!opts.toolchain.nvcc || !opts.toolchain.version) {
@@ -500,7 +522,7 @@ export class Evaluator {
   }
 
   /** Runs the variant's host code once per size in the sandboxed capture process; the work description's path, or why not. */
-  private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }> {
+  private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string; phases?: CapturePhases }> {
     // The judge loads the variant's device code from this file after the capture: it must be the
     // file that was built (without the sandbox, the variant's host code could rewrite it).
     const before = digestOf(lib);
@@ -524,7 +546,7 @@ export class Evaluator {
     }
   }
 
-  private async captureNow(lib: string, before: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string }> {
+  private async captureNow(lib: string, before: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string; phases?: CapturePhases }> {
     const h = await this.harness();
     // A folder per GPU: evaluators of several GPUs (a pool run) capture the same library at once.
     const dir = join(lib, '..', 'runs', this.gpuDir);
@@ -535,11 +557,12 @@ export class Evaluator {
       // A PyTorch task's reference data is hidden from the variant's host code wherever it is (bubblewrap).
       timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.refData ? { ...this.iso, hidden: [this.refData.dir] } : this.iso,
     });
+    const phases = capturePhases(r.body, r.startedAtMs, r.endedAtMs);
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
     if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
     if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
-    this.captures.set(before, { desc, body: r.body });
-    return { desc, body: r.body, durationMs: r.durationMs, digest: before };
+    this.captures.set(before, { desc, body: r.body, phases });
+    return { desc, body: r.body, durationMs: r.durationMs, digest: before, phases };
   }
 
   /** The isolation a check ran under: the judge's account plus the capture process's filter state. */
@@ -610,7 +633,7 @@ export class Evaluator {
       let tGo = 0;
       const stages = (): EvalResult['stages'] => {
         const end = Date.now();
-        return { queuedMs: tStart - tQueued + (tGo && tTime ? tGo - tTime : 0), captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tGo ? end - tGo : 0 };
+        return { queuedMs: tStart - tQueued + (tGo && tTime ? tGo - tTime : 0), captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tGo ? end - tGo : 0, ...cap.phases };
       };
       let ans: JudgeAnswer<Partial<CheckBody & TimeBody>>;
       try {

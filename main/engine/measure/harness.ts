@@ -183,6 +183,9 @@ export interface HarnessOutcome<B> {
   body?: B;
   failure?: Failure;
   durationMs: number;
+  /** When the process was started and when its end was seen (ms since the epoch, the engine's clock). */
+  startedAtMs?: number;
+  endedAtMs?: number;
   stdoutTail: string;
 }
 
@@ -269,6 +272,7 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
       throw e;
     }
   }
+  const startedAtMs = Date.now();
   const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs], {
     cwd: o.workDir,
     env,
@@ -281,11 +285,12 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     nproc: iso.nproc === null ? undefined : (iso.nproc ?? defaultNprocLimit()),
     sandbox,
   });
+  const endedAtMs = Date.now();
   const what = o.mode;
   // Without a PID namespace, processes the run hid from the process-group kill (setsid) go now.
   if (!sandbox) killMarkedProcesses(nonce);
   const stdoutTail = tail(r.stdout + r.stderr, 4000);
-  const base = { durationMs: r.durationMs, stdoutTail };
+  const base = { durationMs: r.durationMs, startedAtMs, endedAtMs, stdoutTail };
   if (r.outputFlood) {
     rmSync(resultPath, { force: true });
     return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${what} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };
