@@ -193,12 +193,12 @@ function write(): void {
       'queued: waiting for the GPU; capture, check, timing: the evaluator\'s stages; duel: the comparison after the result; rest: the build not yet done, the policy, the journal.', '',
       '| task | per variant | duel | queued | capture | check | timing | rest | variants |', '|---|---|---|---|---|---|---|---|---|');
     for (const { task, b } of withStages) lines.push(`| ${task} | ${ms(b, 'perVariant')} | ${ms(b, 'duel')} | ${ms(b, 'queued')} | ${ms(b, 'capture')} | ${ms(b, 'check')} | ${ms(b, 'time')} | ${ms(b, 'rest')} | ${b.perVariant.n} |`);
-    const withPhases = withStages.filter(({ b }) => b.captureSetupMs);
+    const withPhases = withStages.filter(({ b }) => b.captureContextMs);
     if (withPhases.length) {
       lines.push('', "### The capture processes' own time (median ms a variant, whether a capture ran inside its evaluation or ahead of it)", '',
-        'start: process and sandbox start; setup: system-call filter, Landlock, driver, loading the variant; context: the first buffers (the CUDA context is created there); calls: every size\'s calls, the stream capture and the graph walk; write: the work description; exit: teardown until the engine sees the end.', '',
-        '| task | start | setup | context | calls | write | exit | captures |', '|---|---|---|---|---|---|---|---|');
-      for (const { task, b } of withPhases) lines.push(`| ${task} | ${CAPTURE_PHASES.map((k) => ms(b, k)).join(' | ')} | ${b.captureSetupMs.n} |`);
+        'start: process and sandbox start; context: the CUDA context (cudaFree(0)); lockdown: system-call filter, Landlock; runtime code: the recorder of code libraries load at run time (CUPTI); load: the variant\'s library; buffers: the first size\'s; calls: every size\'s calls, the stream capture and the graph walk; write: the work description; exit: teardown until the engine sees the end.', '',
+        '| task | start | context | lockdown | runtime code | load | buffers | calls | write | exit | captures |', '|---|---|---|---|---|---|---|---|---|---|---|');
+      for (const { task, b } of withPhases) lines.push(`| ${task} | ${CAPTURE_PHASES.map((k) => ms(b, k)).join(' | ')} | ${b.captureContextMs.n} |`);
     }
   }
   const cf = doc.cleanFlush;

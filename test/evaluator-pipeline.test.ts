@@ -43,7 +43,9 @@ if (mode === 'probe') {
     fs.writeFileSync(desc + '.blob', '');
     // Phase times as the harness reports them (the liar's are out of order, as a variant could make them).
     const t = Date.now();
-    const phasesMs = lib.includes('phaseliar') ? { main: tMain, loaded: t, ready: t - 5000, sizes: t, written: t } : { main: tMain, loaded: tMain + 0.25, ready: tMain + 0.5, sizes: t, written: t + 0.125 };
+    const phasesMs = lib.includes('phaseliar')
+      ? { main: tMain, context: t, locked: t, runtimeCode: t, loaded: t, ready: t - 5000, sizes: t, written: t }
+      : { main: tMain, context: tMain + 0.25, locked: tMain + 0.5, runtimeCode: tMain + 0.75, loaded: tMain + 1, ready: tMain + 1.25, sizes: Math.max(t, tMain + 1.5), written: Math.max(t, tMain + 1.5) + 0.125 };
     result('ok', { syscallFilter: filter, sizes: [{ size: 0, ops: 1, kernels: 1, scratchBytes: 0 }], modules: [lib], phasesMs });
   }
 } else if (mode === 'judge') {
@@ -134,9 +136,10 @@ describe('the evaluator with a stand-in harness', () => {
     expect(r.stages).toMatchObject({ queuedMs: expect.any(Number), captureMs: expect.any(Number), checkMs: expect.any(Number), timeMs: expect.any(Number) });
     // The capture process's phases split its time: they add up to the capture's own duration.
     const st = r.stages!;
-    expect(st.captureSetupMs).toBe(0.3); // 0.25 rounded to a tenth
-    expect(st.captureContextMs).toBe(0.3);
-    const phases = st.captureStartMs! + st.captureSetupMs! + st.captureContextMs! + st.captureCallsMs! + st.captureWriteMs! + st.captureExitMs!;
+    expect(st.captureContextMs).toBe(0.3); // 0.25 rounded to a tenth
+    expect(st.captureRuntimeCodeMs).toBe(0.3);
+    expect(st.captureBuffersMs).toBe(0.3);
+    const phases = st.captureStartMs! + st.captureContextMs! + st.captureLockdownMs! + st.captureRuntimeCodeMs! + st.captureLoadMs! + st.captureBuffersMs! + st.captureCallsMs! + st.captureWriteMs! + st.captureExitMs!;
     expect(Math.abs(phases - st.captureMs)).toBeLessThanOrEqual(10); // two clocks of whole ms, tenths rounded
     // Phases out of order (a variant's host code runs in that process and could write anything) are dropped.
     const liar = await ev.evaluate(spec('phaseliar'));

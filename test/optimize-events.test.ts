@@ -55,7 +55,7 @@ describe('optimize --json event lines', () => {
     expect(breakdown(lines)).toEqual(b);
   });
   it("the capture process's phases are kept apart from the interval (they may have run ahead): rest is unchanged by them", () => {
-    const phases = (k: number) => ({ captureStartMs: 10 * k, captureSetupMs: 20, captureContextMs: 150 * k, captureCallsMs: 30, captureWriteMs: 1, captureExitMs: 40 });
+    const phases = (k: number) => ({ captureStartMs: 10 * k, captureContextMs: 150 * k, captureLockdownMs: 2, captureRuntimeCodeMs: 20, captureLoadMs: 3, captureBuffersMs: 1, captureCallsMs: 30, captureWriteMs: 1, captureExitMs: 40 });
     const marks = [
       { t: 0, kind: 'result' as const, stages: { queuedMs: 0, captureMs: 0, checkMs: 0, timeMs: 0 } },
       { t: 1000, kind: 'result' as const, stages: { queuedMs: 100, captureMs: 0, checkMs: 20, timeMs: 200, ...phases(1) } },

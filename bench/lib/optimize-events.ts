@@ -42,7 +42,7 @@ export interface StageMark {
 }
 
 /** The capture process's phases in a result's stages (main/engine/measure/evaluate.ts capturePhases). */
-export const CAPTURE_PHASES = ['captureStartMs', 'captureSetupMs', 'captureContextMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
+export const CAPTURE_PHASES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
 
 /** breakdown() of events seen in process (bench/vs-pytorch.ts runs the loop itself). */
 export function breakdownOf(marks: StageMark[]): Breakdown {

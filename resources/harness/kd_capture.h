@@ -403,6 +403,7 @@ static int module_of_var(CodeSearch& cs, const std::string& name, WorkDesc& w) {
 static std::string mode_capture(const Plan& plan, const std::string& lib, const std::string& out) {
   need_driver();
   rc_start((const void*)&cudaGetDeviceCount);  // before the variant (and the libraries it loads) load code
+  const double t_rc = epoch_ms();
   entry_fn f = load_entry(lib.c_str());
   const double t_loaded = epoch_ms();
   double t_ready = 0;
@@ -536,6 +537,6 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
   if (!bf || (!w.blob.empty() && fwrite(w.blob.data(), 1, w.blob.size(), bf) != w.blob.size())) fail("runtime", "cannot write " + blob_path);
   fclose(bf);
   write_file_atomic(out, write_workdesc(w));
-  summary += ",\"phasesMs\":{\"main\":" + jepoch(g_t_main) + ",\"loaded\":" + jepoch(t_loaded) + ",\"ready\":" + jepoch(t_ready) + ",\"sizes\":" + jepoch(t_sizes) + ",\"written\":" + jepoch(epoch_ms()) + "}";
+  summary += ",\"phasesMs\":{\"main\":" + jepoch(g_t_main) + ",\"context\":" + jepoch(g_t_context) + ",\"locked\":" + jepoch(g_t_locked) + ",\"runtimeCode\":" + jepoch(t_rc) + ",\"loaded\":" + jepoch(t_loaded) + ",\"ready\":" + jepoch(t_ready) + ",\"sizes\":" + jepoch(t_sizes) + ",\"written\":" + jepoch(epoch_ms()) + "}";
   return summary;
 }

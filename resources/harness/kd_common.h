@@ -87,7 +87,9 @@ static double epoch_ms() {
   clock_gettime(CLOCK_REALTIME, &t);
   return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
 }
-static double g_t_main = 0;  // when main() began
+static double g_t_main = 0;     // when main() began
+static double g_t_context = 0;  // when lock_down() had the CUDA context
+static double g_t_locked = 0;   // when the capture process's filter and write restriction were in place
 static std::string jepoch(double v) {  // jnum's 9 digits would round an epoch time to 10 s
   char b[32];
   snprintf(b, sizeof b, "%.3f", v);

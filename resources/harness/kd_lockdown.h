@@ -112,10 +112,12 @@ static void lock_down() {
     g_filter_state = "off (KERNELDUEL_SYSCALL_FILTER=off)";
     cudaFree(0);
     cudaGetLastError();
+    g_t_context = epoch_ms();
     return;
   }
   cudaFree(0);  // initialise CUDA first (errors surface in the mode itself)
   cudaGetLastError();
+  g_t_context = epoch_ms();
   g_filter_state = install_syscall_filter();
 }
 static std::string restrict_writes(const std::string& dir);

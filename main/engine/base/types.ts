@@ -204,7 +204,8 @@ export interface EvalResult {
      * The capture process's own phases (see capturePhases in measure/evaluate.ts), also when it ran
      * ahead of the evaluation beside other work (captureMs is then the wait for it, often 0).
      */
-    captureStartMs?: number; captureSetupMs?: number; captureContextMs?: number; captureCallsMs?: number; captureWriteMs?: number; captureExitMs?: number;
+    captureStartMs?: number; captureContextMs?: number; captureLockdownMs?: number; captureRuntimeCodeMs?: number; captureLoadMs?: number;
+    captureBuffersMs?: number; captureCallsMs?: number; captureWriteMs?: number; captureExitMs?: number;
   };
   /** Set for a Python (`ModelNew`) candidate judged by resources/python/kd_candidate.py (docs/PYTHON-CANDIDATES.md). */
   python?: PythonResultInfo;

@@ -260,29 +260,39 @@ interface CaptureBody {
   modules?: string[];
   /** Whether the code libraries load at run time (cuBLAS 13's kernels) was recorded: 'recording', or why not. */
   runtimeCode?: string;
-  /** When its phases ended (ms since the epoch): main() began, the variant loaded, the first size's buffers ready, every size done, the description written. */
-  phasesMs?: { main: number; loaded: number; ready: number; sizes: number; written: number };
+  /** When its phases ended (ms since the epoch, in this order: see CAPTURE_PHASE_MARKS). */
+  phasesMs?: Partial<Record<(typeof CAPTURE_PHASE_MARKS)[number], number>>;
 }
 
 /**
- * Where a capture process's time went (ms), from the harness's phase times and the engine's own
- * start and end of the process: start (process and sandbox start, to main()), setup (system-call
- * filter, Landlock, driver, loading the variant), context (the first size's buffers: the CUDA
- * context is created there), calls (every size's two calls, the capture and the graph walk), write
- * (the work description), exit (the process's teardown, the CUDA context's included, until the
- * engine sees its end). Diagnostic only: the variant's host code runs in that process and could
- * misreport its phases, so nothing is decided on them; undefined unless they are in order.
+ * The capture process's phase ends as the harness reports them, in order: main() began, the CUDA
+ * context was created (cudaFree(0)), the system-call filter and the write restriction were in
+ * place, the runtime-code recorder (CUPTI) was set up, the variant's library was loaded, the first
+ * size's buffers were ready, every size was called and captured, the description was written.
+ */
+const CAPTURE_PHASE_MARKS = ['main', 'context', 'locked', 'runtimeCode', 'loaded', 'ready', 'sizes', 'written'] as const;
+/** The stage each interval between those marks (with the process's start before and its end after) is reported as. */
+const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
+export type CapturePhases = Record<(typeof CAPTURE_PHASE_STAGES)[number], number>;
+
+/**
+ * Where a capture process's time went (ms), from the harness's phase ends and the engine's own
+ * start and end of the process: start (process and sandbox start, to main()), context (the CUDA
+ * context), lockdown (system-call filter, Landlock), runtime code (CUPTI), load (the variant's
+ * library), buffers (the first size's), calls (every size's two calls, the capture and the graph
+ * walk), write (the work description), exit (the process's teardown, the CUDA context's included,
+ * until the engine sees its end). Diagnostic only: the variant's host code runs in that process and
+ * could misreport its phases, so nothing is decided on them; undefined unless they are in order.
  */
 export function capturePhases(body: CaptureBody | undefined, startedAtMs: number | undefined, endedAtMs: number | undefined): CapturePhases | undefined {
   const p = body?.phasesMs;
   if (!p || startedAtMs === undefined || endedAtMs === undefined) return undefined;
-  const marks = [startedAtMs, p.main, p.loaded, p.ready, p.sizes, p.written, endedAtMs];
+  const marks = [startedAtMs, ...CAPTURE_PHASE_MARKS.map((k) => p[k]), endedAtMs];
   // A millisecond of slack: the engine's clock reads whole milliseconds.
-  if (!marks.every((m) => typeof m === 'number' && Number.isFinite(m)) || marks.some((m, i) => i > 0 && m < marks[i - 1] - 1)) return undefined;
-  const d = (i: number): number => Math.max(0, Math.round((marks[i + 1] - marks[i]) * 10) / 10);
-  return { captureStartMs: d(0), captureSetupMs: d(1), captureContextMs: d(2), captureCallsMs: d(3), captureWriteMs: d(4), captureExitMs: d(5) };
+  if (!marks.every((m): m is number => typeof m === 'number' && Number.isFinite(m)) || marks.some((m, i) => i > 0 && m < marks[i - 1]! - 1)) return undefined;
+  const at = marks as number[];
+  return Object.fromEntries(CAPTURE_PHASE_STAGES.map((k, i) => [k, Math.max(0, Math.round((at[i + 1] - at[i]) * 10) / 10)])) as CapturePhases;
 }
-export type CapturePhases = Required<Pick<NonNullable<EvalResult['stages']>, 'captureStartMs' | 'captureSetupMs' | 'captureContextMs' | 'captureCallsMs' | 'captureWriteMs' | 'captureExitMs'>>;
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
 type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
 type DuelBody = { duels: Array<{ size: number; sets?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
