@@ -3,7 +3,7 @@
 // the rate formatting the roofline's tooltip uses (GFLOP/s scaled and rounded, not 1205.7448745…).
 import { describe, expect, it } from 'vitest';
 import type { FullVariantRow } from '../main/contract/api.js';
-import { axisTicks, boxStats, ecdf, fmtTick, pace, paramImportance, wantsLogAxis } from '../renderer/src/analysis.js';
+import { axisTicks, boxStats, ecdf, fmtTick, pace, paramImportance, timeSpent, wantsLogAxis } from '../renderer/src/analysis.js';
 import { fmtRate } from '../renderer/src/store.js';
 
 const row = (id: string, config: Record<string, number>, speedup: number | null): FullVariantRow => ({
@@ -51,5 +51,23 @@ describe('renderer analysis', () => {
     const t0 = Date.parse('2026-01-01T00:00:00Z');
     expect(pace('2026-01-01T00:00:00Z', 30, t0 + 60_000)).toEqual({ elapsedS: 60, perMin: 30 });
     expect(pace('2026-01-01T00:00:00Z', 0, t0 + 500).perMin).toBeNull();
+  });
+});
+
+describe("a variant's evaluation time (the variant panel)", () => {
+  const build = { ok: true, arch: 'sm_90', command: [], resources: [], log: '', durationMs: 2100 };
+  const phases = { captureStartMs: 11, captureContextMs: 176, captureLockdownMs: 0, captureRuntimeCodeMs: 17, captureLoadMs: 0, captureBuffersMs: 1, captureCallsMs: 5, captureWriteMs: 1, captureExitMs: 65 };
+  it('lists the stages in order and the capture process\'s phases largest first; a capture inside the evaluation is not "ahead"', () => {
+    const t = timeSpent({ build, stages: { queuedMs: 0, captureMs: 278, checkMs: 22, timeMs: 336, ...phases } })!;
+    expect(t.parts.map((p) => [p.label, p.ms])).toEqual([['build', 2100], ['queued for the GPU', 0], ['capture', 278], ['check', 22], ['timing', 336]]);
+    expect(t.capture.slice(0, 3).map((p) => p.label)).toEqual(['CUDA context', 'exit (teardown)', 'runtime-code recorder']);
+    expect(t.captureAhead).toBe(false);
+  });
+  it('a capture that ran ahead (the evaluation waited for little of it) says so; no stages, nothing to show', () => {
+    expect(timeSpent({ build, stages: { queuedMs: 90, captureMs: 0, checkMs: 54, timeMs: 285, ...phases } })!.captureAhead).toBe(true);
+    const old = timeSpent({ build, stages: { queuedMs: 90, captureMs: 0, checkMs: 54, timeMs: 285 } })!; // a result from before the phases
+    expect(old.capture).toEqual([]);
+    expect(old.captureAhead).toBe(false);
+    expect(timeSpent({ build })).toBeNull();
   });
 });

@@ -1,7 +1,9 @@
 // Pure numbers behind the plots and Compare (no React, no DOM; unit-tested in
 // test/renderer-analysis.test.ts): five-number summaries and ECDFs of timing samples, log-axis
 // ticks, whether two ranges call for a log axis, parameter importance, and the pace of a run.
-import type { VariantRow } from '../../main/contract/api.js';
+import type { VariantDetail, VariantRow } from '../../main/contract/api.js';
+
+type EvalResult = NonNullable<VariantDetail['result']>;
 
 export interface BoxStats {
   n: number;
@@ -112,4 +114,37 @@ export function fmtDuration(s: number): string {
   if (s < 60) return `${s.toFixed(0)} s`;
   if (s < 3600) return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
   return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+}
+
+/** One part of a variant's evaluation time, for the variant panel. */
+export interface TimePart {
+  label: string;
+  ms: number;
+}
+
+/**
+ * Where a GPU evaluation's wall time went (its stages, measure/evaluate.ts): the build, waiting for
+ * the GPU, the capture process (when it ran inside the evaluation), the judge's check, the timing;
+ * and, apart, the capture process's own phases largest first (also when it ran ahead of the
+ * evaluation, beside other variants' work, so that its time is not on this evaluation's path).
+ * Null without stages (replays, compile-only, failures before the GPU).
+ */
+export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: TimePart[]; capture: TimePart[]; captureAhead: boolean } | null {
+  const st = r.stages;
+  if (!st) return null;
+  const parts: TimePart[] = [
+    { label: 'build', ms: r.build.durationMs },
+    { label: 'queued for the GPU', ms: st.queuedMs },
+    { label: 'capture', ms: st.captureMs },
+    { label: 'check', ms: st.checkMs },
+    { label: 'timing', ms: st.timeMs },
+  ];
+  const phases: Array<[string, number | undefined]> = [
+    ['process start', st.captureStartMs], ['CUDA context', st.captureContextMs], ['lockdown', st.captureLockdownMs], ['runtime-code recorder', st.captureRuntimeCodeMs],
+    ['loading the variant', st.captureLoadMs], ['first buffers', st.captureBuffersMs], ['calls and capture', st.captureCallsMs], ['writing the work', st.captureWriteMs], ['exit (teardown)', st.captureExitMs],
+  ];
+  const capture = phases.filter((x): x is [string, number] => typeof x[1] === 'number').map(([label, ms]) => ({ label, ms })).sort((a, b) => b.ms - a.ms);
+  const captureTotal = capture.reduce((a, p) => a + p.ms, 0);
+  // Ahead: the evaluation waited for less than half of what the capture process took.
+  return { parts, capture, captureAhead: capture.length > 0 && st.captureMs < captureTotal / 2 };
 }

@@ -7,6 +7,7 @@ import Editor, { DiffEditor } from '@monaco-editor/react';
 import { isHostBound, type KernelCodeDTO, type PythonSessionDTO, type VariantDetail } from '../../../main/contract/api.js';
 import { useApp, fmtConfig, fmtMs, fmtPct, fmtRate, fmtX } from '../store.js';
 import { vsPytorchText } from '../pytorch-baselines.js';
+import { timeSpent } from '../analysis.js';
 import { flagsText } from '../table.js';
 import { lineage, pathTo } from '../tree.js';
 import { Split } from '../layout.js';
@@ -109,6 +110,26 @@ function BufferSets({ d }: { d: VariantDetail }) {
   );
 }
 
+/** Where the evaluation's wall time went (analysis.ts timeSpent): what makes a search slow, not the kernel's time. */
+function TimeSpent({ d }: { d: VariantDetail }) {
+  const t = d.result ? timeSpent(d.result) : null;
+  if (!t) return null;
+  const ms = (x: number): string => (x >= 1000 ? `${(x / 1000).toFixed(1)} s` : `${Math.round(x)} ms`);
+  return (
+    <>
+      <dt>its evaluation</dt>
+      <dd data-testid="variant-time-spent">
+        {t.parts.map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}
+        {t.capture.length ? (
+          <div className="muted small">
+            capture process{t.captureAhead ? ' (ran ahead, beside other variants\' work)' : ''}: {t.capture.filter((p) => p.ms >= 1).map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}
+          </div>
+        ) : null}
+      </dd>
+    </>
+  );
+}
+
 function Facts({ d }: { d: VariantDetail }) {
   const r = d.result;
   const p = d.perf;
@@ -128,6 +149,7 @@ function Facts({ d }: { d: VariantDetail }) {
         </dd>
         <VsPytorch ms={d.row.medianMs} />
         <BufferSets d={d} />
+        <TimeSpent d={d} />
         <dt>achieved</dt>
         <dd data-testid="variant-achieved">
           {p.achievedGbps !== null ? `${fmtRate(p.achievedGbps, 'B/s')}` : '-'}
