@@ -90,7 +90,19 @@ describe.skipIf(!TORCH_PYTHON)(`kernelduel optimize with Python candidates on th
       }
       for (const n of ['good', 'good2'] as const) {
         const r = byName[n];
-        expect(r.failure, JSON.stringify(r.failure)).toBeUndefined();
+        // An honest rewrite runs at the baseline's speed. On CI's two loaded cores one CPU measurement
+        // once read 2.06x, so CUDA-L1's re-measure rule (llm.ts remeasureIfSuspicious) measured it
+        // again in a fresh process (0.97x) and rejected the claim: the rule doing its job, not a
+        // journaling fault. That outcome is allowed, and only with a second figure near the baseline's.
+        if (r.failure) {
+          expect(r.failure, JSON.stringify(r.failure)).toMatchObject({ kind: 'rejected' });
+          expect(r.failure.reason).toMatch(/^speedup .* not reproduced: re-measured in a fresh process/);
+          const again = r.remeasured?.secondMedianMs;
+          expect(again, JSON.stringify(r.remeasured)).toBeGreaterThan(0);
+          const baseMs = s.resultOf(base.id)!.timing![0].medianMs;
+          expect(baseMs / again!).toBeGreaterThan(0.5);
+          expect(baseMs / again!).toBeLessThan(2);
+        }
         expect(r.source).toMatchObject({ kind: 'cpu' });
         expect(r.python).toMatchObject({ guarantee: 'python-in-process', label: 'pytorch-only', correct: true, correct1e2: true, device: 'cpu', customShare: null });
         expect(r.timing![0].medianMs).toBeGreaterThan(0);

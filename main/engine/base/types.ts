@@ -209,6 +209,12 @@ export interface EvalResult {
   };
   /** Set for a Python (`ModelNew`) candidate judged by resources/python/kd_candidate.py (docs/PYTHON-CANDIDATES.md). */
   python?: PythonResultInfo;
+  /**
+   * Set when CUDA-L1's re-measure rule measured a suspicious speedup again in a fresh process
+   * (search/llm.ts remeasureIfSuspicious): both medians (the second null when that run failed) and
+   * how far apart they are.
+   */
+  remeasured?: { firstMedianMs: number; secondMedianMs: number | null; relDiff?: number };
 }
 
 /**

@@ -108,16 +108,16 @@ export async function remeasureIfSuspicious(
   const why = `${s1.toFixed(2)}× over the baseline (${s1 > settings.factor ? `above ${settings.factor}×` : `above ${settings.bestFactor}× the session's best ${bestS.toFixed(2)}×`})`;
   if (!isTimedSuccess(second)) {
     const f = second.failure ?? failureOf('runtime', 'no timing');
-    return { ...second, failure: { kind: f.kind, reason: `speedup ${why} not confirmed: the re-measurement in a fresh process failed (${f.reason})`, log: f.log }, remeasured: { firstMedianMs: m1, secondMedianMs: null } } as EvalResult;
+    return { ...second, failure: { kind: f.kind, reason: `speedup ${why} not confirmed: the re-measurement in a fresh process failed (${f.reason})`, log: f.log }, remeasured: { firstMedianMs: m1, secondMedianMs: null } };
   }
   const m2 = second.timing[0].medianMs;
   const diff = Math.abs(m2 - m1) / Math.min(m1, m2);
   const remeasured = { firstMedianMs: m1, secondMedianMs: m2, relDiff: diff };
   if (diff > settings.tolerance) {
-    return { ...result, failure: failureOf('rejected', `speedup ${why} not reproduced: re-measured in a fresh process at ${(ctx.baselineMs / m2).toFixed(2)}× (${(diff * 100).toFixed(1)}% apart, tolerance ${(settings.tolerance * 100).toFixed(0)}%)`), remeasured } as EvalResult;
+    return { ...result, failure: failureOf('rejected', `speedup ${why} not reproduced: re-measured in a fresh process at ${(ctx.baselineMs / m2).toFixed(2)}× (${(diff * 100).toFixed(1)}% apart, tolerance ${(settings.tolerance * 100).toFixed(0)}%)`), remeasured };
   }
   // Believed; keep the slower (more conservative) of the two measurements.
-  return { ...(m2 >= m1 ? second : result), remeasured } as EvalResult;
+  return { ...(m2 >= m1 ? second : result), remeasured };
 }
 
 export class LlmStrategy implements Strategy {
