@@ -431,7 +431,7 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
     alloc_bufs(b, s);
     prepare(b, s, fresh_seed(), 0);
     CK(cudaDeviceSynchronize());
-    if (si == 0) t_ready = epoch_ms();  // the CUDA context exists now (the first allocation made it)
+    if (si == 0) t_ready = epoch_ms();  // the first size's buffers hold their inputs
     // The first call, as usual: lazy initialisation happens here.
     { std::vector<void*> args = packed(b); f(args.data()); }
     cudaError_t e = cudaGetLastError();
