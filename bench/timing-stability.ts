@@ -11,10 +11,13 @@
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench timing-stability [--tasks softmax,reduce_sum,...] [--processes 5] [--self-duels 20]
 //                            [--sets 1,4 | --timing 'k=v,k=v;k=v'] [--order grouped|interleaved] [--configs FILE] [--spaces bench/spaces/h200] [--out bench/results]
-//                            [--variants-from <gpu>-vs-pytorch.json]
+//                            [--variants-from <gpu>-vs-pytorch.json] [--beside none,contexts]
 // --variants-from: the tasks of a `bench vs-pytorch` run are measured at the best variant that run
 // found (its configuration, compiler flags and source transforms), the figure the README reports;
 // the other tasks at --configs' or their recorded space's best.
+// --beside none,contexts: everything once quiet, then once with a loop of fresh processes beside it
+// that each create a CUDA context on the same GPU and exit (bench/lib/context-loop.ts): does context
+// work beside timing move the timed figure? Rows say which (beside), the file how many ran.
 // --order interleaved measures process i of every task before process i + 1 of any (default: a
 // task's processes one after the other); each process's row records its place in the run (seq)
 // and the task measured just before it (after), to see whether the order moves a median.
@@ -24,7 +27,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs as parseArgs } from './lib/args.js';
-import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
+import { buildContextProgram, startLoop } from './lib/context-loop.js';
+import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median, timingSetSpread } from '../main/engine/measure/stats.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
@@ -49,10 +53,15 @@ const { values } = parseArgs({
     configs: { type: 'string' },
     'variants-from': { type: 'string' },
     order: { type: 'string', default: 'grouped' },
+    beside: { type: 'string', default: 'none' },
     out: { type: 'string', default: 'bench/results' },
   },
 });
 const order = values.order!;
+// --beside none,contexts: the whole measurement once quiet and once with a loop of fresh processes
+// creating and destroying CUDA contexts on the same GPU beside it (bench/lib/context-loop.ts).
+const besides = values.beside!.split(',');
+for (const b of besides) if (b !== 'none' && b !== 'contexts') throw new Error(`--beside: "${b}" is neither none nor contexts (a loop of processes creating CUDA contexts beside the measurement)`);
 if (order !== 'grouped' && order !== 'interleaved') throw new Error(`--order: "${order}" is neither grouped (a task's processes one after the other) nor interleaved (process i of every task before process i + 1 of any)`);
 // --configs FILE (bench/expert-configs.json's shape, {"tasks": {"layernorm": [{...}], ...}}): a task
 // listed there is measured at its first configuration instead of its recorded space's best (a space
@@ -94,6 +103,7 @@ const slug = gpuSlug(gpu.name);
 const toolchain = await findToolchain();
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
 const processes = Number(values.processes);
+const contextProgram = besides.includes('contexts') ? buildContextProgram(toolchain.nvcc!, workRoot, { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }) : null;
 const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'duelTargetRelNoise'] as const;
 /** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
 function timingVariants(): Array<Partial<TimingSettings>> {
@@ -128,7 +138,7 @@ const result: Record<string, unknown> = {
   benchmark: 'timing-stability',
   measured: 'real GPU measurements (not simulated, not replayed)',
   date: new Date().toISOString(),
-  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.configs ? ` --configs ${values.configs}` : ''}${values['variants-from'] ? ` --variants-from ${values['variants-from']}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}`),
+  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.configs ? ` --configs ${values.configs}` : ''}${values['variants-from'] ? ` --variants-from ${values['variants-from']}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}${values.beside !== 'none' ? ` --beside ${values.beside}` : ''}`),
   gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
   bundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
   goals: 'same variant in fresh processes: spread of medians (max-min)/median <= 0.5%; self duels say "same" in >= 99 of 100',
@@ -202,8 +212,10 @@ const targets = await Promise.all(values.tasks!.split(',').map(async (name) => {
 }));
 let seq = 0; // the position of a process in the whole run, to look for order effects
 let previous = ''; // the task the process before measured
-for (const timing of timingVariants()) {
+for (const beside of besides) for (const timing of timingVariants()) {
   const sets = timing.bufferSets ?? DEFAULT_TIMING.bufferSets;
+  const loop = beside === 'contexts' ? startLoop(contextProgram!, [], { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }) : null;
+  const tag = beside === 'none' ? label(timing) : `${label(timing)} beside contexts`;
   const runs: TaskRun[] = targets.map((t) => ({ ...t, medians: [], details: [], failures: [] }));
   const measure = async (run: TaskRun, p: number): Promise<void> => {
     const ev = new Evaluator({ task: run.task, toolchain, gpu, workRoot, timing });
@@ -217,7 +229,7 @@ for (const timing of timingVariants()) {
       run.details.push(d);
       const c = (x?: { smMHz: number | null; memMHz: number | null; tempC: number | null; powerW: number | null }): string => (x ? `${x.smMHz}/${x.memMHz} MHz ${x.tempC} C ${x.powerW} W` : '-');
       const ms = (xs: number[] | undefined): string => (xs ? xs.map((x) => x.toFixed(4)).join(' ') : '-');
-      log(`  ${run.name} ${label(timing)} process ${p + 1}: ${t.medianMs.toFixed(4)} ms, ${t.samplesMs.length} samples, noise ${(t.relNoise * 100).toFixed(2)}%, sets ${ms(d.perSetMedianMs as number[] | undefined)}, halves ${ms(d.halvesMedianMs as number[])}, clocks ${c(t.clocksStart)} -> ${c(t.clocksEnd)}`);
+      log(`  ${run.name} ${tag} process ${p + 1}: ${t.medianMs.toFixed(4)} ms, ${t.samplesMs.length} samples, noise ${(t.relNoise * 100).toFixed(2)}%, sets ${ms(d.perSetMedianMs as number[] | undefined)}, halves ${ms(d.halvesMedianMs as number[])}, clocks ${c(t.clocksStart)} -> ${c(t.clocksEnd)}`);
     } else run.failures.push(`${r.failure?.kind}: ${r.failure?.reason}`);
     previous = run.name;
   };
@@ -246,8 +258,15 @@ for (const timing of timingVariants()) {
     if (selfDuels > 0) previous = name;
     // Between-process sd well above what the sets explain: an offset each process shares (more sets will not help).
     const sources = spreadSources(details.map((d) => (d.perSetMedianMs as number[] | undefined) ?? []));
-    rows.push({ task: name, config, variantFrom: run.from, flags: spec.flags, transforms: spec.transforms ?? [], timing, timingLabel: label(timing), sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
-    log(`${name} ${label(timing)}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
+    rows.push({ task: name, config, variantFrom: run.from, flags: spec.flags, transforms: spec.transforms ?? [], timing, timingLabel: tag, beside, sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
+    log(`${name} ${tag}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
+    save();
+  }
+  if (loop) {
+    const n = await loop.stop();
+    result.besideContexts = { ...(result.besideContexts as object | undefined), [label(timing)]: n };
+    log(`beside contexts (${label(timing)}): ${n.started} processes, ${n.failed} failed`);
+    if (n.failed) log('  some context processes failed: see besideContexts in the results file');
     save();
   }
 }
