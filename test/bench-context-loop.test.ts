@@ -2,21 +2,13 @@
 // measurement (fresh processes creating CUDA contexts). Without a GPU only the loop's mechanics and
 // the refusal can be tested; the figures it is for come from a GPU (bench/results/README.md).
 import { describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildContextProgram, startLoop } from '../bench/lib/context-loop.js';
-import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { HAS_GPU, NO_NVCC, NVCC } from './fixtures/toolchain.js';
 
-const hasGpu = (() => {
-  try {
-    execFileSync('nvidia-smi', ['-L'], { stdio: 'ignore', timeout: 10_000 });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+
 
 describe('the loop beside a measurement', () => {
   it('runs its command again and again, one at a time, until stopped, and counts them', async () => {
@@ -31,7 +23,7 @@ describe('the loop beside a measurement', () => {
     expect(n.failed).toBe(n.started);
     expect(n.started).toBe(20);
   });
-  it.skipIf(NO_NVCC || hasGpu)('without a GPU the context program builds but is refused, saying it needs the GPU under test', () => {
+  it.skipIf(NO_NVCC || HAS_GPU)('without a GPU the context program builds but is refused, saying it needs the GPU under test', () => {
     expect(() => buildContextProgram(NVCC!.nvcc, mkdtempSync(join(tmpdir(), 'kd-ctx-')))).toThrow(/a process creating a CUDA context failed here .*needs the GPU under test/);
   }, 120_000);
 });

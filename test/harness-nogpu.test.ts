@@ -8,17 +8,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { HAS_GPU, NO_NVCC, NVCC } from './fixtures/toolchain.js';
 import { ensureHarness } from '../main/engine/measure/harness.js';
 
-const hasGpu = (() => {
-  try {
-    execFileSync('nvidia-smi', ['-L'], { stdio: 'ignore', timeout: 10_000 });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+
 
 /** The harness, built once for every test in this file (in a work root of its own). */
 let built: Promise<string> | null = null;
@@ -40,7 +33,7 @@ async function oneShot<B>(mode: string, args: string[] = [], env: NodeJS.Process
   return JSON.parse(readFileSync(out, 'utf8')) as { nonce: string; status: string; error?: string; body: B };
 }
 
-describe.skipIf(hasGpu || NO_NVCC)('harness modes without a GPU', () => {
+describe.skipIf(HAS_GPU || NO_NVCC)('harness modes without a GPU', () => {
   it('refuses a timing plan line out of range, naming it (flushsets 1-16, flushclean 0-1, flushcleanbytes a multiple of 16)', async () => {
     const h = await buildHarness();
     const dir = mkdtempSync(join(tmpdir(), 'kd-harness-planline-'));
