@@ -8,8 +8,6 @@ import { join } from 'node:path';
 import { buildContextProgram, startLoop } from '../bench/lib/context-loop.js';
 import { HAS_GPU, NO_NVCC, NVCC } from './fixtures/toolchain.js';
 
-
-
 describe('the loop beside a measurement', () => {
   it('runs its command again and again, one at a time, until stopped, and counts them', async () => {
     const loop = startLoop('/bin/true');

@@ -11,8 +11,6 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { HAS_GPU, NO_NVCC, NVCC } from './fixtures/toolchain.js';
 import { ensureHarness } from '../main/engine/measure/harness.js';
 
-
-
 /** The harness, built once for every test in this file (in a work root of its own). */
 let built: Promise<string> | null = null;
 function buildHarness(): Promise<string> {
