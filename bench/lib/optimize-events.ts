@@ -3,6 +3,7 @@
 // evaluation. Both bundles' CLIs write the same lines: {"type":"result","result":{"failure",
 // "medianMs","stages"},...} per evaluation and {"type":"duel",...} per duel.
 import { median } from '../../main/engine/measure/stats.js';
+import { CAPTURE_PHASE_STAGES } from '../../main/engine/measure/evaluate.js';
 
 /** One line of a run's standard output and when it arrived (ms since the run started). */
 export interface EventLine {
@@ -42,7 +43,7 @@ export interface StageMark {
 }
 
 /** The capture process's phases in a result's stages (main/engine/measure/evaluate.ts capturePhases). */
-export const CAPTURE_PHASES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
+export const CAPTURE_PHASES = CAPTURE_PHASE_STAGES;
 
 /** breakdown() of events seen in process (bench/vs-pytorch.ts runs the loop itself). */
 export function breakdownOf(marks: StageMark[]): Breakdown {

@@ -272,7 +272,7 @@ interface CaptureBody {
  */
 const CAPTURE_PHASE_MARKS = ['main', 'context', 'locked', 'runtimeCode', 'loaded', 'ready', 'sizes', 'written'] as const;
 /** The stage each interval between those marks (with the process's start before and its end after) is reported as. */
-const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
+export const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
 export type CapturePhases = Record<(typeof CAPTURE_PHASE_STAGES)[number], number>;
 
 /**
