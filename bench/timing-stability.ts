@@ -103,7 +103,9 @@ const slug = gpuSlug(gpu.name);
 const toolchain = await findToolchain();
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
 const processes = Number(values.processes);
-const contextProgram = besides.includes('contexts') ? buildContextProgram(toolchain.nvcc!, workRoot, { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }) : null;
+const gpuEnv = { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }; // the context loop's processes use the GPU under test
+const contextProgram = besides.includes('contexts') ? buildContextProgram(toolchain.nvcc!, workRoot, gpuEnv) : null;
+const besideContexts: Array<{ timing: string; started: number; failed: number }> = [];
 const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'duelTargetRelNoise'] as const;
 /** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
 function timingVariants(): Array<Partial<TimingSettings>> {
@@ -214,7 +216,7 @@ let seq = 0; // the position of a process in the whole run, to look for order ef
 let previous = ''; // the task the process before measured
 for (const beside of besides) for (const timing of timingVariants()) {
   const sets = timing.bufferSets ?? DEFAULT_TIMING.bufferSets;
-  const loop = beside === 'contexts' ? startLoop(contextProgram!, [], { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }) : null;
+  const loop = beside === 'contexts' ? startLoop(contextProgram!, [], gpuEnv) : null;
   const tag = beside === 'none' ? label(timing) : `${label(timing)} beside contexts`;
   const runs: TaskRun[] = targets.map((t) => ({ ...t, medians: [], details: [], failures: [] }));
   const measure = async (run: TaskRun, p: number): Promise<void> => {
@@ -264,7 +266,8 @@ for (const beside of besides) for (const timing of timingVariants()) {
   }
   if (loop) {
     const n = await loop.stop();
-    result.besideContexts = { ...(result.besideContexts as object | undefined), [label(timing)]: n };
+    besideContexts.push({ timing: label(timing), ...n });
+    result.besideContexts = besideContexts;
     log(`beside contexts (${label(timing)}): ${n.started} processes, ${n.failed} failed`);
     if (n.failed) log('  some context processes failed: see besideContexts in the results file');
     save();

@@ -28,10 +28,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs as parseArgs } from './lib/args.js';
-import { CAPTURE_PHASES, breakdownOf, type Breakdown, type StageMark } from './lib/optimize-events.js';
+import { breakdownOf, type Breakdown, type StageMark } from './lib/optimize-events.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
-import { Evaluator } from '../main/engine/measure/evaluate.js';
+import { CAPTURE_PHASE_STAGES, Evaluator } from '../main/engine/measure/evaluate.js';
 import { DEFAULT_TIMING } from '../main/engine/measure/harness.js';
 import { loadTask, sizeLayout, type Task } from '../main/engine/task/manifest.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
@@ -198,7 +198,7 @@ function write(): void {
       lines.push('', "### The capture processes' own time (median ms a variant, whether a capture ran inside its evaluation or ahead of it)", '',
         'start: process and sandbox start; context: the CUDA context (cudaFree(0)); lockdown: system-call filter, Landlock; runtime code: the recorder of code libraries load at run time (CUPTI); load: the variant\'s library; buffers: the first size\'s; calls: every size\'s calls, the stream capture and the graph walk; write: the work description; exit: teardown until the engine sees the end.', '',
         '| task | start | context | lockdown | runtime code | load | buffers | calls | write | exit | captures |', '|---|---|---|---|---|---|---|---|---|---|---|');
-      for (const { task, b } of withPhases) lines.push(`| ${task} | ${CAPTURE_PHASES.map((k) => ms(b, k)).join(' | ')} | ${b.captureContextMs.n} |`);
+      for (const { task, b } of withPhases) lines.push(`| ${task} | ${CAPTURE_PHASE_STAGES.map((k) => ms(b, k)).join(' | ')} | ${b.captureContextMs.n} |`);
     }
   }
   const cf = doc.cleanFlush;

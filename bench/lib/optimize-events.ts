@@ -42,9 +42,6 @@ export interface StageMark {
   stages?: Record<string, number>;
 }
 
-/** The capture process's phases in a result's stages (main/engine/measure/evaluate.ts capturePhases). */
-export const CAPTURE_PHASES = CAPTURE_PHASE_STAGES;
-
 /** breakdown() of events seen in process (bench/vs-pytorch.ts runs the loop itself). */
 export function breakdownOf(marks: StageMark[]): Breakdown {
   const results: Array<{ t: number; duelMs: number; stages?: Record<string, number> }> = [];
@@ -67,7 +64,7 @@ export function breakdownOf(marks: StageMark[]): Breakdown {
     acc.rest.push(total - duel - st.queuedMs - st.captureMs - st.checkMs - st.timeMs);
     // The capture process's own phases (bundles from 2026-12-04 on), whether it ran inside this
     // evaluation or ahead of it: not parts of the interval, so apart from `rest`.
-    for (const k of CAPTURE_PHASES) if (typeof st[k] === 'number') (acc[k] ??= []).push(st[k]);
+    for (const k of CAPTURE_PHASE_STAGES) if (typeof st[k] === 'number') (acc[k] ??= []).push(st[k]);
   }
   const out: Breakdown = {};
   for (const [k, v] of Object.entries(acc)) if (v.length) out[k] = { median: median(v), mean: v.reduce((x, y) => x + y, 0) / v.length, n: v.length };
