@@ -19,6 +19,7 @@ import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
 import { bigReplaySession } from '../fixtures/big-session.js';
 import { h200FoundationSession } from '../fixtures/h200-foundation-session.js';
+import { h200StagesSession } from '../fixtures/h200-stages-session.js';
 import { setsSession } from '../fixtures/sets-session.js';
 import { answer } from '../fixtures/llm/answers.js';
 import { NO_NVCC } from '../fixtures/toolchain.js';
@@ -637,6 +638,31 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await page.getByTestId('nav-run').click();
     expect(await page.getByTestId('run-task').inputValue()).toBe('matmul');
     expect(await page.getByTestId('run-backend').inputValue()).toMatch(/^rec:.*h200-foundation\.json$/);
+  });
+
+  it("a variant's panel says where its evaluation's time went, the capture process's phases included (real H200 stages, REPLAY-labelled)", async () => {
+    const { id } = h200StagesSession({ home, root: ROOT });
+    await page.goto(url);
+    await expect.poll(() => page.getByTestId('session-picker').locator(`option[value="${id}"]`).count(), { timeout: 30_000 }).toBe(1);
+    await page.getByTestId('session-picker').selectOption(id);
+    await page.getByTestId('nav-variants').click();
+    await page.locator('[data-testid="tree-row"][data-variant="v1"]').click();
+    const spent = page.getByTestId('variant-time-spent');
+    await spent.waitFor();
+    const text = await spent.innerText();
+    // As recorded: queued 31 ms, capture 379 ms, check 449 ms, timing 243 ms; the capture's CUDA context first.
+    expect(text).toMatch(/build [\d.]+ s · queued for the GPU 31 ms · capture 379 ms · check 449 ms · timing 243 ms/);
+    expect(text).toMatch(/capture process: CUDA context \d+ ms · exit \(teardown\) \d+ ms/);
+    expect(await page.getByTestId('variant-facts').innerText()).toContain('REPLAY');
+    await spent.scrollIntoViewIfNeeded();
+    await shot('variant-time-spent');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    try {
+      await spent.scrollIntoViewIfNeeded();
+      await shot('variant-time-spent-1024');
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
   });
 
   it('panes are resizable and keep their size after a reload; at 1024×700 nothing overflows sideways', async () => {
