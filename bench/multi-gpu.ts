@@ -27,6 +27,8 @@ import { KERNELDUEL_VERSION } from '../main/engine/base/version.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { isRunStrategyName, type RunStrategyName } from '../main/engine/search/strategies.js';
 import type { GpuActivity } from '../main/engine/base/types.js';
+import type { Session } from '../main/engine/session/store.js';
+import { median } from '../main/engine/measure/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -93,6 +95,8 @@ interface RunRow {
   bestVariant: { id: string; config: Record<string, number>; flags: unknown; transforms: string[]; measuredOn: string | null } | null;
   failures: number;
   duels: number;
+  /** Where a variant's time went: medians (ms) of the evaluations' stages after the baseline, and of the duels. */
+  timeSpent?: { results: number; stagesMedianMs: Record<string, number>; duelMedianMs: number | null; duelsAcrossGpus: number };
   perGpu: Array<{ index: number; uuid: string; results: number; busyFraction: number | null; poolBusyFraction: number | null; state: GpuActivity['state']; removedReason?: string }>;
   error?: string;
 }
@@ -118,6 +122,25 @@ function comparisons(): Array<Record<string, unknown>> {
   return out;
 }
 
+/** Medians of the stages of the results after the baseline's, of the duels' lengths, and how many duels had sides measured on different GPUs. */
+function timeSpentOf(session: Session, duelMs: number[], pairs: Array<[string, string]>): NonNullable<RunRow['timeSpent']> {
+  const results = session.variants().filter((v) => v.origin !== 'baseline').map((v) => session.resultOf(v.id)).filter((r) => r !== undefined);
+  const keys = new Set(results.flatMap((r) => Object.keys(r.stages ?? {})));
+  const stagesMedianMs: Record<string, number> = {};
+  for (const k of keys) {
+    const xs = results.map((r) => (r.stages as Record<string, number | undefined> | undefined)?.[k]).filter((x): x is number => typeof x === 'number');
+    if (xs.length) stagesMedianMs[k] = Math.round(median(xs) * 10) / 10;
+  }
+  const uuidOf = (id: string): string | null => {
+    const src = session.resultOf(id)?.source;
+    return src?.kind === 'gpu' ? (src.uuid ?? src.gpu) : null;
+  };
+  return {
+    results: results.length, stagesMedianMs, duelMedianMs: duelMs.length ? Math.round(median(duelMs)) : null,
+    duelsAcrossGpus: pairs.filter(([a, b]) => uuidOf(a) !== uuidOf(b)).length,
+  };
+}
+
 const fmt = (x: number | null | undefined, d = 2): string => (x === null || x === undefined ? '-' : x.toFixed(d));
 function write(complete: boolean): void {
   const doc = {
@@ -140,6 +163,9 @@ function write(complete: boolean): void {
     '| task | GPUs | budget | evaluated | evals/min | best ms | best × baseline | per-GPU busy | time limit hit |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${r.budget} | ${r.evaluated} | ${fmt(r.evaluationsPerMinute, 1)} | ${fmt(r.bestMs, 4)} | ${fmt(r.bestSpeedup)} | ${r.perGpu.map((g) => `${g.index}: ${g.busyFraction === null ? '-' : `${Math.round(g.busyFraction * 100)}%`}`).join(', ')} | ${r.stoppedByTimeLimit ? 'yes' : 'no'}${r.error ? ` (error: ${r.error})` : ''} |`),
+    '', "Where a variant's time went (medians in ms; a duel from its side A's result to its verdict; 'across GPUs': duels whose sides were first measured on different GPUs):", '',
+    '| task | GPUs | queued | capture | check | timing | duel | duels across GPUs |', '|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${fmt(r.timeSpent?.stagesMedianMs.queuedMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.captureMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.checkMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.timeMs, 0)} | ${fmt(r.timeSpent?.duelMedianMs, 0)} | ${r.timeSpent ? `${r.timeSpent.duelsAcrossGpus} of ${r.duels}` : '-'} |`),
     '', '| task | GPUs | evals/min ratio | target | best(N)/best(1) | within noise | same best variant |', '|---|---|---|---|---|---|---|',
     ...comparisons().map((c) => `| ${c.task} | ${c.gpus} | ${fmt(c.evaluationsPerMinuteRatio as number | null)} | ${c.target ?? '-'} | ${fmt(c.bestMsRatio as number | null, 3)} | ${c.bestWithinNoise === null ? '-' : c.bestWithinNoise ? 'yes' : 'no'} | ${c.sameBestVariant ? 'yes' : 'no'} |`),
     '', ...Object.entries(doc.definitions).map(([k, v]) => `- ${k}: ${v}`), '',
@@ -189,6 +215,11 @@ for (let k = 0; k < plan.length && !terminated; k++) {
   let duels = 0;
   let gpusAtEnd: GpuActivity[] = [];
   const samples = new Map<string, { n: number; busy: number }>();
+  // When each result arrived: a duel follows its result on the same lane, so its length is the time
+  // from its side A's result to the duel's event.
+  const resultAt = new Map<string, number>();
+  const duelMs: number[] = [];
+  const duelPairs: Array<[string, string]> = [];
   let sampler: NodeJS.Timeout | null = null;
   try {
     const run = await prepareRun({ task: p.task, strategy, budget: p.budget, seed, backend: { kind: 'gpu', gpus: indices }, sessionsRoot: join(home, 'sessions') });
@@ -203,7 +234,13 @@ for (let k = 0; k < plan.length && !terminated; k++) {
     const r = await runPoolLoop({
       session: run.session, lanes: run.lanes, strategy: run.strategy, budget: p.budget, signal: ac.signal,
       onEvent: (e) => {
-        if (e.type === 'duel') duels++;
+        if (e.type === 'duel') {
+          duels++;
+          const at = resultAt.get(e.a);
+          if (at !== undefined) duelMs.push(Date.now() - at);
+          duelPairs.push([e.a, e.b]);
+        }
+        if (e.type === 'result') resultAt.set(e.variantId, Date.now());
         if (e.type === 'gpus') gpusAtEnd = e.gpus;
         if (e.type === 'done' && e.gpus) gpusAtEnd = e.gpus;
         if (e.type !== 'result') return;
@@ -234,7 +271,7 @@ for (let k = 0; k < plan.length && !terminated; k++) {
       stoppedByTimeLimit: ac.signal.aborted, baselineMs: base ? (run.session.resultOf(base.id)?.timing?.[0]?.medianMs ?? null) : null,
       bestMs: best?.medianMs ?? null, bestRelNoise: best?.result.timing?.[0]?.relNoise ?? null, bestSpeedup: best?.speedup ?? null,
       bestVariant: best ? { id: best.variant.id, config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [], measuredOn: src?.kind === 'gpu' ? (src.uuid ?? src.gpu) : null } : null,
-      failures, duels,
+      failures, duels, timeSpent: timeSpentOf(run.session, duelMs, duelPairs),
       perGpu: run.lanes.map((l) => {
         const s = samples.get(l.gpu.uuid);
         const g = gpusAtEnd.find((x) => x.uuid === l.gpu.uuid);

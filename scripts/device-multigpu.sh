@@ -56,6 +56,8 @@ wait)
     [ -e "$f" ] && cp "$f" "$OUTDIR/" && cp "$f" "$ROOT/bench/results/"
   done
   cp "$S/res/multi-gpu.log" "$OUTDIR/multi-gpu.log" 2>/dev/null
+  # The runs' sessions (journals with every result's stages), for a closer look afterwards.
+  (cd "${TMPDIR:-/tmp}" && ls -d kd-multigpu-*/sessions >/dev/null 2>&1 && tar czf "$OUTDIR/multi-gpu-sessions.tgz" kd-multigpu-*/sessions)
   cp "$S/res/nvidia-smi.txt" "$OUTDIR/nvidia-smi.txt" 2>/dev/null
   ls -la "$OUTDIR"
   [ -e "$S/done" ] && echo ALL-DONE

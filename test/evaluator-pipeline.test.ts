@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Evaluator, type ReferenceDataHandle, type ReferenceDataRequest } from '../main/engine/measure/evaluate.js';
+import { CaptureShare, Evaluator, type ReferenceDataHandle, type ReferenceDataRequest } from '../main/engine/measure/evaluate.js';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { writePythonTask } from './fixtures/python-task.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
@@ -211,6 +211,35 @@ describe('the evaluator with a stand-in harness', () => {
     // Pair i on set i mod 2: ratios 2, 2 on set 0 and 2, 2.2 on set 1 (medians 2 and 2.1).
     expect(d.duels?.[0].setRelSd).toBeCloseTo(0.0707 / Math.SQRT2 / 2, 3);
     ev.close();
+  });
+
+  it("a pool's evaluators share captures across GPUs of one model (a duel on B reuses A's), never across models or without the share", async () => {
+    const captures = (name: string): number => {
+      const runs = path.join(libs, name, 'runs');
+      if (!fs.existsSync(runs)) return 0;
+      return fs.readdirSync(runs).reduce((n, d) => n + fs.readdirSync(path.join(runs, d)).filter((f) => f.endsWith('.kdw')).length, 0);
+    };
+    const share = new CaptureShare();
+    const a = make({ captureShare: share });
+    const b = make({ gpu: { ...gpu, index: 1, uuid: 'GPU-fake-b' }, captureShare: share });
+    expect((await a.evaluate(spec('shareA'))).failure).toBeUndefined();
+    expect(captures('shareA')).toBe(1);
+    const d = await b.duel(spec('shareB'), spec('shareA'));
+    expect(d.failure).toBeUndefined();
+    expect(captures('shareA')).toBe(1); // A's capture, reused by B's duel
+    expect(captures('shareB')).toBe(1);
+    // B's evaluation of a library A captured ahead reuses it too.
+    expect((await b.evaluate(spec('shareA'))).failure).toBeUndefined();
+    expect(captures('shareA')).toBe(1);
+    // Another model in the same share, or a GPU of the same model without it: captured again.
+    const other = make({ gpu: { ...gpu, index: 2, uuid: 'GPU-fake-c', name: 'Fake GPU Max' }, captureShare: share });
+    expect((await other.duel(spec('shareB'), spec('shareA'))).failure).toBeUndefined();
+    expect(captures('shareA')).toBe(2);
+    expect(captures('shareB')).toBe(2);
+    const own = make({ gpu: { ...gpu, index: 3, uuid: 'GPU-fake-d' } });
+    expect((await own.duel(spec('shareB'), spec('shareA'))).failure).toBeUndefined();
+    expect(captures('shareA')).toBe(3);
+    for (const e of [a, b, other, own]) e.close();
   });
 
   it('a PyTorch task: reference data computed once for this GPU, only in the judge\'s plan, no reference library; removed on close', async () => {

@@ -8,7 +8,7 @@ import { cudaDeviceSelector } from '../engine/platform/gpu/detect.js';
 import type { GpuInfo } from '../engine/base/types.js';
 import { workRoot } from '../engine/base/paths.js';
 import type { Task } from '../engine/task/manifest.js';
-import { Evaluator, type ReferenceDataHandle, type ReferenceDataRequest } from '../engine/measure/evaluate.js';
+import { Evaluator, type CaptureShare, type ReferenceDataHandle, type ReferenceDataRequest } from '../engine/measure/evaluate.js';
 import { DEFAULT_TIMING } from '../engine/measure/harness.js';
 import { computeReferenceData } from '../engine/pytorch/reference-data.js';
 import { CoreError } from './errors.js';
@@ -29,6 +29,8 @@ export interface EvaluatorChoice {
   /** A duel's own noise target (TimingSettings.duelTargetRelNoise; default: the timing's). */
   duelNoise?: number;
   env?: NodeJS.ProcessEnv;
+  /** Captures shared with the other evaluators of one pool run (one per GPU; see CaptureShare). */
+  captureShare?: CaptureShare;
 }
 
 /** Timing samples a PyTorch task's timed calls rotate over (KERNELDUEL_REFERENCE_TIMING_SAMPLES, default 8). */
@@ -62,5 +64,6 @@ export async function makeEvaluator(task: Task, c: EvaluatorChoice): Promise<Eva
   return new Evaluator({
     task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}), ...(c.duelNoise ? { duelTargetRelNoise: c.duelNoise } : {}) }, workRoot: workRoot(env),
     ...(task.pytorch ? { referenceData: pytorchReferenceData(task, env) } : {}),
+    ...(c.captureShare ? { captureShare: c.captureShare } : {}),
   });
 }

@@ -9,7 +9,7 @@ import { enumerateSpace } from '../../engine/task/space.js';
 import { createSession, newSessionId, openSession, sessionsRoot, type Session } from '../../engine/session/store.js';
 import { loadSpace, ReplayMeasurer, recordedArch } from '../../engine/measure/replay.js';
 import { isSourceFree, originLabel, replayTask, resolveTaskOrSpace } from '../../engine/measure/space-task.js';
-import { gpuQueueOf, type Evaluator } from '../../engine/measure/evaluate.js';
+import { CaptureShare, gpuQueueOf, type Evaluator } from '../../engine/measure/evaluate.js';
 import { pickGpu, pickGpus, type GpuPoolChoice } from '../gpus.js';
 import { evaluatorLane, type Lane } from '../../engine/measure/lane.js';
 import { simulatedGpuLanes, type SimulatedFault } from '../../engine/measure/simulated-gpus.js';
@@ -187,7 +187,10 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     const b = o.backend;
     const gpus = await pickGpus(b.gpus!, { model: b.gpuName });
     const evs = [];
-    for (const g of gpus) evs.push(await makeEvaluator(task, { gpu: g, arch: b.arch, maxMs: b.maxMs, duelNoise: b.duelNoise }));
+    // One set of captures for the pool: a duel on one GPU reuses another's capture of the same
+    // library (GPUs of the same model only: the share is keyed by model and plan).
+    const captureShare = new CaptureShare();
+    for (const g of gpus) evs.push(await makeEvaluator(task, { gpu: g, arch: b.arch, maxMs: b.maxMs, duelNoise: b.duelNoise, captureShare }));
     lanes = evs.map(evaluatorLane);
     measurer = evs[0];
     seeds = evs[0].seeds;

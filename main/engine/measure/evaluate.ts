@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../base/types.js';
 import type { Toolchain } from '../platform/toolchain/nvcc.js';
 import type { GpuInfo } from '../base/types.js';
-import { cudaDeviceSelector, readClocks } from '../platform/gpu/detect.js';
+import { cudaDeviceSelector, normaliseGpuName, readClocks } from '../platform/gpu/detect.js';
 import { withGpuLock } from '../platform/gpu/lock.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
@@ -219,6 +219,30 @@ export interface EvaluatorOptions {
    * the judge to read from files. Without it such a task's CUDA variants are not checked.
    */
   referenceData?: (r: ReferenceDataRequest) => Promise<ReferenceDataHandle>;
+  /** Captures shared with the other evaluators of one pool run (see CaptureShare); default: this evaluator's own. */
+  captureShare?: CaptureShare;
+}
+
+/** A capture's work description, as kept for later evaluations and duels of the same library. */
+export interface CaptureEntry {
+  desc: string;
+  body?: CaptureBody;
+  phases?: CapturePhases;
+}
+type CaptureOutcome = { desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string; phases?: CapturePhases };
+
+/**
+ * Captures shared by the evaluators of one pool run (one per GPU, same task and options). A capture
+ * records what a variant's entry point asks the GPU to do; on another GPU of the same model under
+ * the same plan the same library asks for the same work, so a duel on GPU B against a variant
+ * checked and timed on GPU A reuses A's capture instead of running the variant's host code again
+ * with B's queue held (~0.3 s on an H200). The key holds the GPU model and the plan: GPUs of
+ * different models never share one. It is the description that passed the check, so the duel
+ * times exactly the work that was checked.
+ */
+export class CaptureShare {
+  readonly done = new Map<string, CaptureEntry>();
+  readonly running = new Map<string, Promise<CaptureOutcome>>();
 }
 
 /** What the evaluator asks of a PyTorch task's reference data: check samples per size, for its GPU. */
@@ -346,8 +370,8 @@ export class Evaluator {
   }
   /** The judge's folder (plan file, its work). */
   readonly judgeDir: string;
-  /** Work descriptions by the sha256 of the library they were captured from (this evaluator's plan). */
-  private readonly captures = new Map<string, { desc: string; body?: CaptureBody; phases?: CapturePhases }>();
+  /** Work descriptions by captureKey (the sha256 of the library they were captured from, under this evaluator's plan). */
+  private readonly captures: Map<string, CaptureEntry>;
   /** Whether the judge reports clocks itself (NVML): then nvidia-smi is not run around timing. */
   private judgeHasClocks = false;
   /** A PyTorch task's reference data, once computed (removed by close()). */
@@ -355,7 +379,9 @@ export class Evaluator {
   /** Whether the reference data's folder is hidden from the capture process (bubblewrap's private /dev/shm and /tmp). */
   private refsHidden = true;
   /** Captures running now, by the same key. */
-  private readonly capturing = new Map<string, Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string; phases?: CapturePhases }>>();
+  private readonly capturing: Map<string, Promise<CaptureOutcome>>;
+  /** What a shared capture's key starts with: GPU model and plan (see CaptureShare). */
+  private captureScope: string | null = null;
 
   constructor(opts: EvaluatorOptions) {
     if (!opts.toolchain.nvcc || !opts.toolchain.version) {
@@ -368,6 +394,8 @@ export class Evaluator {
     this.env = { nvcc: opts.toolchain.nvcc, nvccVersion: opts.toolchain.version, arch, libDir: opts.toolchain.libDir, workRoot: opts.workRoot ?? defaultWorkRoot() };
     this.seeds = opts.seeds ?? [randomInt(1, 2 ** 31), randomInt(1, 2 ** 31), randomInt(1, 2 ** 31)];
     this.timing = { ...DEFAULT_TIMING, ...(opts.timing ?? {}) };
+    this.captures = opts.captureShare?.done ?? new Map();
+    this.capturing = opts.captureShare?.running ?? new Map();
     const key = createHash('sha256').update(this.task.hash).update(JSON.stringify(this.seeds)).update(arch).update(randomBytes(4)).digest('hex').slice(0, 16);
     this.judgeDir = join(this.env.workRoot, 'judges', `${this.task.manifest.name}-${key}`);
   }
@@ -532,31 +560,44 @@ export class Evaluator {
   }
 
   /** Runs the variant's host code once per size in the sandboxed capture process; the work description's path, or why not. */
-  private async capture(lib: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string; phases?: CapturePhases }> {
+  private async capture(lib: string, signal?: AbortSignal): Promise<CaptureOutcome> {
     // The judge loads the variant's device code from this file after the capture: it must be the
     // file that was built (without the sandbox, the variant's host code could rewrite it).
     const before = digestOf(lib);
+    const key = this.captureKey(before);
     // The same library under the same plan asks for the same work: a duel reuses the capture of the
-    // evaluation before it (the description is checked by the executor each time it is used).
-    const cached = this.captures.get(before);
+    // evaluation before it (the description is checked by the executor each time it is used), also
+    // one made on another GPU of the same model in the same pool run (see CaptureShare).
+    const cached = this.captures.get(key);
     if (cached && existsSync(cached.desc)) return { ...cached, durationMs: 0, digest: before };
     // One capture at a time per library: an evaluation waits for the capture prepare() started.
-    const inflight = this.capturing.get(before);
+    const inflight = this.capturing.get(key);
     if (inflight) {
       const t0 = Date.now();
       const r = await inflight;
       return { ...r, durationMs: Date.now() - t0 };
     }
-    const run = this.captureNow(lib, before, signal);
-    this.capturing.set(before, run);
+    const run = this.captureNow(lib, before, key, signal);
+    this.capturing.set(key, run);
     try {
       return await run;
     } finally {
-      this.capturing.delete(before);
+      this.capturing.delete(key);
     }
   }
 
-  private async captureNow(lib: string, before: string, signal?: AbortSignal): Promise<{ desc?: string; body?: CaptureBody; failure?: Failure; durationMs: number; digest?: string; phases?: CapturePhases }> {
+  /** A capture's key: the library's sha256, after the GPU model and the plan when captures are shared. */
+  private captureKey(digest: string): string {
+    if (!this.opts.captureShare) return digest;
+    this.captureScope ??= createHash('sha256')
+      .update(normaliseGpuName(this.gpu?.name ?? 'none'))
+      .update(JSON.stringify({ ...this.plan(), task: this.task.hash }))
+      .digest('hex')
+      .slice(0, 16);
+    return `${this.captureScope}:${digest}`;
+  }
+
+  private async captureNow(lib: string, before: string, key: string, signal?: AbortSignal): Promise<CaptureOutcome> {
     const h = await this.harness();
     // A folder per GPU: evaluators of several GPUs (a pool run) capture the same library at once.
     const dir = join(lib, '..', 'runs', this.gpuDir);
@@ -571,7 +612,7 @@ export class Evaluator {
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
     if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
     if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
-    this.captures.set(before, { desc, body: r.body, phases });
+    this.captures.set(key, { desc, body: r.body, phases });
     return { desc, body: r.body, durationMs: r.durationMs, digest: before, phases };
   }
 
