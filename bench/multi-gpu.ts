@@ -3,7 +3,7 @@
 // main/engine/search/pool.ts), recording evaluations per minute, the best variant found and each
 // GPU's busy fraction. Real GPU measurements only (it refuses to run without a GPU).
 //   npm run bench:multigpu -- [--tasks matmul,softmax,layernorm] [--budgets 24,40,40] [--pools 1,2]
-//                             [--seed 1] [--strategy contrastive] [--deadline-s 280] [--out bench/results]
+//                             [--seed 1] [--strategy contrastive] [--deadline-s 280] [--out bench/results] [--trace]
 //   -> <out>/<gpu>x<N>-multi-gpu.json and .md (h200x2-multi-gpu.* on two H200s)
 // Results are rewritten after every run (`complete: false` until the last), so a run killed by a
 // time limit keeps what it measured. Each run stops at its share of the time left before
@@ -14,9 +14,12 @@
 // evaluations/min: results after the baseline's, divided by the time from the baseline's result to
 // the last result (the GPUs' warm-up, done before the baseline, is not counted). GPU busy: the
 // share of that window during which a check, time or duel process held the GPU's queue (sampled
-// every 20 ms).
+// every 20 ms). Also per run: the engine's event-loop delay (one Node thread serves every GPU's
+// lane), and with --trace a KERNELDUEL_TRACE file per run (<out>/trace-<task>-<N>gpu.jsonl: every
+// GPU queue place and capture, see main/engine/measure/trace.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join, resolve } from 'node:path';
 import { benchArgs as parseArgs } from './lib/args.js';
 import { prepareRun } from '../main/core/run/prepare.js';
@@ -39,6 +42,7 @@ const { values } = parseArgs({
     strategy: { type: 'string', default: 'contrastive' },
     'deadline-s': { type: 'string', default: '280' },
     out: { type: 'string', default: 'bench/results' },
+    trace: { type: 'boolean', default: false },
   },
 });
 const started = Date.now();
@@ -96,6 +100,8 @@ interface RunRow {
   failures: number;
   duels: number;
   /** Where a variant's time went: medians (ms) of the evaluations' stages after the baseline, and of the duels. */
+  /** The engine thread's event-loop delay during the run (ms): median, 99th percentile, largest. */
+  eventLoopDelayMs?: { p50: number; p99: number; max: number };
   timeSpent?: { results: number; stagesMedianMs: Record<string, number>; duelMedianMs: number | null; duelsAcrossGpus: number };
   perGpu: Array<{ index: number; uuid: string; results: number; busyFraction: number | null; poolBusyFraction: number | null; state: GpuActivity['state']; removedReason?: string }>;
   error?: string;
@@ -164,8 +170,8 @@ function write(complete: boolean): void {
     '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${r.budget} | ${r.evaluated} | ${fmt(r.evaluationsPerMinute, 1)} | ${fmt(r.bestMs, 4)} | ${fmt(r.bestSpeedup)} | ${r.perGpu.map((g) => `${g.index}: ${g.busyFraction === null ? '-' : `${Math.round(g.busyFraction * 100)}%`}`).join(', ')} | ${r.stoppedByTimeLimit ? 'yes' : 'no'}${r.error ? ` (error: ${r.error})` : ''} |`),
     '', "Where a variant's time went (medians in ms; a duel from its side A's result to its verdict; 'across GPUs': duels whose sides were first measured on different GPUs):", '',
-    '| task | GPUs | queued | capture | check | timing | duel | duels across GPUs |', '|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${fmt(r.timeSpent?.stagesMedianMs.queuedMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.captureMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.checkMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.timeMs, 0)} | ${fmt(r.timeSpent?.duelMedianMs, 0)} | ${r.timeSpent ? `${r.timeSpent.duelsAcrossGpus} of ${r.duels}` : '-'} |`),
+    '| task | GPUs | queued | capture | check | timing | duel | duels across GPUs | event-loop delay p50 / p99 / max |', '|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${fmt(r.timeSpent?.stagesMedianMs.queuedMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.captureMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.checkMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.timeMs, 0)} | ${fmt(r.timeSpent?.duelMedianMs, 0)} | ${r.timeSpent ? `${r.timeSpent.duelsAcrossGpus} of ${r.duels}` : '-'} | ${r.eventLoopDelayMs ? `${fmt(r.eventLoopDelayMs.p50, 1)} / ${fmt(r.eventLoopDelayMs.p99, 1)} / ${fmt(r.eventLoopDelayMs.max, 0)}` : '-'} |`),
     '', '| task | GPUs | evals/min ratio | target | best(N)/best(1) | within noise | same best variant |', '|---|---|---|---|---|---|---|',
     ...comparisons().map((c) => `| ${c.task} | ${c.gpus} | ${fmt(c.evaluationsPerMinuteRatio as number | null)} | ${c.target ?? '-'} | ${fmt(c.bestMsRatio as number | null, 3)} | ${c.bestWithinNoise === null ? '-' : c.bestWithinNoise ? 'yes' : 'no'} | ${c.sameBestVariant ? 'yes' : 'no'} |`),
     '', ...Object.entries(doc.definitions).map(([k, v]) => `- ${k}: ${v}`), '',
@@ -215,6 +221,9 @@ for (let k = 0; k < plan.length && !terminated; k++) {
   let duels = 0;
   let gpusAtEnd: GpuActivity[] = [];
   const samples = new Map<string, { n: number; busy: number }>();
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  if (values.trace) process.env.KERNELDUEL_TRACE = join(outDir, `trace-${p.task}-${p.gpus}gpu.jsonl`);
   // When each result arrived: a duel follows its result on the same lane, so its length is the time
   // from its side A's result to the duel's event.
   const resultAt = new Map<string, number>();
@@ -271,7 +280,9 @@ for (let k = 0; k < plan.length && !terminated; k++) {
       stoppedByTimeLimit: ac.signal.aborted, baselineMs: base ? (run.session.resultOf(base.id)?.timing?.[0]?.medianMs ?? null) : null,
       bestMs: best?.medianMs ?? null, bestRelNoise: best?.result.timing?.[0]?.relNoise ?? null, bestSpeedup: best?.speedup ?? null,
       bestVariant: best ? { id: best.variant.id, config: best.variant.config, flags: best.variant.flags, transforms: best.variant.transforms ?? [], measuredOn: src?.kind === 'gpu' ? (src.uuid ?? src.gpu) : null } : null,
-      failures, duels, timeSpent: timeSpentOf(run.session, duelMs, duelPairs),
+      failures, duels,
+      eventLoopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
+      timeSpent: timeSpentOf(run.session, duelMs, duelPairs),
       perGpu: run.lanes.map((l) => {
         const s = samples.get(l.gpu.uuid);
         const g = gpusAtEnd.find((x) => x.uuid === l.gpu.uuid);
@@ -289,6 +300,8 @@ for (let k = 0; k < plan.length && !terminated; k++) {
     else rows.push({ task: p.task, gpus: p.gpus, gpuIndices: indices, budget: p.budget, seed, session: '', evaluated: 0, evaluationsPerMinute: null, windowSeconds: null, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: false, baselineMs: null, bestMs: null, bestRelNoise: null, bestSpeedup: null, bestVariant: null, failures, duels, perGpu: [], error: msg });
   } finally {
     clearTimeout(timer);
+    loopDelay.disable();
+    delete process.env.KERNELDUEL_TRACE;
     if (sampler) clearInterval(sampler);
     current = null;
   }

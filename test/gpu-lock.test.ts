@@ -108,4 +108,24 @@ describe('GPU queue: shared jobs together, exclusive ones alone, first come firs
     await new Promise((r) => setTimeout(r, 100));
     expect(existsSync(gpuLockPath(`test-${process.pid}`))).toBe(false);
   });
+
+  it('KERNELDUEL_TRACE: every place asked for, given and handed back, in order, with its job name; nothing written without it', async () => {
+    process.env.KERNELDUEL_HOME = mkdtempSync(join(tmpdir(), 'kd-queue-'));
+    const file = join(mkdtempSync(join(tmpdir(), 'kd-trace-')), 'trace.jsonl');
+    const q = new GpuQueue(`trace-${process.pid}`);
+    await q.share(() => Promise.resolve(), 'untraced');
+    expect(existsSync(file)).toBe(false);
+    process.env.KERNELDUEL_TRACE = file;
+    try {
+      const s = q.share(() => new Promise((r) => setTimeout(r, 30)), 'capture-ahead v2');
+      const x = q.add(() => Promise.resolve(), 'time v1');
+      await Promise.all([s, x]);
+    } finally {
+      delete process.env.KERNELDUEL_TRACE;
+    }
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { t: number; q: string; ev: string; mode: string; what: string });
+    expect(lines.map((l) => `${l.ev} ${l.what}`)).toEqual(['ask capture-ahead v2', 'got capture-ahead v2', 'ask time v1', 'gave capture-ahead v2', 'got time v1', 'gave time v1']);
+    expect(lines.every((l) => l.q === `trace-${process.pid}` && typeof l.t === 'number')).toBe(true);
+    expect(lines.find((l) => l.what === 'time v1')?.mode).toBe('exclusive');
+  });
 });

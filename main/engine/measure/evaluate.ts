@@ -6,7 +6,7 @@
 // GPU through one queue per device, so two sessions never time on the same GPU at once.
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../base/types.js';
 import type { Toolchain } from '../platform/toolchain/nvcc.js';
 import type { GpuInfo } from '../base/types.js';
@@ -21,6 +21,10 @@ import { screenSource } from '../source/screen.js';
 import { noteOnce, sandboxMode, sandboxStatus } from '../platform/sandbox/index.js';
 import { chooseTimer, duelStats, mean, medianCI, setSpread } from './stats.js';
 import { defaultConfig } from '../task/space.js';
+import { traceGpu } from './trace.js';
+
+/** A library's short name in a trace: its build folder's. */
+const libTag = (lib: string): string => basename(dirname(lib)).slice(0, 12);
 
 /** Screens untrusted source (from a model or a user) before it is built: a `rejected` failure, or null when it may be built. */
 export function screenVariant(task: Task, source: string): Failure | null {
@@ -116,10 +120,14 @@ export class GpuQueue {
     this.releaseTimer.unref();
   }
 
-  /** Waits for a place of this kind; the caller must release it. */
-  async acquire(mode: 'shared' | 'exclusive'): Promise<GpuSlot> {
+  /** Waits for a place of this kind; the caller must release it. `what` names the job in a KERNELDUEL_TRACE trace. */
+  async acquire(mode: 'shared' | 'exclusive', what = ''): Promise<GpuSlot> {
+    traceGpu({ q: this.key, ev: 'ask', mode, what });
     await new Promise<void>((go) => {
-      this.waiters.push({ mode, go });
+      this.waiters.push({ mode, go: () => {
+        traceGpu({ q: this.key, ev: 'got', mode, what });
+        go();
+      } });
       this.pump();
     });
     try {
@@ -135,6 +143,7 @@ export class GpuQueue {
       release: () => {
         if (released) return;
         released = true;
+        traceGpu({ q: this.key, ev: 'gave', mode, what });
         this.dropFile();
         this.leave(mode);
       },
@@ -148,8 +157,8 @@ export class GpuQueue {
   }
 
   /** Runs fn with the GPU to itself (no other job of this process, nor of another KernelDuel process). */
-  async add<T>(fn: () => Promise<T>): Promise<T> {
-    const slot = await this.acquire('exclusive');
+  async add<T>(fn: () => Promise<T>, what = ''): Promise<T> {
+    const slot = await this.acquire('exclusive', what);
     try {
       return await fn();
     } finally {
@@ -158,8 +167,8 @@ export class GpuQueue {
   }
 
   /** Runs fn beside other shared jobs, never beside an exclusive one. */
-  async share<T>(fn: () => Promise<T>): Promise<T> {
-    const slot = await this.acquire('shared');
+  async share<T>(fn: () => Promise<T>, what = ''): Promise<T> {
+    const slot = await this.acquire('shared', what);
     try {
       return await fn();
     } finally {
@@ -609,6 +618,7 @@ export class Evaluator {
       timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.refData ? { ...this.iso, hidden: [this.refData.dir] } : this.iso,
     });
     const phases = capturePhases(r.body, r.startedAtMs, r.endedAtMs);
+    traceGpu({ q: this.gpu!.uuid || String(this.gpu!.index), ev: 'capture', what: libTag(lib), start: r.startedAtMs ?? 0, end: r.endedAtMs ?? 0 });
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
     if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
     if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
@@ -669,7 +679,7 @@ export class Evaluator {
     const overlap = !o.exclusive && this.overlapAllowed(probe);
     const q = this.queue();
     const tQueued = Date.now();
-    let slot = await q.acquire(overlap ? 'shared' : 'exclusive');
+    let slot = await q.acquire(overlap ? 'shared' : 'exclusive', `check ${libTag(lib)}`);
     const result = await (async (): Promise<EvalResult> => {
       o.onStage?.('check');
       const tStart = Date.now();
@@ -697,7 +707,7 @@ export class Evaluator {
             try {
               if (slot.mode === 'shared') {
                 slot.release();
-                slot = await q.acquire('exclusive');
+                slot = await q.acquire('exclusive', `time ${libTag(lib)}`);
               }
               // The judge reads clocks itself just before and after it times (NVML); without NVML
               // nvidia-smi is asked here, before "go" and after the answer.
@@ -747,7 +757,7 @@ export class Evaluator {
       if (!b.ok || !b.libPath) return;
       const probe = await this.probe(signal);
       if (!this.overlapAllowed(probe)) return;
-      await this.queue().share(() => this.capture(b.libPath!, signal));
+      await this.queue().share(() => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
     } catch {
       /* evaluate() says why */
     }
@@ -797,6 +807,6 @@ export class Evaluator {
       } catch (e) {
         return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
       }
-    })) as { duels?: DuelResult[]; failure?: Failure };
+    }, `duel ${libTag(ba.libPath!)} vs ${libTag(bb.libPath!)}`)) as { duels?: DuelResult[]; failure?: Failure };
   }
 }
