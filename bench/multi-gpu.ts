@@ -2,7 +2,7 @@
 // strategy, budget and seed with `--gpus 0` and with `--gpus 0,1[,..]` (the pool loop,
 // main/engine/search/pool.ts), recording evaluations per minute, the best variant found and each
 // GPU's busy fraction. Real GPU measurements only (it refuses to run without a GPU).
-//   npm run bench:multigpu -- [--tasks matmul,softmax,layernorm] [--budgets 24,40,40] [--pools 1,2]
+//   npm run bench:multigpu -- [--tasks matmul,softmax,layernorm] [--budgets 24,40,40] [--pools 1,2 | 1,1c,2]
 //                             [--seed 1] [--strategy contrastive] [--deadline-s 280] [--out bench/results] [--trace]
 //   -> <out>/<gpu>x<N>-multi-gpu.json and .md (h200x2-multi-gpu.* on two H200s)
 // Results are rewritten after every run (`complete: false` until the last), so a run killed by a
@@ -14,7 +14,9 @@
 // evaluations/min: results after the baseline's, divided by the time from the baseline's result to
 // the last result (the GPUs' warm-up, done before the baseline, is not counted). GPU busy: the
 // share of that window during which a check, time or duel process held the GPU's queue (sampled
-// every 20 ms). Also per run: the engine's event-loop delay (one Node thread serves every GPU's
+// every 20 ms). A pool written 1c is one GPU while a loop of processes creating CUDA contexts runs on
+// the largest pool's other GPUs (bench/lib/context-loop.ts): does context work on another GPU slow
+// this one's stages (as each GPU's captures and executors do in a pool run)? Also per run: the engine's event-loop delay (one Node thread serves every GPU's
 // lane), and with --trace a KERNELDUEL_TRACE file per run (<out>/trace-<task>-<N>gpu.jsonl: every
 // GPU queue place and capture, see main/engine/measure/trace.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +27,9 @@ import { benchArgs as parseArgs } from './lib/args.js';
 import { prepareRun } from '../main/core/run/prepare.js';
 import { runPoolLoop } from '../main/engine/search/pool.js';
 import { Evaluator, gpuQueue } from '../main/engine/measure/evaluate.js';
-import { detectGpus, gpuSlug, normaliseGpuName } from '../main/engine/platform/gpu/detect.js';
+import { cudaDeviceSelector, detectGpus, gpuSlug, normaliseGpuName } from '../main/engine/platform/gpu/detect.js';
+import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
+import { buildContextProgram, startLoop } from './lib/context-loop.js';
 import { KERNELDUEL_VERSION } from '../main/engine/base/version.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { isRunStrategyName, type RunStrategyName } from '../main/engine/search/strategies.js';
@@ -55,8 +59,12 @@ const tasks = values.tasks!.split(',').map((t) => t.trim()).filter(Boolean);
 const budgetList = values.budgets!.split(',').map(Number);
 if (budgetList.some((b) => !Number.isInteger(b) || b < 1)) fail(`--budgets ${values.budgets}: positive integers, one per task (or one for all)`);
 const budgetOf = (i: number): number => budgetList[Math.min(i, budgetList.length - 1)];
-const pools = values.pools!.split(',').map(Number);
-if (pools.some((n) => !Number.isInteger(n) || n < 1)) fail(`--pools ${values.pools}: GPU counts, e.g. 1,2`);
+// A pool size, or with "c" (e.g. 1c) the same with a loop of processes creating CUDA contexts on
+// each GPU of the largest pool that the run leaves idle: does another GPU's context work slow this one?
+const poolSpecs = values.pools!.split(',').map((x) => /^(\d+)(c?)$/.exec(x.trim()));
+if (poolSpecs.some((m) => !m || Number(m[1]) < 1)) fail(`--pools ${values.pools}: GPU counts, e.g. 1,2 (1c: one GPU with CUDA contexts created on the others)`);
+const pools = poolSpecs.map((m) => Number(m![1]));
+const poolContexts = poolSpecs.map((m) => m![2] === 'c');
 const seed = Number(values.seed);
 if (!isRunStrategyName(values.strategy!)) fail(`--strategy ${values.strategy}: not a strategy`);
 const strategy = values.strategy as RunStrategyName;
@@ -73,15 +81,18 @@ const det = await detectGpus();
 const usable = det.gpus.filter((g) => g.arch);
 if (!usable.length) fail(`needs a GPU (${det.problems.join('; ') || 'none found'})`);
 const maxPool = Math.max(...pools);
+if (poolContexts.some((c, k) => c && pools[k] >= maxPool)) fail(`--pools ${values.pools}: a pool with "c" needs idle GPUs: give it fewer GPUs than the largest pool (e.g. 1,1c,2)`);
 if (usable.length < maxPool) fail(`--pools ${values.pools} needs ${maxPool} GPUs; this host has ${usable.length} (${usable.map((g) => g.name).join(', ')})`);
 const poolGpus = usable.slice(0, maxPool);
 if (new Set(poolGpus.map((g) => normaliseGpuName(g.name))).size > 1) fail(`the first ${maxPool} GPUs are of different models (${poolGpus.map((g) => g.name).join(', ')})`);
 const slug = `${gpuSlug(poolGpus[0].name)}x${maxPool}`;
-const command = invokedAs(`npm run bench:multigpu -- --tasks ${tasks.join(',')} --budgets ${budgetList.join(',')} --pools ${pools.join(',')} --seed ${seed} --strategy ${strategy} --deadline-s ${values['deadline-s']}`);
+const command = invokedAs(`npm run bench:multigpu -- --tasks ${tasks.join(',')} --budgets ${budgetList.join(',')} --pools ${values.pools} --seed ${seed} --strategy ${strategy} --deadline-s ${values['deadline-s']}`);
 
 interface RunRow {
   task: string;
   gpus: number;
+  /** 'contexts': a loop of processes creating CUDA contexts ran on the pool's GPUs this run left idle (started, failed). */
+  idleGpus?: { beside: 'contexts'; gpuIndices: number[]; started: number; failed: number };
   gpuIndices: number[];
   budget: number;
   seed: number;
@@ -107,19 +118,27 @@ interface RunRow {
   error?: string;
 }
 const rows: RunRow[] = [];
-const plan = tasks.flatMap((t, i) => pools.map((n) => ({ task: t, gpus: n, budget: budgetOf(i) })));
+const plan = tasks.flatMap((t, i) => pools.map((n, k) => ({ task: t, gpus: n, contexts: poolContexts[k], budget: budgetOf(i) })));
+const contextProgram = poolContexts.some(Boolean) ? await contextLoopProgram() : null;
+/** The context loop's program, built once with the toolkit's nvcc (bench/lib/context-loop.ts). */
+async function contextLoopProgram(): Promise<string> {
+  const tc = await findToolchain();
+  if (!tc.nvcc) fail(`--pools ${values.pools}: the context loop needs nvcc (${tc.problems.join(' ')})`);
+  const idle = poolGpus[poolGpus.length - 1];
+  return buildContextProgram(tc.nvcc!, mkdtempSync(join(tmpdir(), 'kd-multigpu-ctx-')), { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(idle) });
+}
 
 function comparisons(): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   for (const t of tasks) {
-    const one = rows.find((r) => r.task === t && r.gpus === 1);
-    for (const r of rows.filter((x) => x.task === t && x.gpus > 1)) {
+    const one = rows.find((r) => r.task === t && r.gpus === 1 && !r.idleGpus);
+    for (const r of rows.filter((x) => x.task === t && (x.gpus > 1 || x.idleGpus))) {
       if (!one) continue;
       const ratio = one.evaluationsPerMinute && r.evaluationsPerMinute ? r.evaluationsPerMinute / one.evaluationsPerMinute : null;
       const bestRatio = one.bestMs && r.bestMs ? r.bestMs / one.bestMs : null;
       const noise = Math.max(0.02, 2 * Math.max(one.bestRelNoise ?? 0, r.bestRelNoise ?? 0));
       out.push({
-        task: t, gpus: r.gpus, evaluationsPerMinuteRatio: ratio, target: r.gpus === 2 ? 1.8 : r.gpus === 4 ? 3.4 : null,
+        task: t, gpus: r.idleGpus ? `${r.gpus}c` : r.gpus, evaluationsPerMinuteRatio: ratio, target: r.idleGpus ? null : r.gpus === 2 ? 1.8 : r.gpus === 4 ? 3.4 : null,
         bestMsRatio: bestRatio, bestWithinNoise: bestRatio === null ? null : Math.abs(bestRatio - 1) <= noise, noiseAllowance: noise,
         sameBestVariant: !!one.bestVariant && !!r.bestVariant && JSON.stringify([one.bestVariant.config, one.bestVariant.flags, one.bestVariant.transforms]) === JSON.stringify([r.bestVariant.config, r.bestVariant.flags, r.bestVariant.transforms]),
       });
@@ -168,7 +187,7 @@ function write(complete: boolean): void {
     ...poolGpus.map((g) => `- GPU ${g.index}: ${g.name}, ${g.uuid}, driver ${g.driverVersion}`), '',
     '| task | GPUs | budget | evaluated | evals/min | best ms | best × baseline | per-GPU busy | time limit hit |',
     '|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${r.budget} | ${r.evaluated} | ${fmt(r.evaluationsPerMinute, 1)} | ${fmt(r.bestMs, 4)} | ${fmt(r.bestSpeedup)} | ${r.perGpu.map((g) => `${g.index}: ${g.busyFraction === null ? '-' : `${Math.round(g.busyFraction * 100)}%`}`).join(', ')} | ${r.stoppedByTimeLimit ? 'yes' : 'no'}${r.error ? ` (error: ${r.error})` : ''} |`),
+    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')}${r.idleGpus ? ` (contexts created on ${r.idleGpus.gpuIndices.join(',')}: ${r.idleGpus.started})` : ''} | ${r.budget} | ${r.evaluated} | ${fmt(r.evaluationsPerMinute, 1)} | ${fmt(r.bestMs, 4)} | ${fmt(r.bestSpeedup)} | ${r.perGpu.map((g) => `${g.index}: ${g.busyFraction === null ? '-' : `${Math.round(g.busyFraction * 100)}%`}`).join(', ')} | ${r.stoppedByTimeLimit ? 'yes' : 'no'}${r.error ? ` (error: ${r.error})` : ''} |`),
     '', "Where a variant's time went (medians in ms; a duel from its side A's result to its verdict; 'across GPUs': duels whose sides were first measured on different GPUs):", '',
     '| task | GPUs | queued | capture | check | timing | duel | duels across GPUs | event-loop delay p50 / p99 / max |', '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${fmt(r.timeSpent?.stagesMedianMs.queuedMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.captureMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.checkMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.timeMs, 0)} | ${fmt(r.timeSpent?.duelMedianMs, 0)} | ${r.timeSpent ? `${r.timeSpent.duelsAcrossGpus} of ${r.duels}` : '-'} | ${r.eventLoopDelayMs ? `${fmt(r.eventLoopDelayMs.p50, 1)} / ${fmt(r.eventLoopDelayMs.p99, 1)} / ${fmt(r.eventLoopDelayMs.max, 0)}` : '-'} |`),
@@ -209,7 +228,11 @@ for (let k = 0; k < plan.length && !terminated; k++) {
   }
   rmSync(join(home, 'work', 'builds'), { recursive: true, force: true });
   const indices = poolGpus.slice(0, p.gpus).map((g) => g.index);
-  log(`${p.task} on GPUs ${indices.join(',')}: budget ${p.budget}, seed ${seed}, at most ${Math.round(share / 1000)} s`);
+  log(`${p.task} on GPUs ${indices.join(',')}${p.contexts ? ` (CUDA contexts created on ${poolGpus.slice(p.gpus).map((g) => g.index).join(',')})` : ''}: budget ${p.budget}, seed ${seed}, at most ${Math.round(share / 1000)} s`);
+  // 1c: the pool's other GPUs get a loop of processes creating CUDA contexts while this run measures.
+  const idle = p.contexts ? poolGpus.slice(p.gpus) : [];
+  const loops = idle.map((g) => startLoop(contextProgram!, [], { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(g) }));
+  let thisRow: RunRow | null = null;
   const ac = new AbortController();
   current = ac;
   const timer = setTimeout(() => ac.abort(), share);
@@ -239,6 +262,8 @@ for (let k = 0; k < plan.length && !terminated; k++) {
       task: p.task, gpus: p.gpus, gpuIndices: indices, budget: p.budget, seed, session: run.session.meta.id, evaluated: 0, evaluationsPerMinute: null, windowSeconds: null,
       wallSeconds: 0, stoppedByTimeLimit: false, baselineMs: null, bestMs: null, bestRelNoise: null, bestSpeedup: null, bestVariant: null, failures: 0, duels: 0, perGpu: [],
     };
+    if (p.contexts) row.idleGpus = { beside: 'contexts', gpuIndices: idle.map((g) => g.index), started: 0, failed: 0 };
+    thisRow = row;
     rows.push(row);
     const r = await runPoolLoop({
       session: run.session, lanes: run.lanes, strategy: run.strategy, budget: p.budget, signal: ac.signal,
@@ -295,12 +320,16 @@ for (let k = 0; k < plan.length && !terminated; k++) {
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0];
     log(`${p.task} ×${p.gpus}: failed: ${msg}`);
-    const row = rows.find((x) => x.task === p.task && x.gpus === p.gpus);
+    const row = thisRow;
     if (row) row.error = msg;
     else rows.push({ task: p.task, gpus: p.gpus, gpuIndices: indices, budget: p.budget, seed, session: '', evaluated: 0, evaluationsPerMinute: null, windowSeconds: null, wallSeconds: (Date.now() - t0) / 1000, stoppedByTimeLimit: false, baselineMs: null, bestMs: null, bestRelNoise: null, bestSpeedup: null, bestVariant: null, failures, duels, perGpu: [], error: msg });
   } finally {
     clearTimeout(timer);
     loopDelay.disable();
+    if (loops.length) {
+      const counts = await Promise.all(loops.map((l) => l.stop()));
+      if (thisRow?.idleGpus) Object.assign(thisRow.idleGpus, { started: counts.reduce((a, c) => a + c.started, 0), failed: counts.reduce((a, c) => a + c.failed, 0) });
+    }
     delete process.env.KERNELDUEL_TRACE;
     if (sampler) clearInterval(sampler);
     current = null;

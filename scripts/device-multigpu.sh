@@ -13,7 +13,8 @@
 #                                              and into bench/results/
 #
 # Read at start: KD_MG_TASKS (matmul,softmax,layernorm), KD_MG_BUDGETS (24,40,40: one per task),
-# KD_MG_POOLS (1,2), KD_MG_SEED (1), KD_MG_DEADLINE_S (275: the benchmark plans its runs to end by
+# KD_MG_POOLS (1,2; 1,1c,2 adds one GPU with CUDA contexts created on the other), KD_MG_TRACE (set: a
+# KERNELDUEL_TRACE per run, brought back as multi-gpu-traces.tgz), KD_MG_SEED (1), KD_MG_DEADLINE_S (275: the benchmark plans its runs to end by
 # then), KD_MG_LIMIT_S (295: then it is sent SIGTERM, writes what it has and stops; killed 20 s later).
 # Nothing here changes clocks or settings of the GPU.
 set -uo pipefail
@@ -29,7 +30,7 @@ work() {
   echo "$(stamp) bench multi-gpu"
   timeout -s TERM -k 20 "${KD_MG_LIMIT_S:-295}" "$KD/bench" multi-gpu \
     --tasks "${KD_MG_TASKS:-matmul,softmax,layernorm}" --budgets "${KD_MG_BUDGETS:-24,40,40}" --pools "${KD_MG_POOLS:-1,2}" \
-    --seed "${KD_MG_SEED:-1}" --deadline-s "${KD_MG_DEADLINE_S:-275}" --out "$S/res" > "$S/res/multi-gpu.log" 2>&1
+    --seed "${KD_MG_SEED:-1}" --deadline-s "${KD_MG_DEADLINE_S:-275}" ${KD_MG_TRACE:+--trace} --out "$S/res" > "$S/res/multi-gpu.log" 2>&1
   rc=$?; echo "$(stamp) bench multi-gpu exit $rc"
   echo done > "$S/done"
 }
@@ -56,6 +57,7 @@ wait)
     [ -e "$f" ] && cp "$f" "$OUTDIR/" && cp "$f" "$ROOT/bench/results/"
   done
   cp "$S/res/multi-gpu.log" "$OUTDIR/multi-gpu.log" 2>/dev/null
+  (cd "$S/res" && ls trace-*.jsonl >/dev/null 2>&1 && tar czf "$OUTDIR/multi-gpu-traces.tgz" trace-*.jsonl)
   # The runs' sessions (journals with every result's stages), for a closer look afterwards.
   (cd "${TMPDIR:-/tmp}" && ls -d kd-multigpu-*/sessions >/dev/null 2>&1 && tar czf "$OUTDIR/multi-gpu-sessions.tgz" kd-multigpu-*/sessions)
   cp "$S/res/nvidia-smi.txt" "$OUTDIR/nvidia-smi.txt" 2>/dev/null
