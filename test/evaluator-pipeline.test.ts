@@ -242,6 +242,26 @@ describe('the evaluator with a stand-in harness', () => {
     for (const e of [a, b, other, own]) e.close();
   });
 
+  it('captures started ahead ask for a place beside duels only with captureBesideDuels (off by default)', async () => {
+    const modes = async (o: { captureBesideDuels?: boolean }): Promise<string[]> => {
+      const file = path.join(fs.mkdtempSync(path.join(root, 'trace-')), 't.jsonl');
+      const ev = make({ gpu: { ...gpu, uuid: `GPU-fake-${Math.random().toString(16).slice(2, 8)}` }, ...o });
+      // As where Landlock confines capture writes (this stand-in runs without a sandbox): captures may run ahead.
+      (ev as unknown as { overlapAllowed: () => boolean }).overlapAllowed = () => true;
+      process.env.KERNELDUEL_TRACE = file;
+      try {
+        await ev.prepare(spec(`ahead${o.captureBesideDuels ? 1 : 0}`));
+        expect((await ev.duel(spec('fast'), spec('slow'))).failure).toBeUndefined();
+      } finally {
+        delete process.env.KERNELDUEL_TRACE;
+        ev.close();
+      }
+      return fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { ev: string; mode: string; what: string }).filter((l) => l.ev === 'ask' && /^(capture-ahead|duel) /.test(l.what)).map((l) => `${l.what.split(' ')[0]} ${l.mode}`);
+    };
+    expect(await modes({})).toEqual(['capture-ahead shared', 'duel exclusive']);
+    expect(await modes({ captureBesideDuels: true })).toEqual(['capture-ahead capture', 'duel paired']);
+  });
+
   it('a PyTorch task: reference data computed once for this GPU, only in the judge\'s plan, no reference library; removed on close', async () => {
     const task = loadTask(writePythonTask(fs.mkdtempSync(path.join(root, 'py-')), 'py-pipeline'));
     const asked: ReferenceDataRequest[] = [];

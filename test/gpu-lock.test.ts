@@ -128,4 +128,44 @@ describe('GPU queue: shared jobs together, exclusive ones alone, first come firs
     expect(lines.every((l) => l.q === `trace-${process.pid}` && typeof l.t === 'number')).toBe(true);
     expect(lines.find((l) => l.what === 'time v1')?.mode).toBe('exclusive');
   });
+
+  it('captures started ahead run beside a duel (paired), which runs beside nothing else; timing waits for both; first come, first served', async () => {
+    process.env.KERNELDUEL_HOME = mkdtempSync(join(tmpdir(), 'kd-queue-'));
+    const q = new GpuQueue(`paired-${process.pid}`);
+    const log: string[] = [];
+    const beside: Record<string, string[]> = {}; // what else was running at some point while a job ran
+    const running = new Set<string>();
+    const job = (name: string, ms: number) => async () => {
+      log.push(`${name}+`);
+      beside[name] = [...running];
+      for (const other of running) beside[other].push(name);
+      running.add(name);
+      await new Promise((r) => setTimeout(r, ms));
+      running.delete(name);
+      log.push(`${name}-`);
+    };
+    const check = q.run('shared', job('check', 40));
+    const duel = q.run('paired', job('duel', 60)); // waits for the check (a judge's work), not for captures
+    const cap1 = q.run('capture', job('cap1', 30)); // after the waiting duel: starts with it
+    await Promise.all([check, duel, cap1]);
+    expect(log.indexOf('duel+')).toBeGreaterThan(log.indexOf('check-'));
+    expect(beside.duel).toEqual(['cap1']);
+    // A check asked for while a duel runs waits for it; a capture does not; a timing waits for both.
+    const d2 = q.run('paired', job('duel2', 60));
+    const cap2 = q.run('capture', job('cap2', 90));
+    const c2 = q.run('shared', job('check2', 10));
+    const t2 = q.run('exclusive', job('time2', 10));
+    await Promise.all([d2, cap2, c2, t2]);
+    expect(beside.duel2).toEqual(['cap2']);
+    expect(log.indexOf('check2+')).toBeGreaterThan(log.indexOf('duel2-'));
+    expect(beside.check2).toEqual(['cap2']);
+    expect(beside.time2).toEqual([]);
+    // A capture never runs beside timing.
+    const t3 = q.run('exclusive', job('time3', 40));
+    const cap3 = q.run('capture', job('cap3', 10));
+    await Promise.all([t3, cap3]);
+    expect(beside.time3).toEqual([]);
+    expect(log.slice(-4)).toEqual(['time3+', 'time3-', 'cap3+', 'cap3-']);
+    expect(q.pending).toBe(0);
+  });
 });

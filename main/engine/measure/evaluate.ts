@@ -33,9 +33,18 @@ export function screenVariant(task: Task, source: string): Failure | null {
   return { kind: 'rejected', reason: `screening: ${s.reason}`, log: s.violations.map((v) => `line ${v.line}: [${v.rule}] ${v.reason}`).join('\n') };
 }
 
+/**
+ * What a job needs of its GPU. exclusive: the GPU alone (timing). shared: beside other shared and
+ * capture jobs (a judge's check, the capture it needs). capture: a capture process started ahead
+ * (Evaluator.prepare), beside shared jobs and, only where the evaluator is asked to
+ * (`captureBesideDuels`), beside a paired job. paired: a duel, alone but for such captures: its two
+ * sides are timed in interleaved pairs, so work beside it that does not follow one side lands on
+ * both alike (a hypothesis to measure on a GPU before it becomes a default; see docs/GPU-RUNS.md).
+ */
+export type GpuSlotMode = 'shared' | 'exclusive' | 'capture' | 'paired';
 /** A place in a GPU's queue: given back with release(). */
 export interface GpuSlot {
-  readonly mode: 'shared' | 'exclusive';
+  readonly mode: GpuSlotMode;
   release(): void;
 }
 
@@ -44,13 +53,16 @@ export interface GpuSlot {
  * on having the GPU alone) is exclusive; work whose result does not depend on what else runs (a
  * capture process, a judge's check) is shared: shared jobs run together, never beside an exclusive
  * one, and a waiting exclusive job holds back shared ones that came after it (first come, first
- * served). Across KernelDuel processes a lock file per GPU is held while this process has any job on
+ * served). Captures started ahead ('capture') are shared jobs that may also run beside a duel
+ * ('paired'), which otherwise has the GPU alone (GpuSlotMode). Across KernelDuel processes a lock file per GPU is held while this process has any job on
  * it (given back a moment after the last one ends, so back-to-back jobs do not hand it around).
  */
 export class GpuQueue {
   private shared = 0;
+  private captures = 0;
   private exclusive = false;
-  private readonly waiters: Array<{ mode: 'shared' | 'exclusive'; go: () => void }> = [];
+  private paired = false;
+  private readonly waiters: Array<{ mode: GpuSlotMode; go: () => void }> = [];
   private holders = 0;
   private fileRelease: (() => void) | null = null;
   private fileAcquiring: Promise<void> | null = null;
@@ -58,27 +70,30 @@ export class GpuQueue {
   constructor(readonly key: string) {}
   /** Jobs waiting or running. */
   get pending(): number {
-    return this.waiters.length + this.shared + (this.exclusive ? 1 : 0);
+    return this.waiters.length + this.running;
   }
   /** Jobs running now. */
   get running(): number {
-    return this.shared + (this.exclusive ? 1 : 0);
+    return this.shared + this.captures + (this.exclusive ? 1 : 0) + (this.paired ? 1 : 0);
+  }
+
+  /** Whether a job of this mode may start beside what runs now. */
+  private fits(mode: GpuSlotMode): boolean {
+    if (this.exclusive) return false;
+    if (mode === 'exclusive') return this.shared + this.captures === 0 && !this.paired;
+    if (mode === 'paired') return this.shared === 0 && !this.paired;
+    if (mode === 'shared') return !this.paired;
+    return true; // capture
   }
 
   private pump(): void {
-    while (this.waiters.length) {
-      const w = this.waiters[0];
-      if (w.mode === 'exclusive') {
-        if (this.shared === 0 && !this.exclusive) {
-          this.waiters.shift();
-          this.exclusive = true;
-          w.go();
-        }
-        return;
-      }
-      if (this.exclusive) return;
-      this.waiters.shift();
-      this.shared++;
+    // First come, first served: the first waiter that cannot start holds back those after it.
+    while (this.waiters.length && this.fits(this.waiters[0].mode)) {
+      const w = this.waiters.shift()!;
+      if (w.mode === 'exclusive') this.exclusive = true;
+      else if (w.mode === 'paired') this.paired = true;
+      else if (w.mode === 'capture') this.captures++;
+      else this.shared++;
       w.go();
     }
   }
@@ -121,7 +136,7 @@ export class GpuQueue {
   }
 
   /** Waits for a place of this kind; the caller must release it. `what` names the job in a KERNELDUEL_TRACE trace. */
-  async acquire(mode: 'shared' | 'exclusive', what = ''): Promise<GpuSlot> {
+  async acquire(mode: GpuSlotMode, what = ''): Promise<GpuSlot> {
     traceGpu({ q: this.key, ev: 'ask', mode, what });
     await new Promise<void>((go) => {
       this.waiters.push({ mode, go: () => {
@@ -150,8 +165,10 @@ export class GpuQueue {
     };
   }
 
-  private leave(mode: 'shared' | 'exclusive'): void {
+  private leave(mode: GpuSlotMode): void {
     if (mode === 'shared') this.shared--;
+    else if (mode === 'capture') this.captures--;
+    else if (mode === 'paired') this.paired = false;
     else this.exclusive = false;
     this.pump();
   }
@@ -168,7 +185,12 @@ export class GpuQueue {
 
   /** Runs fn beside other shared jobs, never beside an exclusive one. */
   async share<T>(fn: () => Promise<T>, what = ''): Promise<T> {
-    const slot = await this.acquire('shared', what);
+    return this.run('shared', fn, what);
+  }
+
+  /** Runs fn in a place of the given mode (GpuSlotMode). */
+  async run<T>(mode: GpuSlotMode, fn: () => Promise<T>, what = ''): Promise<T> {
+    const slot = await this.acquire(mode, what);
     try {
       return await fn();
     } finally {
@@ -230,6 +252,13 @@ export interface EvaluatorOptions {
   referenceData?: (r: ReferenceDataRequest) => Promise<ReferenceDataHandle>;
   /** Captures shared with the other evaluators of one pool run (see CaptureShare); default: this evaluator's own. */
   captureShare?: CaptureShare;
+  /**
+   * Captures started ahead (prepare) may run beside duels, not only beside checks (GpuSlotMode
+   * 'capture' and 'paired'). Off by default (KERNELDUEL_CAPTURE_BESIDE_DUELS=1 turns it on): a
+   * hypothesis for more evaluations a minute that needs a GPU's self duels and the hostile corpus
+   * before it can be the default (docs/GPU-RUNS.md).
+   */
+  captureBesideDuels?: boolean;
 }
 
 /** A capture's work description, as kept for later evaluations and duels of the same library. */
@@ -595,6 +624,11 @@ export class Evaluator {
     }
   }
 
+  /** Whether captures started ahead may run beside duels (EvaluatorOptions.captureBesideDuels). */
+  get captureBesideDuels(): boolean {
+    return this.opts.captureBesideDuels ?? process.env.KERNELDUEL_CAPTURE_BESIDE_DUELS === '1';
+  }
+
   /** A capture's key: the library's sha256, after the GPU model and the plan when captures are shared. */
   private captureKey(digest: string): string {
     if (!this.opts.captureShare) return digest;
@@ -757,7 +791,7 @@ export class Evaluator {
       if (!b.ok || !b.libPath) return;
       const probe = await this.probe(signal);
       if (!this.overlapAllowed(probe)) return;
-      await this.queue().share(() => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
+      await this.queue().run(this.captureBesideDuels ? 'capture' : 'shared', () => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
     } catch {
       /* evaluate() says why */
     }
@@ -793,7 +827,7 @@ export class Evaluator {
       return { failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
     }
     const timeoutMs = this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000;
-    return (await this.queue().add(async () => {
+    return (await this.queue().run(this.captureBesideDuels ? 'paired' : 'exclusive', async () => {
       const ca = await this.capture(ba.libPath!, signal);
       if (ca.failure) return { failure: { ...ca.failure, reason: `A: ${ca.failure.reason}` } };
       const cb = await this.capture(bb.libPath!, signal);
