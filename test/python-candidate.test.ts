@@ -361,12 +361,18 @@ def get_init_inputs():
   it('first-use calls that look like a cache are made again at the end: an honest slow start passes, a cache behind one is caught', () => {
     // Honest, slow for its first 30 calls: the early first-use calls (among them) were suspect, the
     // confirming ones at the end were not, and it passes with its fast median.
+    // (On a CPU loaded by other work its fast calls can take as long as the slow start's 50 ms
+    // sleeps: then the early first-use calls do not look like a cache, nothing is confirmed, and it
+    // passes all the same. Either way the runner confirms exactly when the comparison was suspect.)
     const s = results.slowStart;
     expect(s.failure, JSON.stringify(s.failure)).toBeUndefined();
     const fu = s.time!.firstUse!;
-    expect(s.time!.medianMs).toBeLessThan(0.6 * fu.minMs!);
-    expect(fu.confirm?.samples).toBe(5);
-    expect(s.time!.medianMs).toBeGreaterThanOrEqual(0.5 * fu.confirm!.minMs);
+    if (s.time!.medianMs < 0.45 * fu.minMs!) {
+      expect(fu.confirm?.samples).toBe(5);
+      expect(s.time!.medianMs).toBeGreaterThanOrEqual(0.5 * fu.confirm!.minMs);
+    } else if (s.time!.medianMs >= 0.55 * fu.minMs!) {
+      expect(fu.confirm).toBeUndefined();
+    }
     // The cache behind the same slow start: caught, by both comparisons.
     const c = results.slowStartCache;
     expect(c.correct).toBe(true);
