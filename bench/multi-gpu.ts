@@ -16,8 +16,8 @@
 // share of that window during which a check, time or duel process held the GPU's queue (sampled
 // every 20 ms). A pool written 1c is one GPU while a loop of processes creating CUDA contexts runs on
 // the largest pool's other GPUs (bench/lib/context-loop.ts): does context work on another GPU slow
-// this one's stages (as each GPU's captures and executors do in a pool run)? Also per run: the engine's event-loop delay (one Node thread serves every GPU's
-// lane), and with --trace a KERNELDUEL_TRACE file per run (<out>/trace-<task>-<N>gpu.jsonl: every
+// this one's stages (as each GPU's captures and executors do in a pool run)? Also per run: the
+// engine's event-loop delay (one Node thread serves every GPU's lane), and with --trace a KERNELDUEL_TRACE file per run (<out>/trace-<task>-<N>gpu.jsonl: every
 // GPU queue place and capture, see main/engine/measure/trace.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -110,9 +110,9 @@ interface RunRow {
   bestVariant: { id: string; config: Record<string, number>; flags: unknown; transforms: string[]; measuredOn: string | null } | null;
   failures: number;
   duels: number;
-  /** Where a variant's time went: medians (ms) of the evaluations' stages after the baseline, and of the duels. */
   /** The engine thread's event-loop delay during the run (ms): median, 99th percentile, largest. */
   eventLoopDelayMs?: { p50: number; p99: number; max: number };
+  /** Where a variant's time went: medians (ms) of the evaluations' stages after the baseline, and of the duels. */
   timeSpent?: { results: number; stagesMedianMs: Record<string, number>; duelMedianMs: number | null; duelsAcrossGpus: number };
   perGpu: Array<{ index: number; uuid: string; results: number; busyFraction: number | null; poolBusyFraction: number | null; state: GpuActivity['state']; removedReason?: string }>;
   error?: string;
@@ -190,7 +190,7 @@ function write(complete: boolean): void {
     ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')}${r.idleGpus ? ` (contexts created on ${r.idleGpus.gpuIndices.join(',')}: ${r.idleGpus.started})` : ''} | ${r.budget} | ${r.evaluated} | ${fmt(r.evaluationsPerMinute, 1)} | ${fmt(r.bestMs, 4)} | ${fmt(r.bestSpeedup)} | ${r.perGpu.map((g) => `${g.index}: ${g.busyFraction === null ? '-' : `${Math.round(g.busyFraction * 100)}%`}`).join(', ')} | ${r.stoppedByTimeLimit ? 'yes' : 'no'}${r.error ? ` (error: ${r.error})` : ''} |`),
     '', "Where a variant's time went (medians in ms; a duel from its side A's result to its verdict; 'across GPUs': duels whose sides were first measured on different GPUs):", '',
     '| task | GPUs | queued | capture | check | timing | duel | duels across GPUs | event-loop delay p50 / p99 / max |', '|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')} | ${fmt(r.timeSpent?.stagesMedianMs.queuedMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.captureMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.checkMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.timeMs, 0)} | ${fmt(r.timeSpent?.duelMedianMs, 0)} | ${r.timeSpent ? `${r.timeSpent.duelsAcrossGpus} of ${r.duels}` : '-'} | ${r.eventLoopDelayMs ? `${fmt(r.eventLoopDelayMs.p50, 1)} / ${fmt(r.eventLoopDelayMs.p99, 1)} / ${fmt(r.eventLoopDelayMs.max, 0)}` : '-'} |`),
+    ...rows.map((r) => `| ${r.task} | ${r.gpuIndices.join(',')}${r.idleGpus ? ' (c)' : ''} | ${fmt(r.timeSpent?.stagesMedianMs.queuedMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.captureMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.checkMs, 0)} | ${fmt(r.timeSpent?.stagesMedianMs.timeMs, 0)} | ${fmt(r.timeSpent?.duelMedianMs, 0)} | ${r.timeSpent ? `${r.timeSpent.duelsAcrossGpus} of ${r.duels}` : '-'} | ${r.eventLoopDelayMs ? `${fmt(r.eventLoopDelayMs.p50, 1)} / ${fmt(r.eventLoopDelayMs.p99, 1)} / ${fmt(r.eventLoopDelayMs.max, 0)}` : '-'} |`),
     '', '| task | GPUs | evals/min ratio | target | best(N)/best(1) | within noise | same best variant |', '|---|---|---|---|---|---|---|',
     ...comparisons().map((c) => `| ${c.task} | ${c.gpus} | ${fmt(c.evaluationsPerMinuteRatio as number | null)} | ${c.target ?? '-'} | ${fmt(c.bestMsRatio as number | null, 3)} | ${c.bestWithinNoise === null ? '-' : c.bestWithinNoise ? 'yes' : 'no'} | ${c.sameBestVariant ? 'yes' : 'no'} |`),
     '', ...Object.entries(doc.definitions).map(([k, v]) => `- ${k}: ${v}`), '',
@@ -246,7 +246,7 @@ for (let k = 0; k < plan.length && !terminated; k++) {
   const samples = new Map<string, { n: number; busy: number }>();
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
-  if (values.trace) process.env.KERNELDUEL_TRACE = join(outDir, `trace-${p.task}-${p.gpus}gpu.jsonl`);
+  if (values.trace) process.env.KERNELDUEL_TRACE = join(outDir, `trace-${p.task}-${p.gpus}gpu${p.contexts ? 'c' : ''}.jsonl`);
   // When each result arrived: a duel follows its result on the same lane, so its length is the time
   // from its side A's result to the duel's event.
   const resultAt = new Map<string, number>();
