@@ -17,8 +17,9 @@
 // every 20 ms). A pool written 1c is one GPU while a loop of processes creating CUDA contexts runs on
 // the largest pool's other GPUs (bench/lib/context-loop.ts): does context work on another GPU slow
 // this one's stages (as each GPU's captures and executors do in a pool run)? Also per run: the
-// engine's event-loop delay (one Node thread serves every GPU's lane), and with --trace a KERNELDUEL_TRACE file per run (<out>/trace-<task>-<N>gpu.jsonl: every
-// GPU queue place and capture, see main/engine/measure/trace.ts).
+// engine's event-loop delay (one Node thread serves every GPU's lane), and with --trace a
+// KERNELDUEL_TRACE file per run (<out>/trace-<task>-<N>gpu[c].jsonl: every GPU queue place and
+// capture, see main/engine/measure/trace.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
