@@ -6,6 +6,10 @@
 // and seed)? What a real host adds (driver and process start-up work competing across GPUs) is only
 // in `bench multi-gpu` on real GPUs. No GPU, no nvcc: runs anywhere.
 //   npm run bench:pool-standin -- [--lanes 1,2,4] [--budget 40] [--strategy contrastive] [--seed 1] [--out bench/results]
+//                                 [--capture-beside-duels off|on|off,on]
+// --capture-beside-duels on: captures started ahead may run beside duels (the evaluator's
+// captureBesideDuels, off by default in the product): what that option could give at most, with
+// nothing on the host slowing a duel that has a capture beside it.
 //   -> <out>/pool-standin.json and .md
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,6 +35,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     task: { type: 'string', default: 'softmax' },
     out: { type: 'string', default: 'bench/results' },
+    'capture-beside-duels': { type: 'string', default: 'off' },
   },
 });
 const fail = (s: string): never => {
@@ -117,10 +122,12 @@ resetSandboxProbe();
 const toolchain = { nvcc: '/bin/false', version: '0', cudaHome: null, libDir: null, targets: [], hostCompiler: null, problems: [] };
 const gpu = (i: number): GpuInfo => ({ index: i, name: 'Stand-in GPU', uuid: `GPU-standin-${i}`, computeCapability: '9.0', arch: 'sm_90', memoryTotalMiB: 1, smClockMHz: null, memClockMHz: null, maxSmClockMHz: null, maxMemClockMHz: null, driverVersion: '0' });
 const task = resolveTask(values.task!);
-const rows: Array<{ lanes: number; evaluated: number; evaluationsPerMinute: number; ratioToOneLane: number | null; wallSeconds: number }> = [];
-for (const n of lanesList) {
+const besideList = values['capture-beside-duels']!.split(',').map((x) => x.trim());
+if (besideList.some((x) => x !== 'off' && x !== 'on')) fail(`--capture-beside-duels ${values['capture-beside-duels']}: off, on or off,on`);
+const rows: Array<{ lanes: number; captureBesideDuels: boolean; evaluated: number; evaluationsPerMinute: number; ratioToOneLane: number | null; wallSeconds: number }> = [];
+for (const beside of besideList.map((x) => x === 'on')) for (const n of lanesList) {
   const share = new CaptureShare();
-  const evs = Array.from({ length: n }, (_, i) => new StandinEvaluator({ task, toolchain, gpu: gpu(i), workRoot: path.join(root, 'work'), seeds: [1, 2, 3], captureShare: share }));
+  const evs = Array.from({ length: n }, (_, i) => new StandinEvaluator({ task, toolchain, gpu: gpu(i), workRoot: path.join(root, 'work'), seeds: [1, 2, 3], captureShare: share, captureBesideDuels: beside }));
   const session = createSession(path.join(root, 'sessions'), { id: newSessionId(), task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash }, gpu: null, settings: {}, createdAt: new Date().toISOString(), kernelduelVersion: KERNELDUEL_VERSION });
   const space = await actionSpaceFor(task, evs[0], { flags: false, transforms: false });
   const strategy = makeStrategy(strategyName, space, seed);
@@ -140,9 +147,9 @@ for (const n of lanesList) {
     },
   });
   const rate = after / ((last - first) / 60_000);
-  const one = rows.find((x) => x.lanes === 1);
-  rows.push({ lanes: n, evaluated: r.evaluated, evaluationsPerMinute: rate, ratioToOneLane: one ? rate / one.evaluationsPerMinute : null, wallSeconds: (Date.now() - t0) / 1000 });
-  process.stderr.write(`${n} stand-in GPU(s): ${rate.toFixed(1)} evaluations/min (${r.evaluated} evaluated)\n`);
+  const one = rows.find((x) => x.lanes === 1 && !x.captureBesideDuels);
+  rows.push({ lanes: n, captureBesideDuels: beside, evaluated: r.evaluated, evaluationsPerMinute: rate, ratioToOneLane: one ? rate / one.evaluationsPerMinute : null, wallSeconds: (Date.now() - t0) / 1000 });
+  process.stderr.write(`${n} stand-in GPU(s)${beside ? ', captures beside duels' : ''}: ${rate.toFixed(1)} evaluations/min (${r.evaluated} evaluated)\n`);
   session.close();
   for (const e of evs) e.close();
 }
@@ -150,7 +157,7 @@ fs.rmSync(root, { recursive: true, force: true });
 
 const outDir = path.resolve(values.out!);
 fs.mkdirSync(outDir, { recursive: true });
-const command = invokedAs(`npm run bench:pool-standin -- --lanes ${lanesList.join(',')} --budget ${budget} --strategy ${strategyName} --seed ${seed} --task ${values.task}`);
+const command = invokedAs(`npm run bench:pool-standin -- --lanes ${lanesList.join(',')} --budget ${budget} --strategy ${strategyName} --seed ${seed} --task ${values.task} --capture-beside-duels ${besideList.join(',')}`);
 const doc = {
   benchmark: 'pool-standin', measured: 'SIMULATED: stand-in GPUs whose harness sleeps for fixed stage lengths; no GPU measured anything', date: new Date().toISOString(), command,
   kernelduelVersion: KERNELDUEL_VERSION, host: { cpus: os.cpus().length, node: process.version }, task: values.task, strategy: strategyName, budget, seed, stagesMs: STAGES, rows,
@@ -160,7 +167,7 @@ fs.writeFileSync(path.join(outDir, 'pool-standin.md'), [
   '# The pool loop on stand-in GPUs (SIMULATED)', '',
   `**SIMULATED**: no GPU measured anything. The engine's scheduling (pool loop, evaluators, GPU queues, judge protocol, captures ahead and shared) drives stand-in GPUs whose harness sleeps: capture ${STAGES.captureMs} ms, check ${STAGES.checkMs}, time ${STAGES.timeMs}, duel ${STAGES.duelMs}, build ${STAGES.buildMs}. What a real host adds is in \`bench multi-gpu\`.`, '',
   `- date: ${doc.date}`, `- command: \`${command}\``, `- host: ${doc.host.cpus} CPUs, Node ${doc.host.node}; task ${values.task}, strategy ${strategyName}, budget ${budget}, seed ${seed}`, '',
-  '| stand-in GPUs | evaluated | evaluations/min | × one GPU |', '|---|---|---|---|',
-  ...rows.map((r) => `| ${r.lanes} | ${r.evaluated} | ${r.evaluationsPerMinute.toFixed(1)} | ${r.ratioToOneLane === null ? '-' : r.ratioToOneLane.toFixed(2)} |`), '',
+  '| stand-in GPUs | captures beside duels | evaluated | evaluations/min | × one GPU (captures not beside duels) |', '|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.lanes} | ${r.captureBesideDuels ? 'yes' : 'no'} | ${r.evaluated} | ${r.evaluationsPerMinute.toFixed(1)} | ${r.ratioToOneLane === null ? '-' : r.ratioToOneLane.toFixed(2)} |`), '',
 ].join('\n'));
 process.stderr.write(`wrote ${path.join(outDir, 'pool-standin.json')} and .md\n`);

@@ -63,6 +63,8 @@ export class GpuQueue {
   private exclusive = false;
   private paired = false;
   private readonly waiters: Array<{ mode: GpuSlotMode; go: () => void }> = [];
+  /** Called when the next paired job (a duel) gets its place (see nextPaired). */
+  private pairedWatchers: Array<() => void> = [];
   private holders = 0;
   private fileRelease: (() => void) | null = null;
   private fileAcquiring: Promise<void> | null = null;
@@ -91,7 +93,12 @@ export class GpuQueue {
     while (this.waiters.length && this.fits(this.waiters[0].mode)) {
       const w = this.waiters.shift()!;
       if (w.mode === 'exclusive') this.exclusive = true;
-      else if (w.mode === 'paired') this.paired = true;
+      else if (w.mode === 'paired') {
+        this.paired = true;
+        const watchers = this.pairedWatchers;
+        this.pairedWatchers = [];
+        for (const f of watchers) f();
+      }
       else if (w.mode === 'capture') this.captures++;
       else this.shared++;
       w.go();
@@ -186,6 +193,29 @@ export class GpuQueue {
   /** Runs fn beside other shared jobs, never beside an exclusive one. */
   async share<T>(fn: () => Promise<T>, what = ''): Promise<T> {
     return this.run('shared', fn, what);
+  }
+
+  /**
+   * Settles when the next paired job (a duel) gets its place, or after timeoutMs: a capture that
+   * may run beside a duel waits for one, so that it does not hold back the timing that follows a
+   * check (a capture asked for beside a check would).
+   */
+  nextPaired(timeoutMs: number, signal?: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', finish);
+        this.pairedWatchers = this.pairedWatchers.filter((f) => f !== finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, timeoutMs);
+      timer.unref?.();
+      signal?.addEventListener('abort', finish, { once: true });
+      this.pairedWatchers.push(finish);
+    });
   }
 
   /** Runs fn in a place of the given mode (GpuSlotMode). */
@@ -791,7 +821,13 @@ export class Evaluator {
       if (!b.ok || !b.libPath) return;
       const probe = await this.probe(signal);
       if (!this.overlapAllowed(probe)) return;
-      await this.queue().run(this.captureBesideDuels ? 'capture' : 'shared', () => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
+      if (this.captureBesideDuels) {
+        // Beside the next duel (or after 2 s without one), not beside a check: a capture beside a
+        // check holds back the timing that follows it.
+        await this.queue().nextPaired(2000, signal);
+        if (signal?.aborted) return;
+        await this.queue().run('capture', () => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
+      } else await this.queue().share(() => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
     } catch {
       /* evaluate() says why */
     }
