@@ -168,4 +168,24 @@ describe('GPU queue: shared jobs together, exclusive ones alone, first come firs
     expect(log.slice(-4)).toEqual(['time3+', 'time3-', 'cap3+', 'cap3-']);
     expect(q.pending).toBe(0);
   });
+
+  it('nextPaired: settles when the next duel gets its place (not before), or after its timeout', async () => {
+    process.env.KERNELDUEL_HOME = mkdtempSync(join(tmpdir(), 'kd-queue-'));
+    const q = new GpuQueue(`next-paired-${process.pid}`);
+    const t0 = Date.now();
+    const events: string[] = [];
+    const waiting = q.nextPaired(5000).then(() => events.push(`woke ${q.running}`));
+    await q.run('shared', () => new Promise((r) => setTimeout(r, 30)), 'check');
+    expect(events).toEqual([]); // a check is not a duel
+    await q.run('paired', async () => {
+      await new Promise((r) => setTimeout(r, 30));
+      events.push('duel ends');
+    }, 'duel');
+    await waiting;
+    expect(events).toEqual(['woke 1', 'duel ends']); // woken while the duel held its place
+    expect(Date.now() - t0).toBeLessThan(4000);
+    const t1 = Date.now();
+    await q.nextPaired(60); // no duel: the timeout
+    expect(Date.now() - t1).toBeGreaterThanOrEqual(55);
+  });
 });
