@@ -54,8 +54,9 @@ export interface GpuSlot {
  * capture process, a judge's check) is shared: shared jobs run together, never beside an exclusive
  * one, and a waiting exclusive job holds back shared ones that came after it (first come, first
  * served). Captures started ahead ('capture') are shared jobs that may also run beside a duel
- * ('paired'), which otherwise has the GPU alone (GpuSlotMode). Across KernelDuel processes a lock file per GPU is held while this process has any job on
- * it (given back a moment after the last one ends, so back-to-back jobs do not hand it around).
+ * ('paired'), which otherwise has the GPU alone (GpuSlotMode). Across KernelDuel processes a lock
+ * file per GPU is held while this process has any job on it (given back a moment after the last
+ * one ends, so back-to-back jobs do not hand it around).
  */
 export class GpuQueue {
   private shared = 0;
@@ -182,12 +183,7 @@ export class GpuQueue {
 
   /** Runs fn with the GPU to itself (no other job of this process, nor of another KernelDuel process). */
   async add<T>(fn: () => Promise<T>, what = ''): Promise<T> {
-    const slot = await this.acquire('exclusive', what);
-    try {
-      return await fn();
-    } finally {
-      slot.release();
-    }
+    return this.run('exclusive', fn, what);
   }
 
   /** Runs fn beside other shared jobs, never beside an exclusive one. */
@@ -682,7 +678,7 @@ export class Evaluator {
       timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.refData ? { ...this.iso, hidden: [this.refData.dir] } : this.iso,
     });
     const phases = capturePhases(r.body, r.startedAtMs, r.endedAtMs);
-    traceGpu({ q: this.gpu!.uuid || String(this.gpu!.index), ev: 'capture', what: libTag(lib), start: r.startedAtMs ?? 0, end: r.endedAtMs ?? 0 });
+    traceGpu({ q: this.queue().key, ev: 'capture', what: libTag(lib), start: r.startedAtMs ?? 0, end: r.endedAtMs ?? 0 });
     if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
     if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
     if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
