@@ -36,6 +36,17 @@ if (mode === 'probe') {
 } else if (mode === 'capture') {
   if (lib.includes('capcrash')) process.kill(process.pid, 'SIGSEGV');
   else if (lib.includes('caphang')) setTimeout(() => {}, 1e9);
+  else if (lib.includes('hog')) {
+    // A capture that holds something duels need (as one that takes the GPU's memory) for 300 ms.
+    const libsDir = lib.split('/').slice(0, -2).join('/');
+    fs.writeFileSync(libsDir + '/hog-running', '');
+    await new Promise((r) => setTimeout(r, 300));
+    fs.writeFileSync(libsDir + '/hog-done', '');
+    fs.rmSync(libsDir + '/hog-running');
+    fs.writeFileSync(desc, 'kdwork 1\\nend\\n');
+    fs.writeFileSync(desc + '.blob', '');
+    result('ok', { syscallFilter: filter, sizes: [{ size: 0, ops: 1, kernels: 1, scratchBytes: 0 }], modules: [lib] });
+  }
   else if (lib.includes('capconstraints')) result('constraints', { syscallFilter: filter }, 'size 0: cudaDeviceSynchronize (cudaErrorStreamCaptureUnsupported) was called inside the entry point');
   else {
     if (lib.includes('rewrite')) fs.appendFileSync(lib, 'x');
@@ -57,7 +68,7 @@ if (mode === 'probe') {
   const isolation = { refs: 'judge', measurement: 'executor' };
   // After the check of a timed eval the judge waits for the engine's "go" (or "stop") before it times.
   let timing = null;
-  readline.createInterface({ input: process.stdin }).on('line', (line) => {
+  readline.createInterface({ input: process.stdin }).on('line', async (line) => {
     if (timing) {
       const t = timing;
       timing = null;
@@ -70,6 +81,16 @@ if (mode === 'probe') {
     if (cmd === 'quit') process.exit(0);
     if (libA.includes('judgehang')) return;
     if (libA.includes('judgedie')) process.exit(9);
+    if (cmd === 'duel') {
+      // With libs/hog-expected (a test's marker), the duel waits for the hog capture to start or end
+      // and fails while it runs, as a duel whose executors find the GPU's memory taken would.
+      const libsDir = libA.split('/').slice(0, -2).join('/');
+      if (fs.existsSync(libsDir + '/hog-expected')) {
+        const t0 = Date.now();
+        while (!fs.existsSync(libsDir + '/hog-running') && !fs.existsSync(libsDir + '/hog-done') && Date.now() - t0 < 2000) await new Promise((r) => setTimeout(r, 5));
+        if (fs.existsSync(libsDir + '/hog-running')) return say({ id, kdresult: 1, status: 'runtime', error: 'size 0: out of memory (A)' });
+      }
+    }
     if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, sets: 2, aEventMs: [1, 1, 1, 1], aWallMs: [1, 1, 1, 1], bEventMs: [2, 2, 2, 2.2], bWallMs: [2, 2, 2, 2.2] }] } });
     if (libA.includes('wrong')) return say({ id, kdresult: 1, status: 'correctness', stage: 'check', error: 'y[3]: expected 1 got 2 (size 0, seed 1)', body: { isolation, checks } });
     if (f[4] !== '1') return say({ id, kdresult: 1, status: 'ok', stage: 'check', body: { isolation, checks } });
@@ -260,6 +281,55 @@ describe('the evaluator with a stand-in harness', () => {
     };
     expect(await modes({})).toEqual(['capture-ahead shared', 'duel exclusive']);
     expect(await modes({ captureBesideDuels: true })).toEqual(['capture-ahead capture', 'duel paired']);
+  });
+
+  it('prepare never builds nor captures ahead a source the screen refuses (screen on); it does with the screen off', async () => {
+    const asked = async (screen: boolean): Promise<number> => {
+      const file = path.join(fs.mkdtempSync(path.join(root, 'trace-')), 't.jsonl');
+      const ev = make({ gpu: { ...gpu, uuid: `GPU-fake-screen-${screen ? 1 : 0}` }, screen });
+      (ev as unknown as { overlapAllowed: () => boolean }).overlapAllowed = () => true;
+      process.env.KERNELDUEL_TRACE = file;
+      try {
+        await ev.prepare(spec('fork();'));
+      } finally {
+        delete process.env.KERNELDUEL_TRACE;
+        ev.close();
+      }
+      return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('"ev":"ask"') && l.includes('capture-ahead')).length : 0;
+    };
+    expect(await asked(true)).toBe(0);
+    expect(await asked(false)).toBe(1);
+  });
+
+  it('a duel that fails with a capture beside it runs again with the GPU alone, and that answer stands', async () => {
+    const file = path.join(fs.mkdtempSync(path.join(root, 'trace-')), 't.jsonl');
+    const ev = make({ gpu: { ...gpu, uuid: 'GPU-fake-hog' }, captureBesideDuels: true });
+    (ev as unknown as { overlapAllowed: () => boolean }).overlapAllowed = () => true;
+    const expected = path.join(libs, 'hog-expected');
+    fs.writeFileSync(expected, '');
+    process.env.KERNELDUEL_TRACE = file;
+    try {
+      await ev.evaluate(spec('fast')); // the judge and both sides' captures exist before the race below
+      await ev.evaluate(spec('slow'));
+      const ahead = ev.prepare(spec('hog')); // waits for the next duel, then captures beside it
+      const d = await ev.duel(spec('fast'), spec('slow'));
+      await ahead;
+      expect(d.failure).toBeUndefined();
+      expect(d.duels?.[0].ratio).toBeCloseTo(2, 5);
+      const asks = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { ev: string; mode: string; what: string }).filter((l) => l.ev === 'got' && /^(capture-ahead|duel) /.test(l.what)).map((l) => `${l.what.split(' ')[0]} ${l.mode}`);
+      expect(asks).toEqual(['duel paired', 'capture-ahead capture', 'duel exclusive']);
+      // A duel that fails with no capture beside it is not run again: its failure stands.
+      fs.writeFileSync(path.join(libs, 'hog-running'), '');
+      const failed = await ev.duel(spec('fast'), spec('slow'));
+      expect(failed.failure).toMatchObject({ kind: 'runtime', reason: 'size 0: out of memory (A)' });
+      const duels = fs.readFileSync(file, 'utf8').trim().split('\n').filter((l) => l.includes('"ev":"got"') && l.includes('"what":"duel '));
+      expect(duels).toHaveLength(3);
+    } finally {
+      delete process.env.KERNELDUEL_TRACE;
+      fs.rmSync(expected, { force: true });
+      for (const f of ['hog-done', 'hog-running']) fs.rmSync(path.join(libs, f), { force: true });
+      ev.close();
+    }
   });
 
   it('a PyTorch task: reference data computed once for this GPU, only in the judge\'s plan, no reference library; removed on close', async () => {

@@ -169,6 +169,37 @@ describe('GPU queue: shared jobs together, exclusive ones alone, first come firs
     expect(q.pending).toBe(0);
   });
 
+  it('captureBesidePaired: whether a capture ran beside the duel holding its place (one already running, or one that came after)', async () => {
+    process.env.KERNELDUEL_HOME = mkdtempSync(join(tmpdir(), 'kd-queue-'));
+    const q = new GpuQueue(`beside-${process.pid}`);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const seen: boolean[] = [];
+    // Alone.
+    await q.run('paired', async () => {
+      await sleep(10);
+      seen.push(q.captureBesidePaired);
+    });
+    // A capture that came after the duel got its place.
+    const d1 = q.run('paired', async () => {
+      await sleep(40);
+      seen.push(q.captureBesidePaired);
+    });
+    await sleep(5);
+    await q.run('capture', () => sleep(10));
+    await d1;
+    // A capture already running when the duel got its place.
+    const c2 = q.run('capture', () => sleep(40));
+    await q.run('paired', async () => {
+      seen.push(q.captureBesidePaired);
+    });
+    await c2;
+    // The next duel alone again.
+    await q.run('paired', async () => {
+      seen.push(q.captureBesidePaired);
+    });
+    expect(seen).toEqual([false, true, true, false]);
+  });
+
   it('nextPaired: settles when the next duel gets its place (not before), or after its timeout', async () => {
     process.env.KERNELDUEL_HOME = mkdtempSync(join(tmpdir(), 'kd-queue-'));
     const q = new GpuQueue(`next-paired-${process.pid}`);

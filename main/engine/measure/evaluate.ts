@@ -63,6 +63,8 @@ export class GpuQueue {
   private captures = 0;
   private exclusive = false;
   private paired = false;
+  /** Whether a capture ran beside the paired job that holds (or last held) its place. */
+  private pairedBeside = false;
   private readonly waiters: Array<{ mode: GpuSlotMode; go: () => void }> = [];
   /** Called when the next paired job (a duel) gets its place (see nextPaired). */
   private pairedWatchers: Array<() => void> = [];
@@ -74,6 +76,13 @@ export class GpuQueue {
   /** Jobs waiting or running. */
   get pending(): number {
     return this.waiters.length + this.running;
+  }
+  /**
+   * Whether a capture has run beside the paired job (a duel) that holds its place now, so far; read
+   * by that job before it gives its place back (after that: the last paired job's answer).
+   */
+  get captureBesidePaired(): boolean {
+    return this.pairedBeside;
   }
   /** Jobs running now. */
   get running(): number {
@@ -96,12 +105,15 @@ export class GpuQueue {
       if (w.mode === 'exclusive') this.exclusive = true;
       else if (w.mode === 'paired') {
         this.paired = true;
+        this.pairedBeside = this.captures > 0;
         const watchers = this.pairedWatchers;
         this.pairedWatchers = [];
         for (const f of watchers) f();
       }
-      else if (w.mode === 'capture') this.captures++;
-      else this.shared++;
+      else if (w.mode === 'capture') {
+        this.captures++;
+        if (this.paired) this.pairedBeside = true;
+      } else this.shared++;
       w.go();
     }
   }
@@ -813,6 +825,8 @@ export class Evaluator {
   async prepare(spec: Pick<VariantSpec, 'source' | 'config' | 'flags'>, signal?: AbortSignal): Promise<void> {
     try {
       if (!this.gpu || signal?.aborted) return;
+      // A source the screen refuses is never built, so its host code never runs ahead either.
+      if (this.opts.screen && screenVariant(this.task, spec.source)) return;
       const b = await this.build(spec, signal);
       if (!b.ok || !b.libPath) return;
       const probe = await this.probe(signal);
@@ -850,29 +864,44 @@ export class Evaluator {
     const [ba, bb] = await Promise.all([this.build(a, signal), this.build(b, signal)]);
     if (!ba.ok || !bb.ok) return { failure: ba.failure ?? bb.failure };
     if (!this.gpu) return { failure: { kind: 'runtime', reason: 'no GPU: both variants built, but timing a duel needs a GPU' } };
-    let judge: Judge;
     let probe: ProbeInfo;
     try {
       probe = await this.probe(signal);
-      judge = await this.reference(signal);
+      await this.reference(signal);
     } catch (e) {
       return { failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
     }
     const timeoutMs = this.task.timed.length * (this.timing.maxMs * 2 + 60_000) + 30_000;
-    return (await this.queue().run(this.captureBesideDuels ? 'paired' : 'exclusive', async () => {
-      const ca = await this.capture(ba.libPath!, signal);
-      if (ca.failure) return { failure: { ...ca.failure, reason: `A: ${ca.failure.reason}` } };
-      const cb = await this.capture(bb.libPath!, signal);
-      if (cb.failure) return { failure: { ...cb.failure, reason: `B: ${cb.failure.reason}` } };
-      // B's host code ran after A's capture: A's library must still be the one A's capture saw.
-      if (digestOf(ba.libPath!) !== ca.digest) return { failure: { kind: 'runtime', reason: "A: the variant's library changed while the other variant's host code ran" } };
-      try {
-        const ans = await judge.call<DuelBody>(['duel', ba.libPath!, ca.desc!, bb.libPath!, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
-        if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
-        return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true, sets: d.sets })) };
-      } catch (e) {
-        return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
-      }
-    }, `duel ${libTag(ba.libPath!)} vs ${libTag(bb.libPath!)}`)) as { duels?: DuelResult[]; failure?: Failure };
+    const what = `duel ${libTag(ba.libPath!)} vs ${libTag(bb.libPath!)}`;
+    const attempt = (mode: 'paired' | 'exclusive') => this.queue().run(mode, async () => {
+      const r = await this.duelBody(ba.libPath!, bb.libPath!, probe, timeoutMs, signal);
+      return { r, beside: mode === 'paired' && this.queue().captureBesidePaired };
+    }, what);
+    const first = await attempt(this.captureBesideDuels ? 'paired' : 'exclusive');
+    if (!first.r.failure || !first.beside || signal?.aborted) return first.r;
+    // A capture ran beside this duel and the duel failed: the capture may have caused it (a
+    // variant's host code may take the GPU's memory, or its time), so the duel runs again with the
+    // GPU alone and that answer stands.
+    const again = (await attempt('exclusive')).r;
+    return again.failure ? { failure: { ...again.failure, reason: `${again.failure.reason} (also with the GPU alone; beside a capture: ${first.r.failure.reason.split('\n')[0]})` } } : again;
+  }
+
+  /** One duel's work with its place held: both sides' captures (cached where done), then the judge's paired timing. */
+  private async duelBody(libA: string, libB: string, probe: ProbeInfo, timeoutMs: number, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }> {
+    const ca = await this.capture(libA, signal);
+    if (ca.failure) return { failure: { ...ca.failure, reason: `A: ${ca.failure.reason}` } };
+    const cb = await this.capture(libB, signal);
+    if (cb.failure) return { failure: { ...cb.failure, reason: `B: ${cb.failure.reason}` } };
+    // B's host code ran after A's capture: A's library must still be the one A's capture saw.
+    if (digestOf(libA) !== ca.digest) return { failure: { kind: 'runtime', reason: "A: the variant's library changed while the other variant's host code ran" } };
+    try {
+      // Asked for here, not before the place: a judge that died in a first attempt is replaced.
+      const judge = await this.reference(signal);
+      const ans = await judge.call<DuelBody>(['duel', libA, ca.desc!, libB, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
+      if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
+      return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true, sets: d.sets })) };
+    } catch (e) {
+      return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
+    }
   }
 }
