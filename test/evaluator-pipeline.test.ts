@@ -316,6 +316,7 @@ describe('the evaluator with a stand-in harness', () => {
       await ahead;
       expect(d.failure).toBeUndefined();
       expect(d.duels?.[0].ratio).toBeCloseTo(2, 5);
+      expect(d.duels?.[0].ranAloneAfter).toBe('size 0: out of memory (A)');
       const asks = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { ev: string; mode: string; what: string }).filter((l) => l.ev === 'got' && /^(capture-ahead|duel) /.test(l.what)).map((l) => `${l.what.split(' ')[0]} ${l.mode}`);
       expect(asks).toEqual(['duel paired', 'capture-ahead capture', 'duel exclusive']);
       // A duel that fails with no capture beside it is not run again: its failure stands.

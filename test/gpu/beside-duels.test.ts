@@ -55,7 +55,7 @@ interface Row {
   /** Milliseconds of the case's capture that overlapped a duel of the good control. */
   overlapMs: number;
   captureMs: number;
-  duels: Array<{ verdict?: string; ratio?: number; ratioLow?: number; ratioHigh?: number; failure?: string }>;
+  duels: Array<{ verdict?: string; ratio?: number; ratioLow?: number; ratioHigh?: number; failure?: string; ranAloneAfter?: string }>;
   pass: boolean;
   note: string;
 }
@@ -83,7 +83,7 @@ after(() => {
     gpu, uuid: ev?.gpu?.uuid, date: new Date().toISOString(), host: os.hostname(), command: invokedAs('npm run test:gpu -- test/gpu/beside-duels.test.ts (tsx --test)'),
     what: 'each hostile case built and captured ahead (captureBesideDuels) while the good control duels itself; duels must say same, outcomes as the corpus expects',
     passed: rows.filter((r) => r.pass).length, total: rows.length, withOverlap: rows.filter((r) => r.overlapMs > 0).length,
-    duels: { total: duels.length, same: duels.filter((d) => d.verdict === 'same').length, failed: duels.filter((d) => d.failure).length },
+    duels: { total: duels.length, same: duels.filter((d) => d.verdict === 'same').length, failed: duels.filter((d) => d.failure).length, ranAloneAfterAFailureBeside: duels.filter((d) => d.ranAloneAfter).length },
     cases: rows,
   }, null, 2) + '\n');
   console.log(`# wrote ${file}`);
@@ -141,14 +141,14 @@ for (const c of manifest.cases.filter((x) => (x.task ?? manifest.task) === manif
     const r = await ev.evaluate(s);
     const got = r.failure?.kind ?? 'ok';
     const outcomeOk = PASSING.has(c.expected) ? !r.failure : got === c.expected;
-    const rowsOfDuels = duels.map((d) => ({ verdict: d.duels?.[0]?.verdict, ratio: d.duels?.[0]?.ratio, ratioLow: d.duels?.[0]?.ratioLow, ratioHigh: d.duels?.[0]?.ratioHigh, failure: d.failure ? `${d.failure.kind}: ${d.failure.reason.slice(0, 300)}` : undefined }));
+    const rowsOfDuels = duels.map((d) => ({ verdict: d.duels?.[0]?.verdict, ratio: d.duels?.[0]?.ratio, ratioLow: d.duels?.[0]?.ratioLow, ratioHigh: d.duels?.[0]?.ratioHigh, failure: d.failure ? `${d.failure.kind}: ${d.failure.reason.slice(0, 300)}` : undefined, ranAloneAfter: d.duels?.[0]?.ranAloneAfter }));
     const duelsOk = rowsOfDuels.every((d) => !d.failure && d.verdict === 'same');
     // Screened cases are refused before the capture: nothing ran ahead, as it must be.
     const screened = r.failure?.kind === 'rejected';
     const overlapOk = screened || overlapMs > 0 || captureMs === 0;
     const pass = outcomeOk && duelsOk && overlapOk;
     rows.push({ case: c.case, expected: c.expected, got, overlapMs: Math.round(overlapMs), captureMs: Math.round(captureMs), duels: rowsOfDuels, pass, note: screened ? 'screened: no capture ahead' : captureMs === 0 ? 'no capture traced (the evaluation captured it)' : '' });
-    console.log(`# ${c.case}: expected ${c.expected}, got ${got}; ${duels.length} duel(s) ${rowsOfDuels.map((d) => d.failure ? 'failed' : `${d.verdict} ${d.ratio?.toFixed(3)}`).join(', ')}; capture ${Math.round(captureMs)} ms, ${Math.round(overlapMs)} ms beside a duel`);
+    console.log(`# ${c.case}: expected ${c.expected}, got ${got}; ${duels.length} duel(s) ${rowsOfDuels.map((d) => d.failure ? 'failed' : `${d.verdict} ${d.ratio?.toFixed(3)}${d.ranAloneAfter ? ' (run again alone)' : ''}`).join(', ')}; capture ${Math.round(captureMs)} ms, ${Math.round(overlapMs)} ms beside a duel`);
     assert.ok(duelsOk, `${c.case}: a self duel of the good control with this case's capture beside it did not say "same": ${JSON.stringify(rowsOfDuels)}`);
     assert.ok(outcomeOk, `${c.case}: expected ${c.expected}, got ${got}: ${r.failure?.reason ?? ''}`);
     assert.ok(overlapOk, `${c.case}: its capture (${Math.round(captureMs)} ms) never overlapped a duel: the test did not test anything`);

@@ -150,6 +150,11 @@ export interface DuelResult {
    * Reported only: the verdict is the CI's.
    */
   setRelSd?: number;
+  /**
+   * Set when this duel ran with a capture beside it (captureBesideDuels), failed, and was run again
+   * with the GPU alone: the first attempt's failure. The figures are the second attempt's.
+   */
+  ranAloneAfter?: string;
 }
 
 /** Where a measurement came from: a real GPU, or answered from a recorded space (always labelled). */

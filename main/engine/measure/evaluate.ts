@@ -883,7 +883,9 @@ export class Evaluator {
     // variant's host code may take the GPU's memory, or its time), so the duel runs again with the
     // GPU alone and that answer stands.
     const again = (await attempt('exclusive')).r;
-    return again.failure ? { failure: { ...again.failure, reason: `${again.failure.reason} (also with the GPU alone; beside a capture: ${first.r.failure.reason.split('\n')[0]})` } } : again;
+    const firstReason = first.r.failure.reason.split('\n')[0];
+    if (again.failure) return { failure: { ...again.failure, reason: `${again.failure.reason} (also with the GPU alone; beside a capture: ${firstReason})` } };
+    return { duels: again.duels?.map((d) => ({ ...d, ranAloneAfter: firstReason })) };
   }
 
   /** One duel's work with its place held: both sides' captures (cached where done), then the judge's paired timing. */
@@ -895,7 +897,7 @@ export class Evaluator {
     // B's host code ran after A's capture: A's library must still be the one A's capture saw.
     if (digestOf(libA) !== ca.digest) return { failure: { kind: 'runtime', reason: "A: the variant's library changed while the other variant's host code ran" } };
     try {
-      // Asked for here, not before the place: a judge that died in a first attempt is replaced.
+      // The evaluator's one judge (started once; it starts a new process after one died).
       const judge = await this.reference(signal);
       const ans = await judge.call<DuelBody>(['duel', libA, ca.desc!, libB, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
       if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
