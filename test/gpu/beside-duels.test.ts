@@ -69,6 +69,17 @@ before(async () => {
   const d = await ev.duel(good, good);
   assert.equal(d.failure, undefined, `the good control's self duel must run: ${d.failure?.reason}`);
   console.log(`# good control ${g.timing![0].medianMs.toFixed(4)} ms; self duel alone: ${d.duels![0].verdict} ${d.duels![0].ratio.toFixed(4)}`);
+  // Captures run ahead only where the capture process's writes are confined (Landlock): elsewhere
+  // every case would pass without anything beside its duels. An honest variant shows which it is.
+  const probe = spec(`${source('good_control.cu')}\n// beside-duels probe\n`);
+  const b = await ev.build(probe);
+  assert.ok(b.ok && b.libPath, `the probe variant must build: ${b.failure?.reason}`);
+  let done = false;
+  const ahead = ev.prepare(probe).finally(() => (done = true));
+  for (let i = 0; !done && i < 10; i++) await ev.duel(good, good);
+  await ahead;
+  const o = overlapOf(trace(), path.basename(path.dirname(b.libPath!)).slice(0, 12));
+  assert.ok(o.overlapMs > 0, `no capture ran beside a duel (capture ${o.captureMs} ms): captures ahead are not allowed on this machine (they need Landlock confining the capture process's writes), so this test would test nothing`);
 });
 
 after(() => {
