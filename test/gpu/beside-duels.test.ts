@@ -15,27 +15,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveTask } from '../../main/engine/task/resolve.js';
-import { evaluatorFor } from './helpers.js';
+import { cudaSpec, evaluatorFor, hostileCorpus, hostileEvaluatorOptions } from './helpers.js';
 import type { Evaluator, EvaluatorOptions } from '../../main/engine/measure/evaluate.js';
 import type { DuelResult, Failure } from '../../main/engine/base/types.js';
 import { gpuSlug } from '../../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../../main/engine/base/provenance.js';
 
-interface Case {
-  case: string;
-  file: string;
-  expected: string;
-  task?: string;
-  knownGap?: string;
-}
-
 const here = path.dirname(fileURLToPath(import.meta.url));
-const dirs = [process.env.KERNELDUEL_TEST_DATA ? path.join(process.env.KERNELDUEL_TEST_DATA, 'hostile') : '', path.join(here, '..', 'hostile')].filter(Boolean);
-const dir = dirs.find((x) => fs.existsSync(path.join(x, 'cases.json')));
-if (!dir) throw new Error(`hostile corpus not found (looked in ${dirs.join(', ')})`);
-const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'cases.json'), 'utf8')) as { task: string; cases: Case[] };
-const source = (file: string): string => fs.readFileSync(path.join(dir, file), 'utf8');
-const spec = (src: string) => ({ source: src, config: {}, flags: { opt: 3 as const } });
+const { manifest, source } = hostileCorpus();
+const spec = cudaSpec;
 /** Outcomes of the corpus under which the variant passes its evaluation (the rest name a failure kind). */
 const PASSING = new Set(['ok', 'ok-honest', 'ok-contained', 'duel-honest']);
 /** The most duels run while one capture is pending (a capture that hangs is stopped at 30 s). */
@@ -43,7 +31,7 @@ const MAX_DUELS = 60;
 
 // The hostile corpus's short limits; with the option under test. Cases of another task than the
 // manifest's are left out: the duel is the good control's, a variant of the manifest's task.
-const options: Partial<EvaluatorOptions> = { screen: true, captureBesideDuels: true, captureTimeoutMs: 30_000, checkTimeoutMs: 45_000, timeTimeoutMs: 60_000, timing: { maxMs: 600, minMs: 50 } };
+const options: Partial<EvaluatorOptions> = { ...hostileEvaluatorOptions, captureBesideDuels: true };
 const traceFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kd-beside-')), 'trace.jsonl');
 let ev: Evaluator;
 const good = spec(source('good_control.cu'));

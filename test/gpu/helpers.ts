@@ -45,3 +45,38 @@ export async function evaluatorFor(task: Task, extra: Partial<EvaluatorOptions> 
   const [toolchain, gpu] = await Promise.all([findToolchain(), gpuOrThrow()]);
   return new Evaluator({ task, toolchain, gpu, workRoot, ...extra });
 }
+
+/** One case of the hostile corpus (test/hostile/cases.json; `$KERNELDUEL_TEST_DATA/hostile` in the GPU bundle). */
+export interface HostileCase {
+  case: string;
+  file: string;
+  expected: string;
+  reason: string;
+  /** The task the case is written for (default: the manifest's). */
+  task?: string;
+  sideEffect?: { kind: 'file'; path: string } | { kind: 'tcp'; port: number } | { kind: 'processes' };
+  /** A regular expression the failure's reason must match (the outcome must come for the stated reason). */
+  detail?: string;
+  /** After its own evaluation the case is duelled (as A) against this file of the corpus (as B), which computes the same kernel. */
+  duel?: string;
+  /** A hole that is still open, in a sentence. The case runs and is recorded but does not fail the suite (a todo). */
+  knownGap?: string;
+}
+
+/** The hostile corpus: its manifest and a reader of its files. */
+export function hostileCorpus(): { dir: string; manifest: { task: string; cases: HostileCase[] }; source: (file: string) => string } {
+  const c = [process.env.KERNELDUEL_TEST_DATA ? join(process.env.KERNELDUEL_TEST_DATA, 'hostile') : '', join(dirname(fileURLToPath(import.meta.url)), '..', 'hostile')].filter(Boolean);
+  const dir = c.find((x) => existsSync(join(x, 'cases.json')));
+  if (!dir) throw new Error(`hostile corpus not found (looked in ${c.join(', ')})`);
+  const manifest = JSON.parse(readFileSync(join(dir, 'cases.json'), 'utf8')) as { task: string; cases: HostileCase[] };
+  return { dir, manifest, source: (file) => readFileSync(join(dir, file), 'utf8') };
+}
+
+/**
+ * The hostile corpus's evaluator limits: the capture process (the only one that runs a variant's
+ * host code) gets 30 s, so a hang costs that; check and time have their own. Sources are screened.
+ */
+export const hostileEvaluatorOptions: Partial<EvaluatorOptions> = { screen: true, captureTimeoutMs: 30_000, checkTimeoutMs: 45_000, timeTimeoutMs: 60_000, timing: { maxMs: 600, minMs: 50 } };
+
+/** A CUDA variant of a source, as the corpus evaluates it (no tunables, -O3). */
+export const cudaSpec = (source: string) => ({ source, config: {}, flags: { opt: 3 as const } });

@@ -15,48 +15,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveTask } from '../../main/engine/task/resolve.js';
-import { evaluatorFor } from './helpers.js';
-import type { Evaluator, EvaluatorOptions } from '../../main/engine/measure/evaluate.js';
+import { cudaSpec, evaluatorFor, hostileCorpus, hostileEvaluatorOptions, type HostileCase as Case } from './helpers.js';
+import type { Evaluator } from '../../main/engine/measure/evaluate.js';
 import type { CheckResult, DuelResult, EvalResult, Failure } from '../../main/engine/base/types.js';
 import { sandboxStatus, setSandboxNotifier } from '../../main/engine/platform/sandbox/index.js';
 import { gpuSlug } from '../../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../../main/engine/base/provenance.js';
 
-interface Case {
-  case: string;
-  file: string;
-  expected: string;
-  reason: string;
-  /** The task the case is written for (default: the manifest's). */
-  task?: string;
-  sideEffect?: { kind: 'file'; path: string } | { kind: 'tcp'; port: number } | { kind: 'processes' };
-  /** A regular expression the failure's reason must match (the outcome must come for the stated reason). */
-  detail?: string;
-  /** After its own evaluation the case is duelled (as A) against this file of the corpus (as B), which computes the same kernel. */
-  duel?: string;
-  /** A hole that is still open, in a sentence. The case runs and is recorded but does not fail the suite (a todo). */
-  knownGap?: string;
-}
-
 /** A duel's ratio (the case's speed over its opponent's) within this range: neither side gained on the other. */
 const DUEL_RANGE: [number, number] = [0.8, 1.25];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-function hostileDir(): string {
-  const c = [process.env.KERNELDUEL_TEST_DATA ? path.join(process.env.KERNELDUEL_TEST_DATA, 'hostile') : '', path.join(here, '..', 'hostile')].filter(Boolean);
-  const d = c.find((x) => fs.existsSync(path.join(x, 'cases.json')));
-  if (!d) throw new Error(`hostile corpus not found (looked in ${c.join(', ')})`);
-  return d;
-}
-const dir = hostileDir();
-const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'cases.json'), 'utf8')) as { task: string; cases: Case[] };
+const { manifest, source } = hostileCorpus();
 const task = resolveTask(manifest.task);
-const source = (file: string): string => fs.readFileSync(path.join(dir, file), 'utf8');
 // ok-honest compares with the good control, a variant of the manifest's task.
 for (const c of manifest.cases) {
   if ((c.task ?? manifest.task) !== manifest.task && c.expected === 'ok-honest') throw new Error(`cases.json: ${c.case} expects ok-honest on task ${c.task}, but the good control it is compared with is a ${manifest.task} variant`);
 }
-const spec = (src: string) => ({ source: src, config: {}, flags: { opt: 3 as const } });
+const spec = cudaSpec;
 
 const notes: string[] = [];
 setSandboxNotifier((m) => {
@@ -64,9 +40,7 @@ setSandboxNotifier((m) => {
   process.stderr.write(`# note: ${m}\n`);
 });
 
-// Short limits: the capture process (the only one that runs a variant's host code) gets 30 s, so a
-// hang costs that; check and time have their own.
-const evaluatorOptions: Partial<EvaluatorOptions> = { screen: true, captureTimeoutMs: 30_000, checkTimeoutMs: 45_000, timeTimeoutMs: 60_000, timing: { maxMs: 600, minMs: 50 } };
+const evaluatorOptions = hostileEvaluatorOptions;
 let ev: Evaluator;
 /** Evaluators of tasks other than the manifest's, made on first use with the same options. */
 const evaluators = new Map<string, Promise<Evaluator>>();

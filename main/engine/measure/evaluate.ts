@@ -867,7 +867,7 @@ export class Evaluator {
     let probe: ProbeInfo;
     try {
       probe = await this.probe(signal);
-      await this.reference(signal);
+      await this.reference(signal); // the reference is built and the judge started before the GPU's place is held
     } catch (e) {
       return { failure: { kind: 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
     }
@@ -897,7 +897,7 @@ export class Evaluator {
     // B's host code ran after A's capture: A's library must still be the one A's capture saw.
     if (digestOf(libA) !== ca.digest) return { failure: { kind: 'runtime', reason: "A: the variant's library changed while the other variant's host code ran" } };
     try {
-      // The evaluator's one judge (started once; it starts a new process after one died).
+      // The judge duel() started (memoised; it starts a new process after one died).
       const judge = await this.reference(signal);
       const ans = await judge.call<DuelBody>(['duel', libA, ca.desc!, libB, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
       if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
