@@ -117,7 +117,9 @@ function overlapOf(lines: TraceLine[], libTag: string): { overlapMs: number; cap
 const only = process.env.KD_HOSTILE_CASES?.split(',').filter(Boolean);
 for (const c of manifest.cases.filter((x) => (x.task ?? manifest.task) === manifest.task && (!only || only.includes(x.case)))) {
   test(`beside duels: ${c.case} (${c.expected})`, { timeout: 240_000, todo: c.knownGap ? `known gap: ${c.knownGap}` : undefined }, async () => {
-    const s = spec(source(c.file));
+    // A trailing comment gives each case a library of its own: the good control's own would be the
+    // duel's, captured before any duel, so its capture ahead would run nothing (so it did on 2026-12-04).
+    const s = spec(`${source(c.file)}\n// beside-duels: a build apart from the good control that duels\n`);
     const b = await ev.build(s);
     if (!b.ok || !b.libPath) {
       // Nothing to run beside a duel: the build (or the screen, in evaluate) refuses it.
@@ -128,6 +130,7 @@ for (const c of manifest.cases.filter((x) => (x.task ?? manifest.task) === manif
       return;
     }
     const tag = path.basename(path.dirname(b.libPath)).slice(0, 12); // as the trace names it (evaluate.ts libTag)
+    const seen = trace().length; // only this case's lines count
     let done = false;
     const ahead = ev.prepare(s).finally(() => {
       done = true;
@@ -136,7 +139,7 @@ for (const c of manifest.cases.filter((x) => (x.task ?? manifest.task) === manif
     // Duels until the capture ahead is over (it waits for the next duel to start).
     while (!done && duels.length < MAX_DUELS) duels.push(await ev.duel(good, good));
     await ahead;
-    const { overlapMs, captureMs } = overlapOf(trace(), tag);
+    const { overlapMs, captureMs } = overlapOf(trace().slice(seen), tag);
     const r = await ev.evaluate(s);
     const got = r.failure?.kind ?? 'ok';
     const outcomeOk = PASSING.has(c.expected) ? !r.failure : got === c.expected;
