@@ -263,7 +263,7 @@ describe('the evaluator with a stand-in harness', () => {
     for (const e of [a, b, other, own]) e.close();
   });
 
-  it('captures started ahead ask for a place beside duels only with captureBesideDuels (off by default)', async () => {
+  it('captures started ahead ask for a place beside duels with captureBesideDuels (on by default; off: beside checks only)', async () => {
     const modes = async (o: { captureBesideDuels?: boolean }): Promise<string[]> => {
       const file = path.join(fs.mkdtempSync(path.join(root, 'trace-')), 't.jsonl');
       const ev = make({ gpu: { ...gpu, uuid: `GPU-fake-${Math.random().toString(16).slice(2, 8)}` }, ...o });
@@ -271,7 +271,7 @@ describe('the evaluator with a stand-in harness', () => {
       (ev as unknown as { overlapAllowed: () => boolean }).overlapAllowed = () => true;
       process.env.KERNELDUEL_TRACE = file;
       try {
-        await ev.prepare(spec(`ahead${o.captureBesideDuels ? 1 : 0}`));
+        await ev.prepare(spec(`ahead${String(o.captureBesideDuels)}${process.env.KERNELDUEL_CAPTURE_BESIDE_DUELS ?? ''}`));
         expect((await ev.duel(spec('fast'), spec('slow'))).failure).toBeUndefined();
       } finally {
         delete process.env.KERNELDUEL_TRACE;
@@ -279,8 +279,15 @@ describe('the evaluator with a stand-in harness', () => {
       }
       return fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { ev: string; mode: string; what: string }).filter((l) => l.ev === 'ask' && /^(capture-ahead|duel) /.test(l.what)).map((l) => `${l.what.split(' ')[0]} ${l.mode}`);
     };
-    expect(await modes({})).toEqual(['capture-ahead shared', 'duel exclusive']);
+    expect(await modes({ captureBesideDuels: false })).toEqual(['capture-ahead shared', 'duel exclusive']);
     expect(await modes({ captureBesideDuels: true })).toEqual(['capture-ahead capture', 'duel paired']);
+    expect(await modes({})).toEqual(['capture-ahead capture', 'duel paired']);
+    process.env.KERNELDUEL_CAPTURE_BESIDE_DUELS = '0';
+    try {
+      expect(await modes({})).toEqual(['capture-ahead shared', 'duel exclusive']);
+    } finally {
+      delete process.env.KERNELDUEL_CAPTURE_BESIDE_DUELS;
+    }
   });
 
   it('prepare never builds nor captures ahead a source the screen refuses (screen on); it does with the screen off', async () => {
