@@ -295,7 +295,7 @@ export interface EvaluatorOptions {
    * 'capture' and 'paired'). On by default since 2026-12-04 (KERNELDUEL_CAPTURE_BESIDE_DUELS=0 turns
    * it off): on an H200, 6-13% more evaluations a minute with the same bests, self duels beside
    * context creation 200/200 "same", and every hostile variant's capture run beside honest self
-   * duels left all 218 of them "same" (`./test-gpu beside-duels`, docs/GPU-RUNS.md).
+   * duels left all 221 of them "same" (`./test-gpu beside-duels` 52/52, docs/GPU-RUNS.md).
    */
   captureBesideDuels?: boolean;
 }
