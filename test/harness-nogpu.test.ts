@@ -8,15 +8,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { HAS_GPU, NO_NVCC, NVCC } from './fixtures/toolchain.js';
-import { ensureHarness } from '../main/engine/measure/harness.js';
+import { HAS_GPU, NO_NVCC, NVCC, sharedHarness } from './fixtures/toolchain.js';
 
-/** The harness, built once for every test in this file (in a work root of its own). */
-let built: Promise<string> | null = null;
-function buildHarness(): Promise<string> {
-  built ??= ensureHarness({ nvcc: NVCC!.nvcc, nvccVersion: NVCC!.version, arch: 'sm_90', libDir: NVCC!.libDir, workRoot: mkdtempSync(join(tmpdir(), 'kd-harness-build-')) });
-  return built;
-}
+/** The harness, built once for the test files that share it (test/fixtures/toolchain.ts). */
+const buildHarness = sharedHarness;
 
 const PLAN = 'kdplan 1\nnonce n0nce\nseeds 1\nsize 0\nbuffer x f32 in 10 uniform -1 1\nbuffer y f32 out 10 uniform -1 1\nscalar n i32 10\n';
 

@@ -1,9 +1,10 @@
 // The plan file the harness reads, the harness source compiling with nvcc (no GPU runs it in CI),
 // and the child-process runner every build and measurement goes through.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DEFAULT_TIMING, ensureHarness, renderPlan, type PlanInput } from '../main/engine/measure/harness.js';
 import { loadTask, type Task } from '../main/engine/task/manifest.js';
 import { builtinTasksDir, resourcesDir } from '../main/engine/base/paths.js';
@@ -104,6 +105,28 @@ describe.skipIf(NO_NVCC)('the harness', () => {
     expect(readFileSync(out).subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     expect(statSync(out).mode & 0o111).not.toBe(0);
   }, 180_000);
+});
+
+describe('the harness build across processes', () => {
+  it('two processes asking for the same harness at once build it once; both get the binary', async () => {
+    // A stand-in nvcc (no toolkit needed): counts its runs, takes a second, writes the output.
+    const dir = mkdtempSync(join(tmp, 'two-'));
+    const count = join(dir, 'runs.txt');
+    const nvcc = join(dir, 'nvcc');
+    writeFileSync(nvcc, `#!/bin/bash\necho run >> '${count}'\nsleep 1\nout=; prev=; for a in "$@"; do [ "$prev" = -o ] && out=$a; prev=$a; done\nprintf built > "$out"\n`);
+    chmodSync(nvcc, 0o755);
+    const work = join(dir, 'work');
+    mkdirSync(work);
+    const mod = pathToFileURL(resolve('main/engine/measure/harness.ts')).href;
+    const script = `import { ensureHarness } from '${mod}'; process.stdout.write(await ensureHarness({ nvcc: '${nvcc}', nvccVersion: 'fake', arch: 'sm_90', workRoot: '${work}' }));`;
+    const one = () => runProcess(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeoutMs: 60_000 });
+    const [a, b] = await Promise.all([one(), one()]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(a.stdout).toBe(b.stdout);
+    expect(readFileSync(a.stdout, 'utf8')).toBe('built');
+    expect(readFileSync(count, 'utf8').trim().split('\n')).toHaveLength(1);
+  }, 60_000);
 });
 
 /** Whether a process still runs (a zombie awaiting its reaper counts as gone). */

@@ -13,11 +13,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TORCH_PYTHON, TORCH_SKIP_REASON } from './pytorch-env.js';
-import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { NO_NVCC, sharedHarness } from './fixtures/toolchain.js';
 import { kernelduelCli, writePythonTask } from './fixtures/python-task.js';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { computeReferenceData, referenceRoot, sweepStaleReferenceData, type ReferenceData } from '../main/engine/pytorch/reference-data.js';
-import { DEFAULT_TIMING, ensureHarness, renderPlan, type PlanInput } from '../main/engine/measure/harness.js';
+import { DEFAULT_TIMING, renderPlan, type PlanInput } from '../main/engine/measure/harness.js';
 import { pytorchReferenceData } from '../main/core/evaluators.js';
 import { bwrapArgs, sandboxStatus } from '../main/engine/platform/sandbox/index.js';
 
@@ -123,7 +123,7 @@ describe.skipIf(!TORCH_PYTHON)('reference data of a PyTorch task (CPU torch)', (
   describe.skipIf(NO_NVCC)('the harness checks the data before the judge uses it (reffiles-selftest)', () => {
     let harness: string;
     beforeAll(async () => {
-      harness = await ensureHarness({ nvcc: NVCC!.nvcc, nvccVersion: NVCC!.version, arch: 'sm_90', libDir: NVCC!.libDir, workRoot: mkdtempSync(join(tmpdir(), 'kd-harness-build-')) });
+      harness = await sharedHarness();
     }, 600_000);
 
     /** Runs the self-test on plan text; its result. */
