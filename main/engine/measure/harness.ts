@@ -9,7 +9,7 @@ import { constants as osConstants } from 'node:os';
 import type { Failure } from '../base/types.js';
 import { resourcesDir } from '../base/paths.js';
 import { runProcess, tail } from '../platform/proc/run.js';
-import { withGpuLock } from '../platform/gpu/lock.js';
+import { withLockFile } from '../platform/gpu/lock.js';
 import type { BuildEnv } from '../build/compile.js';
 import { sizeLayout, type Task } from '../task/manifest.js';
 import { SAME_TOL } from './stats.js';
@@ -153,9 +153,9 @@ export async function ensureHarness(env: BuildEnv): Promise<string> {
   const inProgress = harnessBuilds.get(bin);
   if (inProgress) return inProgress;
   // One build across processes too (the app and a CLI run started together on a fresh machine, or
-  // test files sharing a work root): the lock file of platform/gpu/lock.ts (taken over when its
-  // owner died), in the harness folder; whoever gets it second finds the binary built.
-  const building = withGpuLock(`harness-${key}`, async () => (existsSync(bin) ? bin : buildHarness(env, srcPath, dir, bin)), { dir: join(env.workRoot, 'harness'), pollMs: 200 }).finally(() => harnessBuilds.delete(bin));
+  // test files sharing a work root): a lock file beside the build's folder (taken over when its
+  // owner died); whoever gets it second finds the binary built.
+  const building = withLockFile(`${dir}.lock`, async () => (existsSync(bin) ? bin : buildHarness(env, srcPath, dir, bin)), { pollMs: 200 }, 'the harness build').finally(() => harnessBuilds.delete(bin));
   harnessBuilds.set(bin, building);
   return building;
 }

@@ -4,7 +4,7 @@
 // process that died is taken over.
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { kernelduelHome } from '../../base/paths.js';
 import { processAlive as alive } from '../proc/alive.js';
 
@@ -90,14 +90,22 @@ function tryAcquire(path: string): { ok: true } | { ok: false; owner: string | n
 
 export async function withGpuLock<T>(key: string, fn: () => Promise<T>, o: GpuLockOptions = {}): Promise<T> {
   const dir = o.dir ?? join(kernelduelHome(), 'locks');
-  mkdirSync(dir, { recursive: true });
-  const path = gpuLockPath(key, dir);
+  return withLockFile(gpuLockPath(key, dir), fn, o, `GPU ${key}`);
+}
+
+/**
+ * The same lock on any file (its folder is made): fn runs while this process holds `path`, which
+ * another process's call waits for; a lock left by a process that died is taken over. Used for
+ * work that must be done once across processes, such as building the harness.
+ */
+export async function withLockFile<T>(path: string, fn: () => Promise<T>, o: Omit<GpuLockOptions, 'dir'> = {}, what = path): Promise<T> {
+  mkdirSync(dirname(path), { recursive: true });
   let told = false;
   const since = Date.now();
   for (;;) {
     const r = tryAcquire(path);
     if (r.ok) break;
-    if (o.signal?.aborted) throw new Error(`cancelled while waiting for GPU ${key}`);
+    if (o.signal?.aborted) throw new Error(`cancelled while waiting for ${what}`);
     // Said once, naming the owner; a lock file without one is named as a file after a while.
     if (!told && (r.owner !== null || Date.now() - since > (o.ownerWaitMs ?? 2000))) {
       told = true;
