@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { withGpuLock } from '../../main/engine/platform/gpu/lock.js';
+import { withLockFile } from '../../main/engine/platform/gpu/lock.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -28,8 +28,8 @@ export function ensureRendererBuilt(): void {
 }
 
 /**
- * The browser test files, one at a time (the engine's cross-process lock: owner pid, a dead owner's
- * lock taken over): each drives a backend that compiles with nvcc or runs torch, and two at once on
+ * The browser test files, one at a time (the engine's cross-process lock file, withLockFile: owner pid,
+ * a dead owner's lock taken over): each drives a backend that compiles with nvcc or runs torch, and two at once on
  * CI's 2 cores starved each other past their timeouts (a workbench build waiting 90 s for nvcc while
  * the other file's CLI built a torch extension). Resolves, once held, with its release.
  */
@@ -37,6 +37,6 @@ export function browserTestsOneAtATime(): Promise<() => void> {
   return new Promise((acquired, failed) => {
     let release = (): void => undefined;
     const held = new Promise<void>((r) => (release = r));
-    withGpuLock('browser-tests', () => (acquired(release), held), { dir: path.join(ROOT, 'node_modules', '.kd-test'), pollMs: 500 }).catch(failed);
+    withLockFile(path.join(ROOT, 'node_modules', '.kd-test', 'browser-tests.lock'), () => (acquired(release), held), { pollMs: 500 }, 'the browser tests').catch(failed);
   });
 }
