@@ -199,6 +199,9 @@ describe('a session of a replayed space without kernel source', () => {
     const named = await cli('optimize', 'toyspace', '--resume', sid);
     expect(named.code, named.stderr).toBe(0);
     expect(named.stderr).not.toMatch(/no task "toyspace"/);
+    // Nothing to export as .cu: the closing lines say so rather than suggest `kernelduel export`.
+    expect(named.stderr).toMatch(/the recording has no kernel source: the configuration above is the result/);
+    expect(named.stderr).not.toMatch(/export it with/);
     const s = openSession(root, sid);
     try {
       expect(s.variants().filter((v) => v.origin !== 'baseline' && s.resultOf(v.id))).toHaveLength(12);
