@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { loadTask, type Task } from '../main/engine/task/manifest.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { loadSpace, RecordedSpaceSchema, ReplayMeasurer, variantKey, type RecordedSpace } from '../main/engine/measure/replay.js';
@@ -43,6 +44,19 @@ describe('recorded space format', () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify(bad));
     expect(() => loadSpace(join(dir, 'bad.json'))).toThrow(/entries\.0.*either a medianMs or a failure/);
     expect(RecordedSpaceSchema.safeParse({ ...space, format: 'other/1' }).success).toBe(false);
+  });
+  it("another tool's file (a Kernel Tuner cache, gzipped or not; a T4 results file) is refused with the import command that brings it in", () => {
+    const kt = { device_name: 'X', kernel_name: 'k', problem_size: [1], tune_params_keys: ['a'], tune_params: { a: [1, 2] }, objective: 'time', cache: {} };
+    writeFileSync(join(dir, 'kt.json'), JSON.stringify(kt));
+    writeFileSync(join(dir, 'kt.json.gz'), gzipSync(JSON.stringify(kt)));
+    writeFileSync(join(dir, 't4.json'), JSON.stringify({ schema_version: '1.0.0', results: [] }));
+    expect(() => loadSpace(join(dir, 'kt.json'))).toThrow(/kt\.json is a Kernel Tuner cache, not a KernelDuel recorded space: import it first with `kernelduel import kernel-tuner .*kt\.json`/);
+    expect(() => loadSpace(join(dir, 'kt.json.gz'))).toThrow(/kt\.json\.gz is a Kernel Tuner cache, not a KernelDuel recorded space: import it first with `kernelduel import kernel-tuner /);
+    // A recording compressed by its user is read as it is.
+    writeFileSync(join(dir, 'space.json.gz'), gzipSync(JSON.stringify(space)));
+    expect(loadSpace(join(dir, 'space.json.gz')).entries.length).toBe(space.entries.length);
+    expect(() => loadSpace(join(dir, 't4.json'))).toThrow(/t4\.json is a T4 results file, not a KernelDuel recorded space: import it first with `kernelduel import t4 /);
+    expect(() => loadSpace(join(dir, 'missing.json'))).toThrow(/cannot read the recorded space .*missing\.json: ENOENT/);
   });
   it('variantKey ignores flag defaults and transform order', () => {
     expect(variantKey({ config: { A: 1 }, flags: {} })).toBe(variantKey({ config: { A: 1 }, flags: { opt: 3, fastMath: false } }));
