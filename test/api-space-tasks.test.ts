@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiService } from '../main/core/service.js';
 import { decodeSession, type ApiEvent, type RunState } from '../main/contract/api.js';
@@ -96,4 +97,37 @@ describe('a recorded space without kernel source in the workbench', () => {
     expect(b.curves.map((c) => c.name)).toEqual(['random', 'anneal', 'genetic']);
     expect(b.curves.every((c) => c.points.length === 12)).toBe(true);
   }, 60_000);
+});
+
+describe('spaces.import: another tuner\'s file uploaded from the workbench', () => {
+  const upload = (text: string, gz = false): string => (gz ? gzipSync(Buffer.from(text)) : Buffer.from(text)).toString('base64');
+  const call = (f: () => unknown): Promise<unknown> => Promise.resolve().then(f);
+
+  it('writes a gzipped Kernel Tuner cache as a REPLAY-only task where the task list finds it, and it opens', async () => {
+    const h = service.handlers();
+    const r = await h['spaces.import']({ fileName: 'My Cache.json.gz', contentBase64: upload(syntheticCache(), true) });
+    expect(r).toMatchObject({ name: 'my-cache', format: 'kernel-tuner cache', gpu: 'SYNTHETIC GPU (test fixture)', configurations: 16, failed: 1, tunables: 2, replaced: false });
+    expect(r.path).toBe(path.join(home, 'spaces', 'synthetic-gpu-test-fixture', 'my-cache.json'));
+    expect(fs.existsSync(r.path)).toBe(true);
+    const t = (await h['tasks.list']({})).find((x) => x.id === r.taskId);
+    expect(t).toMatchObject({ name: 'my-cache', spaceSize: 16, recordings: [r.path] });
+    expect(t!.replayOnly).toMatch(/^REPLAY only: recorded by Kernel Tuner on SYNTHETIC GPU/);
+    expect((await h['tasks.get']({ taskId: r.taskId })).name).toBe('my-cache');
+  });
+
+  it('refuses to replace a space of that name unless asked, naming the file; with replace it does', async () => {
+    const h = service.handlers();
+    await expect(call(() => h['spaces.import']({ fileName: 'my-cache.json', contentBase64: upload(syntheticCache()) }))).rejects.toThrow(/a recorded space named my-cache already exists \(.*my-cache\.json\): give another name, or replace it/);
+    const r = await h['spaces.import']({ fileName: 'my-cache.json', contentBase64: upload(syntheticCache()), replace: true });
+    expect(r.replaced).toBe(true);
+    const other = await h['spaces.import']({ fileName: 'my-cache.json', contentBase64: upload(syntheticCache()), name: 'other-name' });
+    expect(other).toMatchObject({ name: 'other-name', replaced: false });
+  });
+
+  it('a file that is no recording, or a built-in task\'s name, fails naming the file or the field', async () => {
+    const h = service.handlers();
+    await expect(call(() => h['spaces.import']({ fileName: 'notes.json', contentBase64: upload('{"hello": 1}') }))).rejects.toThrow(/notes\.json/);
+    await expect(call(() => h['spaces.import']({ fileName: 'softmax.json', contentBase64: upload(syntheticCache()) }))).rejects.toThrow(/^name softmax: that is a built-in task's name/);
+    await expect(call(() => h['spaces.import']({ fileName: 'broken.json.gz', contentBase64: Buffer.from([0x1f, 0x8b, 1, 2, 3]).toString('base64') }))).rejects.toThrow(/broken\.json\.gz looks gzip-compressed but does not decompress/);
+  });
 });

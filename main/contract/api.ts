@@ -47,6 +47,19 @@ export const ParamSchemas = {
   'tasks.validateManifest': z.strictObject({ text: z.string().max(1_000_000) }),
   'tasks.readFile': z.strictObject({ taskId: TaskId, file: TaskFile }),
   'tasks.saveFile': z.strictObject({ taskId: TaskId, file: TaskFile, text: Source }),
+  /**
+   * Another tuner's recorded results uploaded from the workbench (a Kernel Tuner cache, .json or
+   * .json.gz, or a T4 results file), written as a REPLAY-only task to $KERNELDUEL_HOME/spaces/<gpu>/<name>.json
+   * (where `kernelduel import` writes and the task list looks); an existing space of that name is
+   * replaced only with `replace`. The file travels base64-encoded inside one message (at most 8 MiB).
+   */
+  'spaces.import': z.strictObject({
+    fileName: z.string().min(1).max(255).regex(/^[^/\\]+$/, 'a file name, not a path'),
+    contentBase64: z.string().min(1).max(11_000_000),
+    name: z.string().min(1).max(64).regex(/^[a-z0-9][a-z0-9_-]*$/, 'lower-case letters, digits, - and _').optional(),
+    gpuName: z.string().min(1).max(200).optional(),
+    replace: z.boolean().optional(),
+  }),
   'eval.build': z.strictObject({ taskId: TaskId, source: Source, config: ConfigSchema.optional(), flags: FlagsSchema.optional() }),
   'eval.run': z.strictObject({ taskId: TaskId, source: Source, config: ConfigSchema.optional(), flags: FlagsSchema.optional(), gpu: z.number().int().min(0).nullable().optional() }),
   'runs.list': Empty,
@@ -499,6 +512,23 @@ export interface BaselineCurvesDTO {
   note: string;
 }
 
+/** What spaces.import wrote: the new REPLAY-only task and what its recording holds. */
+export interface SpaceImportDTO {
+  /** The task id to open (tasks.get) and to run (runs.start with its recording). */
+  taskId: string;
+  name: string;
+  /** The recording written (absolute path on the machine that serves the workbench). */
+  path: string;
+  format: 'kernel-tuner cache' | 't4';
+  gpu: string;
+  configurations: number;
+  failed: number;
+  tunables: number;
+  /** An earlier space of this name was replaced. */
+  replaced: boolean;
+  warnings: string[];
+}
+
 export interface ExportFile {
   fileName: string;
   content: string;
@@ -513,6 +543,7 @@ export interface Results {
   'tasks.validateManifest': { ok: boolean; issues: ManifestIssueDTO[] };
   'tasks.readFile': { path: string; text: string };
   'tasks.saveFile': { path: string; issues: ManifestIssueDTO[] };
+  'spaces.import': SpaceImportDTO;
   'eval.build': BuildOutcome;
   'eval.run': { build: BuildOutcome; result: EvalResult };
   'runs.list': RunState[];

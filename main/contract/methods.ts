@@ -9,6 +9,7 @@ export const METHOD_NAMES = [
   'tasks.validateManifest',
   'tasks.readFile',
   'tasks.saveFile',
+  'spaces.import',
   'eval.build',
   'eval.run',
   'runs.list',

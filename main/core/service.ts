@@ -10,6 +10,8 @@ import { defaultConfig } from '../engine/task/space.js';
 import { sessionsRoot } from '../engine/session/store.js';
 import { exportVariant } from '../engine/export/cu.js';
 import { isSpaceTask } from '../engine/measure/space-task.js';
+import { defaultImportPath, importSpaceBytes, writeJsonFile } from '../engine/interop/files.js';
+import { spaceTaskId } from './space-tasks.js';
 import type { Handlers } from './dispatch.js';
 import { CoreError, errMsg } from './errors.js';
 import { EventHub } from './events.js';
@@ -82,6 +84,22 @@ export class ApiService {
       'tasks.validateManifest': (p) => this.tasks.validateManifest(p.text),
       'tasks.readFile': (p) => this.tasks.readFile(p.taskId, p.file),
       'tasks.saveFile': (p) => this.tasks.saveFile(p.taskId, p.file, p.text),
+      'spaces.import': (p) => {
+        const bytes = Buffer.from(p.contentBase64, 'base64');
+        let r: ReturnType<typeof importSpaceBytes>;
+        try {
+          r = importSpaceBytes(bytes, p.fileName, { format: 'kernel-tuner', ...(p.name ? { name: p.name } : {}), ...(p.gpuName ? { gpuName: p.gpuName } : {}), command: `workbench import of ${p.fileName}${p.name ? ` as ${p.name}` : ''}` });
+        } catch (e) {
+          // The engine's messages name the CLI's option; here the field is the form's.
+          throw new CoreError('failed', errMsg(e).replace(/^--name /, 'name '));
+        }
+        const s = r.space;
+        const file = defaultImportPath(s, this.env);
+        const replaced = fs.existsSync(file);
+        if (replaced && !p.replace) throw new CoreError('failed', `a recorded space named ${s.task} already exists (${file}): give another name, or replace it`);
+        writeJsonFile(file, s);
+        return { taskId: spaceTaskId(file), name: s.task, path: file, format: r.format, gpu: s.gpu.name, configurations: s.entries.length, failed: s.entries.filter((e) => e.failure).length, tunables: Object.keys(s.tunables ?? {}).length, replaced, warnings: r.warnings };
+      },
       'eval.build': async (p) => {
         const task = this.tasks.loadWithSource(p.taskId);
         const ev = await makeEvaluator(task, { gpu: null, env: this.env });

@@ -10,6 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { browserTestsOneAtATime, ensureRendererBuilt, ROOT } from './build-renderer.js';
@@ -819,5 +820,31 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await sets.waitFor();
     expect(await sets.innerText()).toMatch(/150\.00 µs · 165\.00 µs · 135\.00 µs · 150\.00 µs .*their mean's sd is 4\.08% of the median: placement, which the interval above leaves out and more samples do not shrink/);
     await shot('variant-sets');
+  });
+
+  it('imports a Kernel Tuner cache from the task list (an upload to the server): listed as a REPLAY-only task; the same name again is replaced only if confirmed', async () => {
+    // SYNTHETIC: a 4 x 4 Kernel Tuner cache with a formula for time (measured on no GPU).
+    const cache: Record<string, unknown> = {};
+    for (const x of [16, 32, 64, 128]) {
+      for (const y of [1, 2, 4, 8]) {
+        const ms = 1 + Math.abs(Math.log2(x / 64)) * 0.4 + Math.abs(Math.log2(y / 2)) * 0.2;
+        cache[`${x},${y}`] = { block_size_x: x, block_size_y: y, time: ms, times: [ms, ms * 1.01, ms * 0.99] };
+      }
+    }
+    const kt = { device_name: 'SYNTHETIC GPU (e2e fixture)', kernel_name: 'toy', problem_size: [1], tune_params_keys: ['block_size_x', 'block_size_y'], tune_params: { block_size_x: [16, 32, 64, 128], block_size_y: [1, 2, 4, 8] }, objective: 'time', cache };
+    await page.goto(url);
+    await page.getByTestId('nav-tasks').click();
+    // The list as loaded with the page first (a later answer of that first load would replace the list the import refreshes).
+    await page.getByTestId('task-axpy').waitFor();
+    await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json.gz', mimeType: 'application/gzip', buffer: gzipSync(Buffer.from(JSON.stringify(kt))) });
+    await expect.poll(() => page.getByTestId('import-note').innerText().catch(() => ''), { timeout: 30_000 }).toMatch(/^imported ui-cache\.json\.gz \(kernel-tuner cache\): ui-cache, 16 configurations \(0 failed\), 2 tunables, recorded on SYNTHETIC GPU \(e2e fixture\)\. REPLAY only/);
+    await expect.poll(() => page.getByTestId('task-ui-cache').innerText()).toContain('REPLAY only');
+    // Written where `kernelduel import` writes, in the server's KERNELDUEL_HOME.
+    expect(fs.existsSync(path.join(home, 'spaces', 'synthetic-gpu-e2e-fixture', 'ui-cache.json'))).toBe(true);
+    // The same file again: the server refuses to replace it unless confirmed (the dialog answered no here).
+    page.once('dialog', (d) => void d.dismiss());
+    await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(kt)) });
+    await expect.poll(() => page.getByTestId('error').innerText().catch(() => ''), { timeout: 30_000 }).toMatch(/a recorded space named ui-cache already exists/);
+    await shot('import-recording');
   });
 });

@@ -19,12 +19,17 @@ export function readMaybeGzip(path: string): { text: string; sha256: string } {
   } catch (e) {
     throw new Error(`cannot read ${path}: ${(e as Error).message}`, { cause: e });
   }
+  return decodeMaybeGzip(buf, path);
+}
+
+/** The text of a file's bytes (gunzipped when they start with gzip's magic bytes) and their sha256; `what` names the file in errors. */
+export function decodeMaybeGzip(buf: Buffer, what: string): { text: string; sha256: string } {
   const sha256 = createHash('sha256').update(buf).digest('hex');
   if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
     try {
       return { text: gunzipSync(buf).toString('utf8'), sha256 };
     } catch (e) {
-      throw new Error(`${path} looks gzip-compressed but does not decompress: ${(e as Error).message}`, { cause: e });
+      throw new Error(`${what} looks gzip-compressed but does not decompress: ${(e as Error).message}`, { cause: e });
     }
   }
   return { text: buf.toString('utf8'), sha256 };

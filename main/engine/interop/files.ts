@@ -10,7 +10,7 @@ import { kernelduelHome } from '../base/paths.js';
 import { gpuSlug } from '../platform/gpu/detect.js';
 import { loadSpace, RecordedSpaceSchema, type RecordedSpace } from '../measure/replay.js';
 import { builtinTaskNames } from '../task/resolve.js';
-import { readMaybeGzip, SPACE_NAME, spaceNameOf } from './common.js';
+import { decodeMaybeGzip, readMaybeGzip, SPACE_NAME, spaceNameOf } from './common.js';
 import { kernelTunerCacheToSpace, parseKernelTunerCache, spaceToKernelTunerCache, type Imported } from './kernel-tuner.js';
 import { looksLikeT4, parseT4, t4ToSpace } from './t4.js';
 import { spaceToT4 } from './t4.js';
@@ -32,6 +32,16 @@ export interface ImportFileOptions {
 /** Reads another tool's file (gzip or not) as a KernelDuel recorded space, validated like any recording. */
 export function importSpaceFile(path: string, o: ImportFileOptions): Imported & { format: 'kernel-tuner cache' | 't4' } {
   const { text, sha256 } = readMaybeGzip(path);
+  return importSpaceText(text, sha256, path, o);
+}
+
+/** The same for a file's bytes (a workbench upload): `fileName` names it in errors and in the space's origin. */
+export function importSpaceBytes(bytes: Buffer, fileName: string, o: ImportFileOptions): Imported & { format: 'kernel-tuner cache' | 't4' } {
+  const { text, sha256 } = decodeMaybeGzip(bytes, fileName);
+  return importSpaceText(text, sha256, fileName, o);
+}
+
+function importSpaceText(text: string, sha256: string, path: string, o: ImportFileOptions): Imported & { format: 'kernel-tuner cache' | 't4' } {
   const name = o.name ?? spaceNameOf(path);
   if (!SPACE_NAME.test(name)) throw new Error(`--name ${name}: use lower-case letters, digits, - and _ (a space's name is a task name)`);
   if (builtinTaskNames().includes(name)) throw new Error(`--name ${name}: that is a built-in task's name; an imported space is a task of its own, give it another name`);

@@ -39,6 +39,15 @@ export function evaluateBlocked(): string | null {
   return null;
 }
 
+/** The largest upload spaces.import takes: base64 of it (4/3 larger) and the message around it fit the web server's 8 MiB frames. */
+const MAX_IMPORT_BYTES = 6_000_000;
+
+function toBase64(bytes: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
 export function TasksView() {
   const api = useApp((s) => s.api);
   const tasks = useApp((s) => s.tasks);
@@ -116,6 +125,31 @@ export function TasksView() {
       setError(e);
     }
   };
+  // Another tuner's recorded results (a Kernel Tuner cache or a T4 file), uploaded to the machine that
+  // serves the workbench and listed as a REPLAY-only task (spaces.import): the browser mode's way to
+  // what `kernelduel import kernel-tuner` does in a shell there.
+  const importInput = useRef<HTMLInputElement | null>(null);
+  const [imported, setImported] = useState<string | null>(null);
+  const importRecording = async (file: File, replace = false): Promise<void> => {
+    if (!api) return;
+    if (file.size > MAX_IMPORT_BYTES) {
+      setError(`${file.name} is ${(file.size / 1e6).toFixed(1)} MB: the workbench takes files up to ${(MAX_IMPORT_BYTES / 1e6).toFixed(1)} MB (one message); import a larger one where KernelDuel runs with: kernelduel import kernel-tuner ${file.name}`);
+      return;
+    }
+    setBusy(`importing ${file.name}…`);
+    try {
+      const r = await api.call('spaces.import', { fileName: file.name, contentBase64: toBase64(new Uint8Array(await file.arrayBuffer())), ...(replace ? { replace } : {}) });
+      useApp.setState({ tasks: await api.call('tasks.list', {}), error: null });
+      setImported(`imported ${file.name} (${r.format}): ${r.name}, ${r.configurations} configurations (${r.failed} failed), ${r.tunables} tunables, recorded on ${r.gpu}${r.replaced ? '; replaced the earlier space of that name' : ''}. REPLAY only: choose it in Run.`);
+      await openTask(r.taskId);
+    } catch (e) {
+      const msg = e instanceof Error ? e.message : String(e);
+      if (!replace && /already exists/.test(msg) && window.confirm(`${msg}\n\nReplace it?`)) return importRecording(file, true);
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
   const doBuild = async (run: boolean): Promise<void> => {
     if (!api || !task) return;
     setBusy(run ? 'evaluating…' : 'building…');
@@ -175,6 +209,23 @@ export function TasksView() {
         <input data-testid="open-folder-path" placeholder="/path/to/task-folder" value={folder} onChange={(e) => setFolder(e.target.value)} />
         <button data-testid="open-folder" onClick={() => void openFolder()}>{window.kernelduel && !folder ? 'Open folder…' : 'Open'}</button>
       </div>
+      <div className="open-folder">
+        <button data-testid="import-recording" disabled={!!busy} title="A Kernel Tuner cache (.json or .json.gz) or a T4 results file: listed as a REPLAY-only task" onClick={() => importInput.current?.click()}>Import recording…</button>
+        <input
+          ref={importInput}
+          data-testid="import-recording-file"
+          type="file"
+          accept=".json,.gz"
+          style={{ display: 'none' }}
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            e.target.value = '';
+            if (f) void importRecording(f);
+          }}
+        />
+      </div>
+      {busy?.startsWith('importing') ? <p className="muted">{busy}</p> : null}
+      {imported ? <p className="muted" data-testid="import-note">{imported}</p> : null}
     </aside>
   );
   if (!task) return <div className="tasks">{list}<p>Choose a task.</p></div>;
