@@ -2,7 +2,7 @@
 // and engine events (run state, new variants, results, logs, the LLM's streamed answer) updating
 // the tree and the progress.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { encodeSession, type ApiEvent, type FullVariantRow, type MethodName, type Params, type Result, type RunState, type SessionDetail, type Transport, type VariantRow } from '../main/contract/api.js';
+import { encodeSession, type ApiEvent, type FullVariantRow, type MethodName, type Params, type Result, type RunState, type SessionDetail, type TaskSummary, type Transport, type VariantRow } from '../main/contract/api.js';
 import { appendLog, applyLlmDelta, applyToSession, mergeRow } from '../renderer/src/reducers.js';
 import { useApp } from '../renderer/src/store.js';
 import { openTask } from '../renderer/src/open-task.js';
@@ -123,6 +123,19 @@ describe('the zustand store', () => {
     expect(useApp.getState().session?.variants).toHaveLength(2);
     await useApp.getState().openSession(null);
     expect(useApp.getState().session).toBeNull();
+  });
+
+  it("init does not replace a task list set while its first answers were coming (an import or a folder opened meanwhile)", async () => {
+    const api = fakeTransport({});
+    const newer = [{ id: 'space:1', name: 'imported', description: '', dir: '/x', builtin: false, spaceSize: 16, tunables: {} }] as unknown as TaskSummary[];
+    const slow = { ...api, call: async (m: MethodName, p: unknown) => (m === 'env.describe' ? (useApp.setState({ tasks: newer }), api.call(m, p as never)) : api.call(m, p as never)) } as Transport;
+    useApp.setState({ tasks: [] });
+    await useApp.getState().init(slow);
+    expect(useApp.getState().tasks).toBe(newer);
+    // Without anything set meanwhile, init's own list is taken.
+    useApp.setState({ tasks: newer });
+    await useApp.getState().init(api);
+    expect(useApp.getState().tasks).toEqual([]);
   });
 
   it('incoming loop events update the tree and the progress live, then a throttled refresh follows', async () => {

@@ -90,8 +90,10 @@ export const useApp = create<AppState>((set, get) => ({
   async init(api) {
     set({ api });
     api.subscribe((e) => get().onEvent(e));
+    const tasksBefore = get().tasks;
     const [env, tasks, sessions, runs] = await Promise.all([api.call('env.describe', {}), api.call('tasks.list', {}), api.call('sessions.list', {}), api.call('runs.list', {})]);
-    set({ env, tasks, sessions, connected: true, runs: Object.fromEntries(runs.map((r) => [r.sessionId, r])) });
+    // A task list set while these were answered (a folder opened, a recording imported) is newer than this one.
+    set((s) => ({ env, tasks: s.tasks !== tasksBefore ? s.tasks : tasks, sessions, connected: true, runs: Object.fromEntries(runs.map((r) => [r.sessionId, r])) }));
     const first = runs[0]?.sessionId ?? sessions[0]?.id ?? null;
     if (first) await get().openSession(first);
   },
