@@ -834,13 +834,17 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const kt = { device_name: 'SYNTHETIC GPU (e2e fixture)', kernel_name: 'toy', problem_size: [1], tune_params_keys: ['block_size_x', 'block_size_y'], tune_params: { block_size_x: [16, 32, 64, 128], block_size_y: [1, 2, 4, 8] }, objective: 'time', cache };
     await page.goto(url);
     await page.getByTestId('nav-tasks').click();
-    // The list as loaded with the page first (a later answer of that first load would replace the list the import refreshes).
-    await page.getByTestId('task-axpy').waitFor();
+    // The first task open in the editor: until then the list is drawn in a placeholder layout and moves into the
+    // editor's panes when the task has loaded (a new element: a file set on the old input would be lost with it).
+    await page.getByTestId('task-editor').waitFor({ timeout: 60_000 });
     await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json.gz', mimeType: 'application/gzip', buffer: gzipSync(Buffer.from(JSON.stringify(kt))) });
-    await expect.poll(() => page.getByTestId('import-note').innerText().catch(() => ''), { timeout: 30_000 }).toMatch(/^imported ui-cache\.json\.gz \(kernel-tuner cache\): ui-cache, 16 configurations \(0 failed\), 2 tunables, recorded on SYNTHETIC GPU \(e2e fixture\)\. REPLAY only/);
+    await page.getByTestId('import-note').waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('import-note').innerText()).toMatch(/^imported ui-cache\.json\.gz \(kernel-tuner cache\): ui-cache, 16 configurations \(0 failed\), 2 tunables, recorded on SYNTHETIC GPU \(e2e fixture\)\. REPLAY only/);
     await expect.poll(() => page.getByTestId('task-ui-cache').innerText()).toContain('REPLAY only');
     // Written where `kernelduel import` writes, in the server's KERNELDUEL_HOME.
     expect(fs.existsSync(path.join(home, 'spaces', 'synthetic-gpu-e2e-fixture', 'ui-cache.json'))).toBe(true);
+    // Opened in the editor's layout (the list moved with it, see above) before the next file is set.
+    await expect.poll(() => page.locator('.task-head h2').innerText().catch(() => ''), { timeout: 30_000 }).toBe('ui-cache');
     // The same file again: the server refuses to replace it unless confirmed (the dialog answered no here).
     page.once('dialog', (d) => void d.dismiss());
     await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(kt)) });
