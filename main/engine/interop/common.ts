@@ -5,9 +5,9 @@
 // touches a GPU or a task folder.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import type { z } from 'zod';
 import type { Config, Failure, FailureKind } from '../base/types.js';
+import { gunzipIfGzip } from '../base/gzip.js';
 import { medianCI } from '../measure/stats.js';
 import type { RecordedSpace, SpaceEntry } from '../measure/replay.js';
 
@@ -24,15 +24,7 @@ export function readMaybeGzip(path: string): { text: string; sha256: string } {
 
 /** The text of a file's bytes (gunzipped when they start with gzip's magic bytes) and their sha256; `what` names the file in errors. */
 export function decodeMaybeGzip(buf: Buffer, what: string): { text: string; sha256: string } {
-  const sha256 = createHash('sha256').update(buf).digest('hex');
-  if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) {
-    try {
-      return { text: gunzipSync(buf).toString('utf8'), sha256 };
-    } catch (e) {
-      throw new Error(`${what} looks gzip-compressed but does not decompress: ${(e as Error).message}`, { cause: e });
-    }
-  }
-  return { text: buf.toString('utf8'), sha256 };
+  return { text: gunzipIfGzip(buf, what).toString('utf8'), sha256: createHash('sha256').update(buf).digest('hex') };
 }
 
 /** "file: field.path: message" for the first issue of a failed zod parse. */

@@ -5,9 +5,9 @@
 // Tuner's simulation mode does. Every answer is labelled `source: {kind: 'replay'}`: a replayed
 // number is never presented as a fresh measurement.
 import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { gunzipIfGzip } from '../base/gzip.js';
 import type { BuildFlags, BuildResult, Config, DuelResult, EvalResult, Failure, KernelResources, TimingResult } from '../base/types.js';
 import type { Task } from '../task/manifest.js';
 import { configKey, defaultConfig } from '../task/space.js';
@@ -145,15 +145,15 @@ export function loadSpace(path: string): RecordedSpace {
   // Another tool's file given where a KernelDuel recording belongs: say how to bring it in.
   const importFirst = (what: string, format: string): Error => new Error(`${path} is ${what}, not a KernelDuel recorded space: import it first with \`kernelduel import ${format} ${path}\`, then replay the space it writes`);
   try {
-    // gzip-compressed (a Kernel Tuner cache often is; a recording may be too)
-    json = JSON.parse((bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString('utf8'));
+    json = JSON.parse(gunzipIfGzip(bytes, path).toString('utf8'));
   } catch (e) {
     throw new Error(`cannot read the recorded space ${path}: ${(e as Error).message}`, { cause: e });
   }
   if (json && typeof json === 'object' && !Array.isArray(json)) {
     const o = json as Record<string, unknown>;
     if ('cache' in o && 'tune_params' in o) throw importFirst('a Kernel Tuner cache', 'kernel-tuner');
-    if ('schema_version' in o && Array.isArray(o.results)) throw importFirst('a T4 results file', 't4');
+    // (interop/t4.ts's looksLikeT4, which this layer may not import)
+    if (Array.isArray(o.results)) throw importFirst('a T4 results file', 't4');
   }
   return parseSpace(json, path);
 }

@@ -1,7 +1,8 @@
 // One measurement at a time per GPU, across processes: the app, a CLI run and a benchmark on the
 // same machine would otherwise time their kernels on top of each other. A lock file per GPU
 // (linked into place whole, never seen empty) holds the owner's pid and host; a lock left by a
-// process that died is taken over.
+// process that died is taken over. The same lock on any file (withLockFile) serves other work that
+// must happen once across processes (the harness build, the browser tests' turn).
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
