@@ -10,23 +10,15 @@ import { ApiService } from '../main/core/service.js';
 import { decodeSession, type ApiEvent, type RunState } from '../main/contract/api.js';
 import { kernelTunerCacheToSpace, parseKernelTunerCache } from '../main/engine/interop/kernel-tuner.js';
 import { writeJsonFile } from '../main/engine/interop/files.js';
+import { toyKernelTunerCache } from './fixtures/spaces/kernel-tuner-toy.js';
 
 let home: string;
 let service: ApiService;
 let recording: string;
 const events: ApiEvent[] = [];
 
-/** SYNTHETIC: a 4 x 4 space with a formula for time (not measured on any GPU) and one failure. */
-function syntheticCache(): string {
-  const cache: Record<string, unknown> = {};
-  for (const x of [16, 32, 64, 128]) {
-    for (const y of [1, 2, 4, 8]) {
-      const ms = 1 + Math.abs(Math.log2(x / 64)) * 0.4 + Math.abs(Math.log2(y / 2)) * 0.2;
-      cache[`${x},${y}`] = x === 128 && y === 8 ? { block_size_x: x, block_size_y: y, time: 'RuntimeFailedConfig' } : { block_size_x: x, block_size_y: y, time: ms, times: [ms, ms * 1.01, ms * 0.99] };
-    }
-  }
-  return JSON.stringify({ device_name: 'SYNTHETIC GPU (test fixture)', kernel_name: 'toy', problem_size: [1], tune_params_keys: ['block_size_x', 'block_size_y'], tune_params: { block_size_x: [16, 32, 64, 128], block_size_y: [1, 2, 4, 8] }, objective: 'time', cache });
-}
+/** SYNTHETIC (see the fixture): a 4 x 4 space with a formula for time and one failure. */
+const syntheticCache = (): string => toyKernelTunerCache({ deviceName: 'SYNTHETIC GPU (test fixture)', failedCorner: true });
 
 beforeAll(() => {
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-api-space-'));
