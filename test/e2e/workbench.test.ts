@@ -17,6 +17,7 @@ import { browserTestsOneAtATime, ensureRendererBuilt, ROOT } from './build-rende
 import { startServe } from './serve.js';
 import { loadTask } from '../../main/engine/task/manifest.js';
 import { syntheticSpace } from '../fixtures/spaces/synthetic.js';
+import { toyKernelTunerCache } from '../fixtures/spaces/kernel-tuner-toy.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
 import { bigReplaySession } from '../fixtures/big-session.js';
 import { h200FoundationSession } from '../fixtures/h200-foundation-session.js';
@@ -824,20 +825,13 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
 
   it('imports a Kernel Tuner cache from the task list (an upload to the server): listed as a REPLAY-only task; the same name again is replaced only if confirmed', async () => {
     // SYNTHETIC: a 4 x 4 Kernel Tuner cache with a formula for time (measured on no GPU).
-    const cache: Record<string, unknown> = {};
-    for (const x of [16, 32, 64, 128]) {
-      for (const y of [1, 2, 4, 8]) {
-        const ms = 1 + Math.abs(Math.log2(x / 64)) * 0.4 + Math.abs(Math.log2(y / 2)) * 0.2;
-        cache[`${x},${y}`] = { block_size_x: x, block_size_y: y, time: ms, times: [ms, ms * 1.01, ms * 0.99] };
-      }
-    }
-    const kt = { device_name: 'SYNTHETIC GPU (e2e fixture)', kernel_name: 'toy', problem_size: [1], tune_params_keys: ['block_size_x', 'block_size_y'], tune_params: { block_size_x: [16, 32, 64, 128], block_size_y: [1, 2, 4, 8] }, objective: 'time', cache };
+    const kt = toyKernelTunerCache({ deviceName: 'SYNTHETIC GPU (e2e fixture)' });
     await page.goto(url);
     await page.getByTestId('nav-tasks').click();
     // The first task open in the editor: until then the list is drawn in a placeholder layout and moves into the
     // editor's panes when the task has loaded (a new element: a file set on the old input would be lost with it).
     await page.getByTestId('task-editor').waitFor({ timeout: 60_000 });
-    await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json.gz', mimeType: 'application/gzip', buffer: gzipSync(Buffer.from(JSON.stringify(kt))) });
+    await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json.gz', mimeType: 'application/gzip', buffer: gzipSync(Buffer.from(kt)) });
     await page.getByTestId('import-note').waitFor({ timeout: 60_000 });
     expect(await page.getByTestId('import-note').innerText()).toMatch(/^imported ui-cache\.json\.gz \(kernel-tuner cache\): ui-cache, 16 configurations \(0 failed\), 2 tunables, recorded on SYNTHETIC GPU \(e2e fixture\)\. REPLAY only/);
     await expect.poll(() => page.getByTestId('task-ui-cache').innerText()).toContain('REPLAY only');
@@ -845,10 +839,16 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(fs.existsSync(path.join(home, 'spaces', 'synthetic-gpu-e2e-fixture', 'ui-cache.json'))).toBe(true);
     // Opened in the editor's layout (the list moved with it, see above) before the next file is set.
     await expect.poll(() => page.locator('.task-head h2').innerText().catch(() => ''), { timeout: 30_000 }).toBe('ui-cache');
+    // Its recording is not validated as a task.yaml (it is none): no issue count on its tab.
+    await page.waitForTimeout(600);
+    expect(await page.getByTestId('tab-manifest').locator('.count').count()).toBe(0);
+    await shot('import-recording');
     // The same file again: the server refuses to replace it unless confirmed (the dialog answered no here).
     page.once('dialog', (d) => void d.dismiss());
-    await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(kt)) });
+    await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json', mimeType: 'application/json', buffer: Buffer.from(kt) });
     await expect.poll(() => page.getByTestId('error').innerText().catch(() => ''), { timeout: 30_000 }).toMatch(/a recorded space named ui-cache already exists/);
-    await shot('import-recording');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await shot('import-recording-refused-1024');
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 });

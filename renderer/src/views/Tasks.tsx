@@ -86,7 +86,8 @@ export function TasksView() {
   // for a text that has changed since is dropped (a slow one must not hide the newer text's issues).
   const validateSeq = useRef(0);
   useEffect(() => {
-    if (!api || !task) return;
+    // A recorded space's tab shows its recording (JSON), not a task.yaml: nothing to validate as one.
+    if (!api || !task || task.replayOnly) return;
     const seq = ++validateSeq.current;
     const t = setTimeout(() => {
       void api.call('tasks.validateManifest', { text: texts.manifest }).then((r) => {
