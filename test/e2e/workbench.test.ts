@@ -842,6 +842,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     // Its recording is not validated as a task.yaml (it is none): no issue count on its tab.
     await page.waitForTimeout(600);
     expect(await page.getByTestId('tab-manifest').locator('.count').count()).toBe(0);
+    // Nothing to build or evaluate: its help line says what a recorded space is for instead.
+    expect(await page.getByTestId('build').count()).toBe(0);
+    expect(await page.getByTestId('replay-help').innerText()).toMatch(/nothing to build or evaluate/);
     await shot('import-recording');
     // The same file again: the server refuses to replace it unless confirmed (the dialog answered no here).
     page.once('dialog', (d) => void d.dismiss());

@@ -271,6 +271,8 @@ export function TasksView() {
             <div key={r.name} className="mono">{r.name}: {r.registers} regs, {r.sharedBytes} B smem, spills {r.spillStoreBytes}/{r.spillLoadBytes} B</div>
           ))}
         </div>
+      ) : task.replayOnly ? (
+        <p className="muted small" data-testid="replay-help">A recorded space has nothing to build or evaluate here: its configurations were measured when it was recorded. Run replays them (REPLAY: no GPU runs); the Variant tree, Compare and Plots show what a replay found.</p>
       ) : (
         <p className="muted small">Build (compile with nvcc, report registers / shared memory / spills) or Evaluate (check against the reference and time on a GPU). In the editor: F1 commands, F8 next problem, Ctrl+G go to line.</p>
       )}
