@@ -15,6 +15,8 @@ import { FeatureEncoder, staticCodeFeatures } from '../main/engine/search/featur
 import { mulberry32 } from '../main/engine/base/random.js';
 import type { DuelResult, VariantRecord } from '../main/engine/base/types.js';
 import { syntheticSpace } from './fixtures/spaces/synthetic.js';
+import { importSpaceBytes } from '../main/engine/interop/files.js';
+import { spaceTask } from '../main/engine/measure/space-task.js';
 
 const softmax = loadTask(join(builtinTasksDir(), 'softmax'));
 const rec = syntheticSpace(softmax, { seed: 21 });
@@ -197,5 +199,25 @@ describe('contrastive strategy', () => {
       const unstaged = await evalsTo98(false);
       expect(staged).toBeLessThan(unstaged);
     });
+  });
+});
+
+describe('alignment features (option align)', () => {
+  // SYNTHETIC: a Kernel Tuner cache of 6 x 3 configurations, times from a formula (measured on no GPU).
+  const cache: Record<string, unknown> = {};
+  for (const x of [16, 32, 48, 64, 80, 96]) for (const y of [1, 2, 4]) cache[`${x},${y}`] = { block_size_x: x, block_size_y: y, time: 1 + x / 100 + y / 10 };
+  const text = JSON.stringify({ device_name: 'SYNTHETIC', kernel_name: 'k', problem_size: [1], tune_params_keys: ['block_size_x', 'block_size_y'], tune_params: { block_size_x: [16, 32, 48, 64, 80, 96], block_size_y: [1, 2, 4] }, objective: 'time', cache });
+  const { space: recKt } = importSpaceBytes(Buffer.from(text), 'align.json', { format: 'kernel-tuner', command: 'test' });
+  const task = spaceTask(recKt, 'align.json');
+  const space = ActionSpace.fromRecording(task, new ReplayMeasurer(task, recKt));
+
+  it('give a tunable whose values differ in alignment the power of two that divides each value, scaled over its values; not a dimension of powers of two', () => {
+    const enc = new FeatureEncoder(space, { crosses: true, align: true });
+    expect(enc.names).toContain('align(block_size_x)');
+    expect(enc.names).not.toContain('align(block_size_y)'); // all powers of two: log2 scaling says it already
+    const at = (x: number, y: number): number => enc.encode(space.encode({ config: { block_size_x: x, block_size_y: y } })!)[enc.names.indexOf('align(block_size_x)')];
+    // 16 = 2^4 ... 64 = 2^6: alignments 4, 5, 4, 6, 4, 5 scaled over [4, 6].
+    expect([16, 32, 48, 64, 80, 96].map((x) => at(x, 1))).toEqual([0, 0.5, 0, 1, 0, 0.5]);
+    expect(new FeatureEncoder(space, { crosses: true }).names.some((n) => n.startsWith('align('))).toBe(false);
   });
 });

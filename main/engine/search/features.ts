@@ -17,9 +17,21 @@ export interface FeatureOptions {
    * scaled to [0, 1] (threads per block, work per thread, tile areas and shapes are products and
    * ratios of launch parameters; a tree splits on them directly). Values of 0 count as 1. */
   logPairs?: boolean;
+  /** For every tunable whose values differ in alignment and are not all powers of two: how many times 2 divides
+   * the value (its alignment: 48 -> 16, 64 -> 64), log2-scaled to [0, 1] over the dimension's values. A generic
+   * GPU prior: sizes that are powers of two or warp multiples often run faster, whatever their magnitude, and a
+   * model sees it from a few measured variants instead of one value at a time. */
+  align?: boolean;
 }
 
 const isPow2 = (v: number): boolean => v > 0 && Number.isInteger(Math.log2(v));
+/** log2 of the largest power of two dividing v (0 for odd values, for 0 and non-integers). */
+const alignLog2 = (v: number): number => {
+  if (!Number.isInteger(v) || v === 0) return 0;
+  let k = 0;
+  for (let x = Math.abs(v); x % 2 === 0 && k < 52; x /= 2) k++;
+  return k;
+};
 
 /** Simple static features of a CUDA source. */
 export function staticCodeFeatures(src: string): Record<string, number> {
@@ -53,6 +65,7 @@ export class FeatureEncoder {
   private readonly codeNames: string[];
   private readonly cache = new Map<string, Float64Array>();
   private readonly baseCode: Record<string, number>;
+  private readonly aligns: Array<{ i: number; lo: number; hi: number }> = [];
   private readonly logPairs: Array<{ i: number; j: number; li: number[]; lj: number[]; sum: [number, number]; diff: [number, number] }> = [];
 
   constructor(
@@ -105,6 +118,18 @@ export class FeatureEncoder {
         }
       }
     }
+    if (o.align) {
+      for (const i of multi) {
+        const vs = space.dims[i].values as number[];
+        if (vs.every(isPow2)) continue;
+        const al = vs.map(alignLog2);
+        const lo = Math.min(...al);
+        const hi = Math.max(...al);
+        if (hi === lo) continue;
+        this.aligns.push({ i, lo, hi });
+        this.push(`align(${space.dims[i].name})`, [i]);
+      }
+    }
     if (o.resources) for (const n of ['registers', 'smem', 'spills', 'stack']) this.push(n, []);
     this.baseCode = staticCodeFeatures(space.task.baselineSource);
     this.codeNames = o.code ? Object.keys(this.baseCode) : [];
@@ -148,6 +173,7 @@ export class FeatureEncoder {
       x[p++] = unit(x1 + x2, q.sum);
       x[p++] = unit(x1 - x2, q.diff);
     }
+    for (const q of this.aligns) x[p++] = (alignLog2(this.space.dims[q.i].values[a[q.i]] as number) - q.lo) / (q.hi - q.lo);
     if (this.o.resources) for (const v of resourceFeatures(resources)) x[p++] = v;
     if (this.codeNames.length) {
       const code = staticCodeFeatures(this.space.decode(a).source);
