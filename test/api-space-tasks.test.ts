@@ -7,7 +7,8 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiService } from '../main/core/service.js';
-import { decodeSession, type ApiEvent, type RunState } from '../main/contract/api.js';
+import { decodeSession, RECORDED_TABLE_ROWS, type ApiEvent, type RunState } from '../main/contract/api.js';
+import { recordedTable } from '../main/core/space-tasks.js';
 import { kernelTunerCacheToSpace, parseKernelTunerCache } from '../main/engine/interop/kernel-tuner.js';
 import { writeJsonFile } from '../main/engine/interop/files.js';
 import { toyKernelTunerCache } from './fixtures/spaces/kernel-tuner-toy.js';
@@ -55,6 +56,30 @@ describe('a recorded space without kernel source in the workbench', () => {
     expect(d.readOnly).toBe(true);
     expect(d.kernel).toBe('');
     expect(d.defaults).toEqual({ block_size_x: 16, block_size_y: 1 });
+    // What the recording holds, fastest first (the fixture's formula: 64 x 2 fastest, 16 x 1 the baseline at 2 ms).
+    const r = d.recorded!;
+    expect([r.gpu, r.configurations, r.failed]).toEqual(['SYNTHETIC GPU (test fixture)', 16, 1]);
+    expect(r.fastest).toHaveLength(15);
+    expect(r.fastest[0]).toMatchObject({ config: { block_size_x: 64, block_size_y: 2 }, ofBest: 1, baseline: false });
+    expect(r.fastest.map((x) => x.medianMs)).toEqual([...r.fastest.map((x) => x.medianMs)].sort((a, b) => a - b));
+    const base = r.fastest.find((x) => x.baseline)!;
+    expect(base.config).toEqual({ block_size_x: 16, block_size_y: 1 });
+    expect(base.ofBest).toBeCloseTo(r.fastest[0].medianMs / base.medianMs);
+    expect(r.baseline).toBeNull(); // it is among the rows shown
+  });
+
+  it('a recording larger than the table shows its fastest rows and the baseline\'s row with its rank', () => {
+    // SYNTHETIC: 6 x 6 configurations, time growing with both values, so the baseline (the smallest) is the slowest.
+    const xs = [16, 32, 48, 64, 80, 96];
+    const cache: Record<string, unknown> = {};
+    for (const x of xs) for (const y of xs) cache[`${x},${y}`] = { block_size_x: x, block_size_y: y, time: 10 - x / 100 - y / 1000 };
+    const text = JSON.stringify({ device_name: 'SYNTHETIC', kernel_name: 'k', problem_size: [1], tune_params_keys: ['block_size_x', 'block_size_y'], tune_params: { block_size_x: xs, block_size_y: xs }, objective: 'time', cache });
+    const { space } = kernelTunerCacheToSpace(parseKernelTunerCache(text, 'big.json'), { name: 'big', file: 'big.json', sha256: '0', command: 'test', importedAt: '2026-12-01T00:00:00.000Z' });
+    const t = recordedTable(space);
+    expect(t.fastest).toHaveLength(RECORDED_TABLE_ROWS);
+    expect(t.fastest[0].config).toEqual({ block_size_x: 96, block_size_y: 96 });
+    expect(t.fastest.some((x) => x.baseline)).toBe(false);
+    expect(t.baseline).toMatchObject({ config: { block_size_x: 16, block_size_y: 16 }, rank: 36 });
   });
 
   it('refuses what needs kernel source, saying it can only be replayed', async () => {

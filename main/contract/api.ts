@@ -160,6 +160,18 @@ export interface TaskSummary {
   issues?: ManifestIssueDTO[];
 }
 
+/** The configurations of a recorded space as measured when it was recorded (no GPU runs to show it). */
+export interface RecordedTable {
+  gpu: string;
+  configurations: number;
+  failed: number;
+  /** The fastest configurations (at most RECORDED_TABLE_ROWS), fastest first; ofBest = best median / this median. */
+  fastest: Array<{ config: Config; medianMs: number; ofBest: number; baseline: boolean }>;
+  /** The baseline's row when it is not among the fastest (null when it was not recorded or failed). */
+  baseline: { config: Config; medianMs: number; ofBest: number; rank: number } | null;
+}
+export const RECORDED_TABLE_ROWS = 25;
+
 export interface TaskDetail extends TaskSummary {
   /** Built-in tasks are read-only (they ship with the app). */
   readOnly: boolean;
@@ -173,6 +185,8 @@ export interface TaskDetail extends TaskSummary {
   pytorch?: boolean;
   defaults: Config;
   sizes: Array<Record<string, number>>;
+  /** A recorded space without kernel source (replayOnly): what its recording holds, fastest first. */
+  recorded?: RecordedTable;
 }
 
 export interface CompilerMessageDTO {

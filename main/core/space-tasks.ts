@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import YAML from 'yaml';
-import type { TaskDetail, TaskSummary } from '../contract/api.js';
+import { RECORDED_TABLE_ROWS, type RecordedTable, type TaskDetail, type TaskSummary } from '../contract/api.js';
 import { loadSpace, type RecordedSpace } from '../engine/measure/replay.js';
 import { isSourceFree, originLabel, spaceTask } from '../engine/measure/space-task.js';
 import type { Task } from '../engine/task/manifest.js';
@@ -117,7 +117,27 @@ export function spaceTaskDetail(e: SpaceTaskEntry): TaskDetail {
   const m = e.task.manifest;
   const text = YAML.stringify({ name: m.name, description: m.description, tunables: m.tunables, defaults: m.defaults, recorded: { gpu: e.space.gpu.name, date: e.space.date, file: e.file, configurations: e.space.entries.length } });
   return {
-    ...spaceTaskSummary(e), readOnly: true, files: { manifest: path.basename(e.file), kernel: '(no kernel source)', reference: '(no reference)' },
+    ...spaceTaskSummary(e), readOnly: true, files: { manifest: path.basename(e.file), kernel: 'recorded configurations', reference: '(no reference)' },
     manifestText: text, kernel: '', reference: '', entrySignature: null, defaults: { ...(m.defaults ?? {}) }, sizes: [],
+    recorded: recordedTable(e.space),
+  };
+}
+
+const sameConfig = (a: Record<string, number>, b: Record<string, number>): boolean => {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+};
+
+/** The recording's timed configurations fastest first (the first RECORDED_TABLE_ROWS), its failures counted, and where the baseline ranks. */
+export function recordedTable(space: RecordedSpace): RecordedTable {
+  const timed = space.entries.filter((x): x is typeof x & { medianMs: number } => x.medianMs !== null).sort((a, b) => a.medianMs - b.medianMs);
+  const best = timed[0]?.medianMs ?? null;
+  const base = space.baseline ?? null;
+  const isBase = (c: Record<string, number>): boolean => base !== null && sameConfig(c, base);
+  const fastest = best === null ? [] : timed.slice(0, RECORDED_TABLE_ROWS).map((x) => ({ config: { ...x.config }, medianMs: x.medianMs, ofBest: best / x.medianMs, baseline: isBase(x.config) }));
+  const rank = timed.findIndex((x) => isBase(x.config));
+  return {
+    gpu: space.gpu.name, configurations: space.entries.length, failed: space.entries.length - timed.length, fastest,
+    baseline: best !== null && rank >= RECORDED_TABLE_ROWS ? { config: { ...timed[rank].config }, medianMs: timed[rank].medianMs, ofBest: best / timed[rank].medianMs, rank: rank + 1 } : null,
   };
 }

@@ -3,7 +3,7 @@
 // build's compiler messages (click one: the editor jumps to its line). Panes are resizable.
 import { useEffect, useRef, useState } from 'react';
 import Editor, { type OnMount } from '@monaco-editor/react';
-import type { BuildOutcome, ManifestIssueDTO } from '../../../main/contract/api.js';
+import type { BuildOutcome, ManifestIssueDTO, RecordedTable } from '../../../main/contract/api.js';
 import { useApp } from '../store.js';
 import { monaco } from '../monaco.js';
 import { Split } from '../layout.js';
@@ -311,13 +311,48 @@ export function TasksView() {
         <Split id={tab === 'manifest' ? 'tasks-manifest' : 'tasks-code'} dir="vertical" panes={tab === 'manifest' ? [{ id: 'manifest-form', size: 45, min: 120 }, { id: 'manifest-text', size: 55, min: 120 }] : [{ id: 'code-editor', size: 74, min: 160 }, { id: 'code-output', size: 26, min: 60 }]}>
           {tab === 'manifest' ? (
             <div className="pane-scroll"><ManifestForm taskId={task.id} text={texts.manifest} saved={task.manifestText} issues={issues} readOnly={false} onChange={(manifest) => setTexts((x) => ({ ...x, manifest }))} /></div>
+          ) : tab === 'kernel' && task.recorded ? (
+            <Recorded table={task.recorded} />
           ) : (
             editor
           )}
           {tab === 'manifest' ? editor : output}
         </Split>
-        <div className="statusbar muted small" data-testid="editor-status">Ln {cursor.line}, Col {cursor.column} · {tab === 'manifest' ? 'YAML' : 'CUDA'}{build ? ` · ${build.messages.filter((m) => m.severity === 'error').length} errors, ${build.messages.filter((m) => m.severity === 'warning').length} warnings` : ''}</div>
+        <div className="statusbar muted small" data-testid="editor-status">{tab === 'kernel' && task.recorded ? 'recorded configurations (no kernel source)' : <>Ln {cursor.line}, Col {cursor.column} · {tab === 'manifest' ? 'YAML' : 'CUDA'}{build ? ` · ${build.messages.filter((m) => m.severity === 'error').length} errors, ${build.messages.filter((m) => m.severity === 'warning').length} warnings` : ''}</>}</div>
       </div>
     </Split>
+  );
+}
+
+/** A recorded space's configurations as its recording holds them (measured when it was recorded, not here). */
+function Recorded({ table }: { table: RecordedTable }) {
+  const names = Object.keys(table.fastest[0]?.config ?? table.baseline?.config ?? {});
+  const row = (r: { config: Record<string, number>; medianMs: number; ofBest: number }, rank: number, base: boolean) => (
+    <tr key={rank} className={base ? 'baseline' : undefined}>
+      <td className="num">{rank}</td>
+      {names.map((n) => <td key={n} className="num mono">{r.config[n]}</td>)}
+      <td className="num mono">{r.medianMs.toPrecision(4)}</td>
+      <td className="num">{(r.ofBest * 100).toFixed(1)}%</td>
+      <td>{base ? 'baseline' : ''}</td>
+    </tr>
+  );
+  return (
+    <div className="pane-scroll recorded" data-testid="recorded-table">
+      <p className="muted small">
+        As recorded on {table.gpu} (REPLAY data: no GPU ran here): {table.configurations} configurations, {table.failed} failed.
+        {table.fastest.length ? ` The fastest ${table.fastest.length}, by median time:` : ' None was timed.'}
+      </p>
+      {table.fastest.length > 0 && (
+        <table className="grid small">
+          <thead>
+            <tr><th>#</th>{names.map((n) => <th key={n}>{n}</th>)}<th>median ms</th><th>of best</th><th /></tr>
+          </thead>
+          <tbody>
+            {table.fastest.map((r, i) => row(r, i + 1, r.baseline))}
+            {table.baseline && row(table.baseline, table.baseline.rank, true)}
+          </tbody>
+        </table>
+      )}
+    </div>
   );
 }
