@@ -312,7 +312,7 @@ export function TasksView() {
           {tab === 'manifest' ? (
             <div className="pane-scroll"><ManifestForm taskId={task.id} text={texts.manifest} saved={task.manifestText} issues={issues} readOnly={false} onChange={(manifest) => setTexts((x) => ({ ...x, manifest }))} /></div>
           ) : tab === 'kernel' && task.recorded ? (
-            <Recorded table={task.recorded} />
+            <Recorded table={task.recorded} tunables={task.tunables} />
           ) : (
             editor
           )}
@@ -325,8 +325,11 @@ export function TasksView() {
 }
 
 /** A recorded space's configurations as its recording holds them (measured when it was recorded, not here). */
-function Recorded({ table }: { table: RecordedTable }) {
-  const names = Object.keys(table.fastest[0]?.config ?? table.baseline?.config ?? {});
+function Recorded({ table, tunables }: { table: RecordedTable; tunables: Record<string, number[]> }) {
+  const all = Object.keys(table.fastest[0]?.config ?? table.baseline?.config ?? {});
+  // A tunable of one value is the same in every row: said once above the table, not in a column.
+  const fixed = all.filter((n) => tunables[n]?.length === 1);
+  const names = all.filter((n) => !fixed.includes(n));
   const row = (r: { config: Record<string, number>; medianMs: number; ofBest: number }, rank: number, base: boolean) => (
     <tr key={rank} className={base ? 'baseline' : undefined}>
       <td className="num">{rank}</td>
@@ -340,6 +343,7 @@ function Recorded({ table }: { table: RecordedTable }) {
     <div className="pane-scroll recorded" data-testid="recorded-table">
       <p className="muted small">
         As recorded on {table.gpu} (REPLAY data: no GPU ran here): {table.configurations} configurations, {table.failed} failed.
+        {fixed.length ? ` Fixed in every configuration: ${fixed.map((n) => `${n} = ${tunables[n][0]}`).join(', ')}.` : ''}
         {table.fastest.length ? ` The fastest ${table.fastest.length}, by median time:` : ' None was timed.'}
       </p>
       {table.fastest.length > 0 && (
