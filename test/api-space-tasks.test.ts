@@ -58,7 +58,7 @@ describe('a recorded space without kernel source in the workbench', () => {
     expect(d.defaults).toEqual({ block_size_x: 16, block_size_y: 1 });
     // What the recording holds, fastest first (the fixture's formula: 64 x 2 fastest, 16 x 1 the baseline at 2 ms).
     const r = d.recorded!;
-    expect([r.gpu, r.configurations, r.failed]).toEqual(['SYNTHETIC GPU (test fixture)', 16, 1]);
+    expect([r.gpu, r.configurations, r.failed, r.time]).toEqual(['SYNTHETIC GPU (test fixture)', 16, 1, 'mean (Kernel Tuner time)']);
     expect(r.fastest).toHaveLength(15);
     expect(r.fastest[0]).toMatchObject({ config: { block_size_x: 64, block_size_y: 2 }, ofBest: 1, baseline: false });
     expect(r.fastest.map((x) => x.medianMs)).toEqual([...r.fastest.map((x) => x.medianMs)].sort((a, b) => a - b));

@@ -165,7 +165,9 @@ export interface RecordedTable {
   gpu: string;
   configurations: number;
   failed: number;
-  /** The fastest configurations (at most RECORDED_TABLE_ROWS), fastest first; ofBest = best median / this median. */
+  /** What each row's time is: the median of its samples (KernelDuel's recordings) or Kernel Tuner's objective `time`, the mean of its samples, kept as recorded. */
+  time: 'median' | 'mean (Kernel Tuner time)';
+  /** The fastest configurations (at most RECORDED_TABLE_ROWS), fastest first; ofBest = best time / this time (`medianMs` holds `time`). */
   fastest: Array<{ config: Config; medianMs: number; ofBest: number; baseline: boolean }>;
   /** The baseline's row when it is not among the fastest (null when it was not recorded or failed). */
   baseline: { config: Config; medianMs: number; ofBest: number; rank: number } | null;

@@ -137,7 +137,8 @@ export function recordedTable(space: RecordedSpace): RecordedTable {
   const fastest = best === null ? [] : timed.slice(0, RECORDED_TABLE_ROWS).map((x) => ({ config: { ...x.config }, medianMs: x.medianMs, ofBest: best / x.medianMs, baseline: isBase(x.config) }));
   const rank = timed.findIndex((x) => isBase(x.config));
   return {
-    gpu: space.gpu.name, configurations: space.entries.length, failed: space.entries.length - timed.length, fastest,
+    gpu: space.gpu.name, configurations: space.entries.length, failed: space.entries.length - timed.length,
+    time: space.objective === 'kernel-tuner-time' ? 'mean (Kernel Tuner time)' : 'median', fastest,
     baseline: best !== null && rank >= RECORDED_TABLE_ROWS ? { config: { ...timed[rank].config }, medianMs: timed[rank].medianMs, ofBest: best / timed[rank].medianMs, rank: rank + 1 } : null,
   };
 }

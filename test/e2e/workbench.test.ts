@@ -846,7 +846,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(await page.getByTestId('build').count()).toBe(0);
     expect(await page.getByTestId('replay-help').innerText()).toMatch(/nothing to build or evaluate/);
     // In place of an empty editor: the recording's configurations, fastest first (the fixture's formula: 64 x 2).
-    expect(await page.getByTestId('recorded-table').locator('p').innerText()).toMatch(/^As recorded on SYNTHETIC GPU \(e2e fixture\) \(REPLAY data: no GPU ran here\): 16 configurations, 0 failed\. The fastest 16, by median time:/);
+    expect(await page.getByTestId('recorded-table').locator('p').innerText()).toMatch(/^As recorded on SYNTHETIC GPU \(e2e fixture\) \(REPLAY data: no GPU ran here\): 16 configurations, 0 failed\. The fastest 16, by mean time \(Kernel Tuner's objective, as recorded\):/);
     expect(await page.getByTestId('recorded-table').locator('tbody tr').first().innerText()).toMatch(/^1\s+64\s+2\s+1\.000\s+100\.0%/);
     expect(await page.getByTestId('recorded-table').locator('tr.baseline').innerText()).toMatch(/\s16\s+1\s+2\.000\s+50\.0%\s+baseline$/);
     await shot('import-recording');

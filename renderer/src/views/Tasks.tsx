@@ -344,12 +344,12 @@ function Recorded({ table, tunables }: { table: RecordedTable; tunables: Record<
       <p className="muted small">
         As recorded on {table.gpu} (REPLAY data: no GPU ran here): {table.configurations} configurations, {table.failed} failed.
         {fixed.length ? ` Fixed in every configuration: ${fixed.map((n) => `${n} = ${tunables[n][0]}`).join(', ')}.` : ''}
-        {table.fastest.length ? ` The fastest ${table.fastest.length}, by median time:` : ' None was timed.'}
+        {table.fastest.length ? ` The fastest ${table.fastest.length}, by ${table.time === 'median' ? 'median time' : 'mean time (Kernel Tuner\'s objective, as recorded)'}:` : ' None was timed.'}
       </p>
       {table.fastest.length > 0 && (
         <table className="grid small">
           <thead>
-            <tr><th>#</th>{names.map((n) => <th key={n}>{n}</th>)}<th>median ms</th><th>of best</th><th /></tr>
+            <tr><th>#</th>{names.map((n) => <th key={n}>{n}</th>)}<th>{table.time === 'median' ? 'median ms' : 'mean ms'}</th><th>of best</th><th /></tr>
           </thead>
           <tbody>
             {table.fastest.map((r, i) => row(r, i + 1, r.baseline))}
