@@ -11,6 +11,7 @@ import { RECORDED_TABLE_ROWS, type RecordedTable, type TaskDetail, type TaskSumm
 import { loadSpace, type RecordedSpace } from '../engine/measure/replay.js';
 import { isSourceFree, originLabel, spaceTask } from '../engine/measure/space-task.js';
 import type { Task } from '../engine/task/manifest.js';
+import { configKey } from '../engine/task/space.js';
 
 export interface SpaceTaskEntry {
   id: string;
@@ -123,17 +124,12 @@ export function spaceTaskDetail(e: SpaceTaskEntry): TaskDetail {
   };
 }
 
-const sameConfig = (a: Record<string, number>, b: Record<string, number>): boolean => {
-  const ka = Object.keys(a);
-  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
-};
-
 /** The recording's timed configurations fastest first (the first RECORDED_TABLE_ROWS), its failures counted, and where the baseline ranks. */
 export function recordedTable(space: RecordedSpace): RecordedTable {
   const timed = space.entries.filter((x): x is typeof x & { medianMs: number } => x.medianMs !== null).sort((a, b) => a.medianMs - b.medianMs);
   const best = timed[0]?.medianMs ?? null;
-  const base = space.baseline ?? null;
-  const isBase = (c: Record<string, number>): boolean => base !== null && sameConfig(c, base);
+  const baseKey = space.baseline ? configKey(space.baseline) : null;
+  const isBase = (c: Record<string, number>): boolean => configKey(c) === baseKey;
   const fastest = best === null ? [] : timed.slice(0, RECORDED_TABLE_ROWS).map((x) => ({ config: { ...x.config }, medianMs: x.medianMs, ofBest: best / x.medianMs, baseline: isBase(x.config) }));
   const rank = timed.findIndex((x) => isBase(x.config));
   return {
