@@ -106,7 +106,7 @@ const processes = Number(values.processes);
 const gpuEnv = { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }; // the context loop's processes use the GPU under test
 const contextProgram = besides.includes('contexts') ? buildContextProgram(toolchain.nvcc!, workRoot, gpuEnv) : null;
 const besideContexts: Array<{ timing: string; started: number; failed: number }> = [];
-const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'duelTargetRelNoise'] as const;
+const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'timingContexts', 'duelTargetRelNoise'] as const;
 /** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
 function timingVariants(): Array<Partial<TimingSettings>> {
   if (!values.timing && !values.sets) return [{}]; // the product's own timing settings
@@ -129,9 +129,12 @@ const half = (xs: number[]): [number, number] => [median(xs.slice(0, Math.floor(
 function processDetail(t: TimingResult, sets: number): Record<string, unknown> {
   const n = t.bufferSets ?? sets; // the judge may use fewer sets than asked when memory is short
   const perSet = timingSetSpread(t, n)?.perSetMedianMs;
+  // With timingContexts N, call i ran in executor i mod N: each executor's (CUDA context's) median.
+  const ctx = t.contexts ?? 1;
+  const perContext = ctx > 1 ? Array.from({ length: ctx }, (_, c) => median(t.samplesMs.filter((_, i) => i % ctx === c))) : undefined;
   return {
     medianMs: t.medianMs, bufferSets: n, samples: t.samplesMs.length, relNoise: t.relNoise, converged: t.converged, timer: t.timer,
-    perSetMedianMs: perSet, halvesMedianMs: half(t.samplesMs), clocksStart: t.clocksStart, clocksEnd: t.clocksEnd,
+    perSetMedianMs: perSet, ...(perContext ? { contexts: ctx, perContextMedianMs: perContext } : {}), halvesMedianMs: half(t.samplesMs), clocksStart: t.clocksStart, clocksEnd: t.clocksEnd,
   };
 }
 const selfDuels = Number(values['self-duels']);
@@ -231,7 +234,7 @@ for (const beside of besides) for (const timing of timingVariants()) {
       run.details.push(d);
       const c = (x?: { smMHz: number | null; memMHz: number | null; tempC: number | null; powerW: number | null }): string => (x ? `${x.smMHz}/${x.memMHz} MHz ${x.tempC} C ${x.powerW} W` : '-');
       const ms = (xs: number[] | undefined): string => (xs ? xs.map((x) => x.toFixed(4)).join(' ') : '-');
-      log(`  ${run.name} ${tag} process ${p + 1}: ${t.medianMs.toFixed(4)} ms, ${t.samplesMs.length} samples, noise ${(t.relNoise * 100).toFixed(2)}%, sets ${ms(d.perSetMedianMs as number[] | undefined)}, halves ${ms(d.halvesMedianMs as number[])}, clocks ${c(t.clocksStart)} -> ${c(t.clocksEnd)}`);
+      log(`  ${run.name} ${tag} process ${p + 1}: ${t.medianMs.toFixed(4)} ms, ${t.samplesMs.length} samples, noise ${(t.relNoise * 100).toFixed(2)}%, sets ${ms(d.perSetMedianMs as number[] | undefined)}, halves ${ms(d.halvesMedianMs as number[])}${d.perContextMedianMs ? `, contexts ${ms(d.perContextMedianMs as number[])}` : ''}, clocks ${c(t.clocksStart)} -> ${c(t.clocksEnd)}`);
     } else run.failures.push(`${r.failure?.kind}: ${r.failure?.reason}`);
     previous = run.name;
   };

@@ -64,6 +64,9 @@ describe('renderPlan', () => {
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 4 } }), 'x')).toMatch(/^flushsets 4$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 1 } }), 'x')).not.toContain('flushsets');
     expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 17 } }), 'x')).toThrow(/flushSets must be a whole number from 1 to 16 \(got 17\)/);
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, timingContexts: 2 } }), 'x')).toMatch(/^timectx 2$/m);
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('timectx');
+    expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, timingContexts: 5 } }), 'x')).toThrow(/timingContexts must be a whole number from 1 to 4 \(got 5\)/);
     expect(text).not.toContain('dueltarget'); // a duel's target is the timing's unless asked for
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelTargetRelNoise: 0.005 } }), 'x')).toMatch(/^dueltarget 0\.005$/m);
   });

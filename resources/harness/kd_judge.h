@@ -499,6 +499,7 @@ static std::string isolation_json(const Judge& J) {
 static Verdict judge_eval(Judge& J, const std::string& id, const std::string& lib, const std::string& desc, bool timed, double check_ms, double time_ms) {
   Verdict v;
   JExec ex;
+  std::vector<JExec> more;  // plan timectx N: the other N - 1 executors the timed calls rotate over
   std::string checks = "[";
   bool first_check = true;
   std::string first_fail;
@@ -531,6 +532,13 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       return v;
     }
     v.stage = "time";
+    // The other executors of plan timectx get the variant's code before timing starts: loading
+    // it is not on the GPU's timed path.
+    more.resize((size_t)std::max(J.plan.time_ctx - 1, 0));
+    for (size_t k = 0; k < more.size(); k++) {
+      more[k].who = "executor " + std::to_string(k + 2) + ": ";
+      judge_exec(J, more[k], desc, now_ms() + check_ms);
+    }
     emit_event(id, "time");
     // Timing starts when the engine says "go": once the GPU is this judge's alone (other variants'
     // captures and checks may run beside a check, never beside timing); "stop" ends it here.
@@ -546,15 +554,24 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
       if (!is_timed(J.plan, s.index)) continue;
-      int nsets = timing_sets(J, s, 1), next_set = 0;
-      jexec_alloc(ex, s, deadline, nsets);
+      // Timed call i runs on executor i mod N and on that executor's set (i / N) mod sets: call i
+      // on placement i mod (N * sets), as the timing's bufferSets field says.
+      std::vector<JExec*> exs{&ex};
+      for (JExec& m : more) exs.push_back(&m);
+      const int nctx = (int)exs.size();
+      int nsets = timing_sets(J, s, nctx), next_set = 0;
+      for (JExec* e : exs) jexec_alloc(*e, s, deadline, nsets);
       int pv = 0;
-      double w0 = now_ms();
       int warm = 0;
-      do {
-        judge_sample(J, ex, s, judge_fresh(J, s), false, pv++, deadline, "warm-up", warm % nsets);
-        warm++;
-      } while ((now_ms() - w0 < J.plan.warmup_ms || warm < std::max(3, 2 * nsets)) && warm < 100000);
+      for (JExec* e : exs) {
+        double w0 = now_ms();
+        int w = 0;
+        do {
+          judge_sample(J, *e, s, judge_fresh(J, s), false, pv++, deadline, "warm-up", w % nsets);
+          w++;
+        } while ((now_ms() - w0 < J.plan.warmup_ms / nctx || w < std::max(3, 2 * nsets)) && w < 100000);
+        warm += w;
+      }
       std::vector<double> ev, wall;
       double start = now_ms(), verify_ms = 0, med = 0;
       bool converged = false;
@@ -564,8 +581,9 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       // is made unpredictable by a random number of calls after the stopping rule is met.
       auto timed_sample = [&](bool force_check) {
         unsigned long long seed = judge_fresh(J, s);
-        auto t = judge_sample(J, ex, s, seed, true, pv++, deadline, "timing", next_set);
-        next_set = (next_set + 1) % nsets;
+        JExec& e = *exs[ev.size() % nctx];
+        auto t = judge_sample(J, e, s, seed, true, pv++, deadline, "timing", next_set);
+        if (ev.size() % nctx == (size_t)nctx - 1) next_set = (next_set + 1) % nsets;
         ev.push_back(t.first);
         wall.push_back(t.second);
         if (force_check || random_u64() % 8 == 0) {
@@ -573,7 +591,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
           std::string ff;
           bool fc = true;
           std::string when = " in timed call " + std::to_string(ev.size()) + ": the outputs were right in the check but not in a call timed on inputs the variant had not seen: results cached, work skipped, or state kept between calls";
-          std::string mv = verify(J, ex, s, seed, false, nullptr, fc, ff, when);
+          std::string mv = verify(J, e, s, seed, false, nullptr, fc, ff, when);
           if (!mv.empty()) fail("correctness", mv);
           if (!ff.empty()) fail("correctness", ff);
           verified++;
@@ -592,7 +610,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       for (int extra = (int)(random_u64() % 5); extra > 0; extra--) timed_sample(false);
       timed_sample(true);
       if (timings.size() > 1) timings += ",";
-      timings += "{\"size\":" + std::to_string(s.index) + ",\"bufferSets\":" + std::to_string(nsets) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
+      timings += "{\"size\":" + std::to_string(s.index) + ",\"bufferSets\":" + std::to_string(nsets * nctx) + ",\"contexts\":" + std::to_string(nctx) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
                  ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
     }
     timings += "]";
@@ -609,6 +627,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
   }
   if (v.status == "ok" && timed) judge_keep(J, desc, ex);
   jexec_kill(ex);
+  for (JExec& m : more) jexec_kill(m);
   return v;
 }
 

@@ -52,6 +52,9 @@ struct Plan {
   int flush_sets = 1;
   // A duel's own noise target (plan: dueltarget); 0: target_rel.
   double duel_target = 0;
+  // N > 1 (plan timectx N): a variant's timed calls rotate over N executors of it (N CUDA contexts,
+  // each with its own buffer sets), so that no one process's offset decides its time.
+  int time_ctx = 1;
   std::vector<int> timed;
   // Timed samples verified against the reference, chosen at random after they ran, besides the last.
   int verify_samples = 3;
@@ -115,6 +118,9 @@ static Plan read_plan(const char* path) {
     } else if (!strcmp(key, "dueltarget")) {
       p.duel_target = atof(rest);
       if (!(p.duel_target > 0 && p.duel_target <= 0.05)) bad(line);
+    } else if (!strcmp(key, "timectx")) {
+      p.time_ctx = atoi(rest);
+      if (p.time_ctx < 1 || p.time_ctx > 4) bad(line);
     } else if (!strcmp(key, "flushsets")) {
       p.flush_sets = atoi(rest);
       if (p.flush_sets < 1 || p.flush_sets > 16) bad(line);

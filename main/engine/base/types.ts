@@ -113,8 +113,13 @@ export interface TimingResult {
   warmupCalls: number;
   /** Timed calls whose outputs were verified against the reference (chosen at random, and the last). */
   verifiedCalls?: number;
-  /** Sets of buffers the timed calls rotated over (call i on set i mod bufferSets), as the judge reports. */
+  /**
+   * Sets of buffers the timed calls rotated over (call i on set i mod bufferSets), as the judge
+   * reports; with `contexts` executors, every (executor, set) pair counts as one.
+   */
   bufferSets?: number;
+  /** Executors (CUDA contexts) the timed calls rotated over, call i on executor i mod contexts; absent: one. */
+  contexts?: number;
   /** Each buffer set's median (with 2 or more sets; measure/stats.ts setSpread). */
   perSetMedianMs?: number[];
   /**

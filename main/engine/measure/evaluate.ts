@@ -395,7 +395,7 @@ export function capturePhases(body: CaptureBody | undefined, startedAtMs: number
   return Object.fromEntries(CAPTURE_PHASE_STAGES.map((k, i) => [k, Math.max(0, Math.round((at[i + 1] - at[i]) * 10) / 10)])) as CapturePhases;
 }
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
-type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
+type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
 type DuelBody = { duels: Array<{ size: number; sets?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
 
 /**
@@ -855,7 +855,7 @@ export class Evaluator {
         size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
         medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
         converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, verifiedCalls: x.verified,
-        ...(x.bufferSets !== undefined ? { bufferSets: x.bufferSets } : {}), ...(sets ? sets : {}), l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
+        ...(x.bufferSets !== undefined ? { bufferSets: x.bufferSets } : {}), ...(x.contexts !== undefined && x.contexts > 1 ? { contexts: x.contexts } : {}), ...(sets ? sets : {}), l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
       };
     });
   }

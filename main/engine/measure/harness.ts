@@ -46,6 +46,12 @@ export interface TimingSettings {
    */
   flushSets?: number;
   /**
+   * N > 1: a variant's timed calls rotate over N executors of it, each a process with its own CUDA
+   * context and buffer sets (plan line `timectx`; call i on executor i mod N). Off by default (1):
+   * an experiment of issue 17, is the offset one process's times share the executor's own?
+   */
+  timingContexts?: number;
+  /**
    * A duel stops once the CI half-width of its median log-ratio is below this (default: the same
    * as targetRelNoise). Its verdict's band is ±1% (SAME_TOL), so a duel may need less precision
    * than a time does; `optimize --duel-noise` sets it.
@@ -108,6 +114,10 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   if (t.flushSets !== undefined && t.flushSets !== 1) {
     if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
     lines.push(`flushsets ${t.flushSets}`);
+  }
+  if (t.timingContexts !== undefined && t.timingContexts !== 1) {
+    if (!(Number.isInteger(t.timingContexts) && t.timingContexts >= 1 && t.timingContexts <= 4)) throw new Error(`timingContexts must be a whole number from 1 to 4 (got ${t.timingContexts})`);
+    lines.push(`timectx ${t.timingContexts}`);
   }
   if (t.duelTargetRelNoise) lines.push(`dueltarget ${t.duelTargetRelNoise}`);
   for (const si of p.sizes) {
