@@ -5,7 +5,8 @@
 // --self-duels duels of it against itself run in one evaluator. With --sets 1,4 the whole is done
 // once per number of buffer sets the timed calls rotate over, to show what the rotation buys;
 // --timing 'bufferSets=4;bufferSets=4,minMs=300;flushClean=1' instead compares any timing settings
-// the same way (keys: TIMING_KEYS below).
+// the same way (keys: TIMING_KEYS below); the word `precise` stands for PRECISE_TIMING, the
+// timing of `kernelduel eval --precise`.
 // Each process's row keeps what explains its median: samples, noise, the median of each buffer set
 // and of each half of the run, and the GPU's clocks, temperature and power before and after.
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
@@ -37,7 +38,7 @@ import { resolveTask } from '../main/engine/task/resolve.js';
 import { configKey, defaultConfig, isValidConfig } from '../main/engine/task/space.js';
 import type { BuildFlags, Config, TimingResult, Verdict } from '../main/engine/base/types.js';
 import { baselineTransforms } from '../main/engine/search/strategies.js';
-import { DEFAULT_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
+import { DEFAULT_TIMING, PRECISE_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
 import { recordedSpacesDir } from './lib/spaces-dir.js';
 
@@ -112,6 +113,7 @@ function timingVariants(): Array<Partial<TimingSettings>> {
   if (!values.timing && !values.sets) return [{}]; // the product's own timing settings
   if (!values.timing) return values.sets!.split(',').map((n) => ({ bufferSets: Number(n) }));
   return values.timing.split(';').map((v) => {
+    if (v.trim() === 'precise') return PRECISE_TIMING; // `kernelduel eval --precise`'s
     const t: Partial<TimingSettings> = {};
     for (const kv of v.split(',')) {
       const [k, x] = kv.split('=');
@@ -123,7 +125,7 @@ function timingVariants(): Array<Partial<TimingSettings>> {
   });
 }
 const label = (t: Partial<TimingSettings>): string =>
-  Object.entries(t).map(([k, v]) => `${k}=${v}`).join(',') || `defaults (bufferSets=${DEFAULT_TIMING.bufferSets}, targetRelNoise=${DEFAULT_TIMING.targetRelNoise}, minMs=${DEFAULT_TIMING.minMs})`;
+  (t === PRECISE_TIMING ? 'precise: ' : '') + Object.entries(t).map(([k, v]) => `${k}=${v}`).join(',') || `defaults (bufferSets=${DEFAULT_TIMING.bufferSets}, targetRelNoise=${DEFAULT_TIMING.targetRelNoise}, minMs=${DEFAULT_TIMING.minMs})`;
 const half = (xs: number[]): [number, number] => [median(xs.slice(0, Math.floor(xs.length / 2))), median(xs.slice(Math.floor(xs.length / 2)))];
 /** What explains one process's median: its samples, their noise, each buffer set's and each half's median, the clocks. */
 function processDetail(t: TimingResult, sets: number): Record<string, unknown> {

@@ -19,6 +19,10 @@ describe('describeResult: buffer sets', () => {
     expect(text).toMatch(/on 4 buffer sets/);
     expect(text).toMatch(/buffer sets: medians .*; their mean's sd 0\.24% of the median \(placement: more samples do not shrink it, more sets do\)/);
   });
+  it('says how many executors a timing rotated over when more than one (the precise timing)', () => {
+    expect(describeResult(resolveTask('softmax'), result(timing({ bufferSets: 16, contexts: 4 })))).toMatch(/on 16 buffer sets in 4 executors/);
+    expect(describeResult(resolveTask('softmax'), result(timing({ bufferSets: 4 })))).not.toMatch(/executors/);
+  });
   it('says nothing of sets for a timing on one set', () => {
     const text = describeResult(resolveTask('softmax'), result(timing({})));
     expect(text).not.toMatch(/buffer sets/);

@@ -17,6 +17,7 @@ import { compileOnlyResult } from './fixtures/session-data.js';
 import { runCli, showRun, type CliRun } from './fixtures/cli.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
 import { DEFAULT_BUFFER_SETS, DEFAULT_DUEL_NOISE, makeEvaluator } from '../main/core/evaluators.js';
+import { PRECISE_TIMING, renderPlan } from '../main/engine/measure/harness.js';
 import { resumeRunOptions } from '../main/core/run/resume.js';
 import { readSessionMeta } from '../main/engine/session/store.js';
 
@@ -134,6 +135,30 @@ describe('--buffer-sets', () => {
   it.skipIf(NO_NVCC)('takes one inside it (compile-only here: the variant is built)', async () => {
     const r = await cli('eval', 'axpy', '--buffer-sets', '16');
     expect(r.code, show(r)).toBe(0);
+  }, 120_000);
+});
+
+describe('--precise', () => {
+  it('refuses --max-ms and --buffer-sets beside it, naming both', async () => {
+    for (const extra of [['--max-ms', '500'], ['--buffer-sets', '8']]) {
+      const r = await cli('eval', 'softmax', '--precise', ...extra);
+      expect(r.code, show(r)).toBe(1);
+      expect(r.stderr).toMatch(/--precise sets its own time and buffer sets: leave out --max-ms and --buffer-sets with it/);
+    }
+  }, 60_000);
+  it.skipIf(NO_NVCC)('gives the evaluator the precise timing (4 executors, at least 2.5 s), which reaches the judge\'s plan as timectx 4', async () => {
+    const task = resolveTask('axpy');
+    const ev = await makeEvaluator(task, { gpu: null, precise: true });
+    expect(ev.timing).toMatchObject({ ...PRECISE_TIMING, bufferSets: DEFAULT_BUFFER_SETS });
+    expect(PRECISE_TIMING).toMatchObject({ timingContexts: 4, minMs: 2500 });
+    expect(renderPlan({ task, sizes: [0], seeds: [1], timed: [0], timing: ev.timing }, 'n')).toMatch(/^timectx 4$/m);
+    ev.close();
+    await expect(makeEvaluator(task, { gpu: null, precise: true, maxMs: 100 })).rejects.toThrow(/leave out maxMs and bufferSets/);
+  });
+  it.skipIf(NO_NVCC)('runs compile-only here (no GPU: the variant is built, nothing timed)', async () => {
+    const r = await cli('eval', 'axpy', '--precise');
+    expect(r.code, show(r)).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/compile-only/);
   }, 120_000);
 });
 

@@ -9,7 +9,7 @@ import type { GpuInfo } from '../engine/base/types.js';
 import { workRoot } from '../engine/base/paths.js';
 import type { Task } from '../engine/task/manifest.js';
 import { Evaluator, type CaptureShare, type ReferenceDataHandle, type ReferenceDataRequest } from '../engine/measure/evaluate.js';
-import { DEFAULT_TIMING } from '../engine/measure/harness.js';
+import { DEFAULT_TIMING, PRECISE_TIMING } from '../engine/measure/harness.js';
 import { computeReferenceData } from '../engine/pytorch/reference-data.js';
 import { CoreError } from './errors.js';
 
@@ -28,6 +28,8 @@ export interface EvaluatorChoice {
   bufferSets?: number;
   /** A duel's own noise target (TimingSettings.duelTargetRelNoise; default: the timing's). */
   duelNoise?: number;
+  /** The precise timing (PRECISE_TIMING: ~2.5 s over 4 executors) instead of the search's; maxMs and bufferSets do not combine with it. */
+  precise?: boolean;
   env?: NodeJS.ProcessEnv;
   /** Captures shared with the other evaluators of one pool run (one per GPU; see CaptureShare). */
   captureShare?: CaptureShare;
@@ -60,9 +62,11 @@ export function pytorchReferenceData(task: Task, env: NodeJS.ProcessEnv = proces
 export async function makeEvaluator(task: Task, c: EvaluatorChoice): Promise<Evaluator> {
   const env = c.env ?? process.env;
   const tc = await findToolchain(env);
+  if (c.precise && (c.maxMs || c.bufferSets)) throw new CoreError('failed', 'the precise timing sets its own time and placements: leave out maxMs and bufferSets with it');
   if (!tc.nvcc) throw new CoreError('failed', tc.problems.join(' ') || 'nvcc not found: install the CUDA toolkit to build variants');
+  const timing = c.precise ? { ...PRECISE_TIMING } : { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}) };
   return new Evaluator({
-    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: { ...(c.maxMs ? { maxMs: c.maxMs } : {}), ...(c.bufferSets ? { bufferSets: c.bufferSets } : {}), ...(c.duelNoise ? { duelTargetRelNoise: c.duelNoise } : {}) }, workRoot: workRoot(env),
+    task, toolchain: tc, gpu: c.gpu, arch: c.arch, timing: { ...timing, ...(c.duelNoise ? { duelTargetRelNoise: c.duelNoise } : {}) }, workRoot: workRoot(env),
     ...(task.pytorch ? { referenceData: pytorchReferenceData(task, env) } : {}),
     ...(c.captureShare ? { captureShare: c.captureShare } : {}),
   });

@@ -232,12 +232,13 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
 }
 
 /** The evaluator `eval` builds and measures with: the first usable GPU, or the one --gpu names; none: compile-only. */
-async function evaluatorFor(task: Task, o: { gpu?: number; arch?: string; maxMs?: number; bufferSets?: number }, log: (s: string) => void): Promise<Evaluator> {
+async function evaluatorFor(task: Task, o: { gpu?: number; arch?: string; maxMs?: number; bufferSets?: number; precise?: boolean }, log: (s: string) => void): Promise<Evaluator> {
   if (o.bufferSets !== undefined && !(Number.isInteger(o.bufferSets) && o.bufferSets >= 1 && o.bufferSets <= 64)) {
     throw new UsageError(`--buffer-sets must be a whole number from 1 to 64 (got ${o.bufferSets})`);
   }
+  if (o.precise && (o.maxMs !== undefined || o.bufferSets !== undefined)) throw new UsageError('--precise sets its own time and buffer sets: leave out --max-ms and --buffer-sets with it');
   const gpu = await pickGpu({ index: o.gpu }, { onNote: (p) => log(`note: ${p}`) });
-  const ev = await makeEvaluator(task, { gpu, arch: o.arch, maxMs: o.maxMs, bufferSets: o.bufferSets });
+  const ev = await makeEvaluator(task, { gpu, arch: o.arch, maxMs: o.maxMs, bufferSets: o.bufferSets, precise: o.precise });
   if (!gpu) log(`compile-only: no usable NVIDIA GPU, so variants are built (for ${ev.env.arch}) but not checked or timed`);
   return ev;
 }
@@ -301,14 +302,15 @@ program
   .option('--arch <sm_XX>', 'nvcc architecture (default: the GPU\'s; sm_90 when compile-only)')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
   .option('--buffer-sets <n>', `sets of buffers (each in new memory) the timed calls rotate over, 1-64 (default ${DEFAULT_BUFFER_SETS}); more average out placement, e.g. for atomics that land in a small buffer`, (v) => Number(v))
+  .option('--precise', 'time for a final figure: at least 2.5 s of calls over 4 executors of the variant (16 buffer placements), so that fresh processes agree to ~0.2% (the default timing, made for search, to ~0.5-0.7%)')
   .option('--compile', 'Python candidates: also time torch.compile of the reference (its own process)')
   .option('--device <cuda|cpu>', 'Python candidates: where to run (default: CUDA when torch has it)')
   .option('--json', 'machine-readable output')
-  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; bufferSets?: number; compile?: boolean; device?: string; json?: boolean }) => {
+  .action(async (taskArg: string, variantArg: string | undefined, o: { duel?: string; config?: string; allowOffList?: boolean; fastMath?: boolean; gpu?: number; arch?: string; maxMs?: number; bufferSets?: number; precise?: boolean; compile?: boolean; device?: string; json?: boolean }) => {
     const log = (s: string): void => void process.stderr.write(s + '\n');
     const task = loadTask(taskDirOf(taskArg, log));
     if (variantArg?.endsWith('.py')) {
-      if (o.duel || o.config || o.fastMath) throw new UsageError('--duel, --config and --fast-math apply to CUDA variants, not to a Python candidate');
+      if (o.duel || o.config || o.fastMath || o.precise) throw new UsageError('--duel, --config, --fast-math and --precise apply to CUDA variants, not to a Python candidate');
       if (o.device !== undefined && o.device !== 'cuda' && o.device !== 'cpu') throw new UsageError(`--device must be cuda or cpu (got ${o.device})`);
       try {
         const r = await evalPythonCandidate(task, variantArg, { device: o.device as 'cuda' | 'cpu' | undefined, compile: o.compile, onStage: (s) => !o.json && log(`  ${s}…`) });

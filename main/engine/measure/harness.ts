@@ -72,6 +72,18 @@ export interface TimingSettings {
 // defaults, 7 of the 8 suite tasks spread 0.09-0.29%, histogram 0.65% (h200-timing-stability-db7293b.md).
 export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.0025, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 4 };
 
+/**
+ * The precise timing (`kernelduel eval --precise`, the workbench's "precise" Evaluate): at least
+ * 2.5 s of timed calls rotating over 4 executors of the variant (4 CUDA contexts, 4 buffer sets
+ * each: 16 placements), for a final figure rather than for search. On the H200 (2026-12-05,
+ * bench/results/h200-timing-stability-precise-fb4ded5.md) the medians of 5 fresh processes then
+ * spread 0.02-0.18% on all 8 suite tasks, where the default timing's (about 0.1-0.35 s on 4 sets)
+ * spread up to 0.54-0.69% on layernorm and histogram in the same session
+ * (h200-timing-stability-contexts-fb4ded5.md, -contexts-lnhist-fb4ded5.md): one process's few
+ * placements and its own offset decide more of its median than its samples' noise does.
+ */
+export const PRECISE_TIMING: Partial<TimingSettings> = { minMs: 2500, maxMs: 5000, targetRelNoise: 0.001, maxSamples: 20000, timingContexts: 4 };
+
 export interface PlanInput {
   task: Task;
   sizes: number[];
