@@ -32,6 +32,7 @@ describe('API dispatcher', () => {
       ['sessions.get', { id: '../x' }, 'id'],
       ['export.report', { sessionId: 's1', format: 'exe' }, 'format'],
       ['eval.build', { taskId: 'axpy', source: 1 }, 'source'],
+      ['eval.run', { taskId: 'axpy', source: '', precise: 'yes' }, 'precise'],
     ];
     for (const [m, p, field] of bad) {
       const r = await d(m, p);

@@ -61,7 +61,8 @@ export const ParamSchemas = {
     replace: z.boolean().optional(),
   }),
   'eval.build': z.strictObject({ taskId: TaskId, source: Source, config: ConfigSchema.optional(), flags: FlagsSchema.optional() }),
-  'eval.run': z.strictObject({ taskId: TaskId, source: Source, config: ConfigSchema.optional(), flags: FlagsSchema.optional(), gpu: z.number().int().min(0).nullable().optional() }),
+  // precise: the precise timing (engine/measure/harness.ts PRECISE_TIMING: at least 2.5 s over 4 executors), for a final figure.
+  'eval.run': z.strictObject({ taskId: TaskId, source: Source, config: ConfigSchema.optional(), flags: FlagsSchema.optional(), gpu: z.number().int().min(0).nullable().optional(), precise: z.boolean().optional() }),
   'runs.list': Empty,
   'runs.start': z.strictObject({
     task: TaskId,

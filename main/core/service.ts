@@ -108,9 +108,13 @@ export class ApiService {
       'eval.run': async (p) => {
         const task = this.tasks.loadWithSource(p.taskId);
         const gpu = await pickGpu({ index: p.gpu ?? null }, { env: this.env });
-        const ev = await makeEvaluator(task, { gpu, env: this.env });
-        const result = await ev.evaluate({ source: p.source, ...withDefaults(defaultConfig(task), p) });
-        return { build: buildOutcome(result.build), result };
+        const ev = await makeEvaluator(task, { gpu, env: this.env, ...(p.precise ? { precise: true } : {}) });
+        try {
+          const result = await ev.evaluate({ source: p.source, ...withDefaults(defaultConfig(task), p) });
+          return { build: buildOutcome(result.build), result };
+        } finally {
+          ev.close(); // its judge and executors (CUDA contexts) end with the evaluation, not with the app
+        }
       },
       'runs.list': () => this.runs.list(),
       'runs.start': (p) => {

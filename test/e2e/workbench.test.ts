@@ -282,6 +282,8 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     // Without a GPU, Evaluate is off and says why.
     expect(await page.getByTestId('evaluate').isDisabled()).toBe(true);
     expect(await page.getByTestId('evaluate-why').innerText()).toContain('no NVIDIA GPU');
+    // ... and so is its precise timing, offered beside it.
+    expect(await page.getByTestId('evaluate-precise').isDisabled()).toBe(true);
   });
 
   it('the error banner goes when another task is opened', async () => {

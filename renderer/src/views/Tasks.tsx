@@ -3,7 +3,8 @@
 // build's compiler messages (click one: the editor jumps to its line). Panes are resizable.
 import { useEffect, useRef, useState } from 'react';
 import Editor, { type OnMount } from '@monaco-editor/react';
-import type { BuildOutcome, ManifestIssueDTO, RecordedTable } from '../../../main/contract/api.js';
+import type { BuildOutcome, ManifestIssueDTO, RecordedTable, VariantDetail } from '../../../main/contract/api.js';
+import { evalSummary } from '../eval-summary.js';
 import { useApp } from '../store.js';
 import { monaco } from '../monaco.js';
 import { Split } from '../layout.js';
@@ -59,6 +60,9 @@ export function TasksView() {
   const [texts, setTexts] = useState<Record<Tab, string> & { task: string }>({ task: '', kernel: '', reference: '', manifest: '' });
   const [issues, setIssues] = useState<ManifestIssueDTO[]>([]);
   const [build, setBuild] = useState<BuildOutcome | null>(null);
+  // What the last Evaluate found (check, times), and whether it asked for the precise timing.
+  const [evaluated, setEvaluated] = useState<{ result: NonNullable<VariantDetail['result']>; precise: boolean } | null>(null);
+  const [precise, setPrecise] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
   const [folder, setFolder] = useState('');
   const [cursor, setCursor] = useState<{ line: number; column: number }>({ line: 1, column: 1 });
@@ -81,6 +85,7 @@ export function TasksView() {
     setTexts({ task: task.id, kernel: task.kernel, reference: task.reference, manifest: task.manifestText });
     setIssues(task.issues ?? []);
     setBuild(null);
+    setEvaluated(null);
   }, [task]);
   // Validate the manifest as it is edited (debounced), through the engine's own validator; an answer
   // for a text that has changed since is dropped (a slow one must not hide the newer text's issues).
@@ -153,11 +158,13 @@ export function TasksView() {
   };
   const doBuild = async (run: boolean): Promise<void> => {
     if (!api || !task) return;
-    setBusy(run ? 'evaluating…' : 'building…');
+    setBusy(run ? (precise ? 'evaluating (precise timing: at least 2.5 s over 4 executors)…' : 'evaluating…') : 'building…');
+    setEvaluated(null);
     try {
       if (run) {
-        const r = await api.call('eval.run', { taskId: task.id, source: texts.kernel, gpu: env?.gpus[0]?.index ?? null });
+        const r = await api.call('eval.run', { taskId: task.id, source: texts.kernel, gpu: env?.gpus[0]?.index ?? null, ...(precise ? { precise } : {}) });
         setBuild(r.build);
+        setEvaluated({ result: r.result, precise });
         if (r.result.failure) setError(`${r.result.failure.kind}: ${r.result.failure.reason}`);
         else setError(null);
       } else {
@@ -270,6 +277,14 @@ export function TasksView() {
           {build.resources.map((r) => (
             <div key={r.name} className="mono">{r.name}: {r.registers} regs, {r.sharedBytes} B smem, spills {r.spillStoreBytes}/{r.spillLoadBytes} B</div>
           ))}
+          {evaluated && (
+            <div className="eval-result" data-testid="eval-result">
+              <strong>Evaluated{evaluated.precise ? ' (precise timing)' : ''}</strong>
+              {evalSummary(evaluated.result).map((l, i) => (
+                <div key={i} className={`mono ${l.tone === 'bad' ? 'fail' : l.tone === 'note' ? 'muted small' : ''}`}>{l.text}</div>
+              ))}
+            </div>
+          )}
         </div>
       ) : task.replayOnly ? (
         <p className="muted small" data-testid="replay-help">A recorded space has nothing to build or evaluate here: its configurations were measured when it was recorded. Run replays them (REPLAY: no GPU runs); the Variant tree, Compare and Plots show what a replay found.</p>
@@ -303,6 +318,11 @@ export function TasksView() {
           <span className="spacer" />
           {!task.replayOnly && <button data-testid="build" disabled={!!busy} onClick={() => void doBuild(false)}>Build</button>}
           {!task.replayOnly && <button data-testid="evaluate" disabled={!!busy || !!blocked} title={blocked ?? 'check against the reference and time on the GPU'} onClick={() => void doBuild(true)}>Evaluate</button>}
+          {!task.replayOnly && (
+            <label className="small check-inline" title="for a final figure: at least 2.5 s of timed calls over 4 executors of the variant (16 buffer placements), so that fresh processes agree to ~0.1-0.3%; the default timing is the search's (~0.1-0.35 s)">
+              <input type="checkbox" data-testid="evaluate-precise" checked={precise} disabled={!!busy || !!blocked} onChange={(e) => setPrecise(e.target.checked)} /> precise
+            </label>
+          )}
           {!task.readOnly && <button onClick={() => void save()}>Save</button>}
           {task.readOnly && <span className="muted small" data-testid="read-only">{task.replayOnly ?? 'built-in: read-only'}</span>}
           {busy && <span className="muted">{busy}</span>}
