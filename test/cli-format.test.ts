@@ -13,6 +13,15 @@ const result = (t: TimingResult): EvalResult => ({
   timing: [t], source: { kind: 'gpu', gpu: 'NVIDIA H200' },
 });
 
+describe('describeResult: the check', () => {
+  const check = (ok: boolean): EvalResult['check'] => ({ ok, durationMs: 1, checks: [{ buffer: 'y', size: 0, seed: 1, elements: 64, mismatches: ok ? 0 : 2, maxAbsErr: 2.4e-7, maxRelErr: 66, relL2: 1.2e-7 }] });
+  it('leads with the relative L2 error and says a large element relative error of a passing check lies near zero', () => {
+    const text = describeResult(resolveTask('softmax'), { ...result(timing({})), check: check(true) });
+    expect(text).toContain('check: ok (1 buffer checks over sizes and seeds; worst relative L2 error 1.20e-7, largest element error 2.40e-7 absolute, 6.60e+1 relative (on an element whose expected value is near zero: within the absolute tolerance))');
+    expect(describeResult(resolveTask('softmax'), { ...result(timing({})), check: check(false) })).not.toContain('near zero');
+  });
+});
+
 describe('describeResult: buffer sets', () => {
   it('names each set\'s median and their mean\'s sd, and says more samples do not shrink it', () => {
     const text = describeResult(resolveTask('softmax'), result(timing({ bufferSets: 4, perSetMedianMs: [0.15, 0.1506, 0.1495, 0.1512], setRelSd: 0.00243 })));

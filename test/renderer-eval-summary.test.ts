@@ -9,7 +9,7 @@ type EvalResult = NonNullable<VariantDetail['result']>;
 const build: EvalResult['build'] = { ok: true, arch: 'sm_90', command: ['nvcc'], resources: [], log: '', durationMs: 1 };
 const check = (ok: boolean): NonNullable<EvalResult['check']> => ({
   ok, durationMs: 5,
-  checks: [0, 1].flatMap((size) => [1, 2].map((seed) => ({ buffer: 'y', size, seed, elements: 16, mismatches: ok ? 0 : 3, maxAbsErr: 0, maxRelErr: 0, relL2: 0 }))),
+  checks: [0, 1].flatMap((size) => [1, 2].map((seed) => ({ buffer: 'y', size, seed, elements: 16, mismatches: ok ? 0 : 3, maxAbsErr: 0, maxRelErr: 0, relL2: size ? 3e-7 : 1e-7 }))),
 });
 
 describe('evalSummary (FIXTURE results)', () => {
@@ -23,7 +23,7 @@ describe('evalSummary (FIXTURE results)', () => {
       }],
     });
     const text = lines.map((l) => l.text).join('\n');
-    expect(lines[0]).toEqual({ tone: 'ok', text: 'check: passed (4 buffer checks over 2 sizes)' });
+    expect(lines[0]).toEqual({ tone: 'ok', text: 'check: passed (4 buffer checks over 2 sizes; worst relative L2 error 3.0e-7)' });
     expect(text).toContain('time (size 1): median 2.909 ms [2.908 ms, 2.910 ms] ±0.02% over 686 samples on 16 buffer sets in 4 executors (events)');
     expect(text).toContain("their mean's sd is 0.01% of the median");
     expect(text).toContain('clocks: SM 1980→1980 MHz, memory 3201→3201 MHz');

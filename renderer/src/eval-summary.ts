@@ -15,7 +15,8 @@ export function evalSummary(r: EvalResult): EvalLine[] {
   const lines: EvalLine[] = [];
   if (r.check) {
     const sizes = new Set(r.check.checks.map((c) => c.size)).size;
-    lines.push({ tone: r.check.ok ? 'ok' : 'bad', text: `check: ${r.check.ok ? 'passed' : 'FAILED'} (${r.check.checks.length} buffer checks over ${sizes} size${sizes === 1 ? '' : 's'})` });
+    const l2 = r.check.checks.reduce((m, c) => Math.max(m, Number(c.relL2) || 0), 0);
+    lines.push({ tone: r.check.ok ? 'ok' : 'bad', text: `check: ${r.check.ok ? 'passed' : 'FAILED'} (${r.check.checks.length} buffer checks over ${sizes} size${sizes === 1 ? '' : 's'}; worst relative L2 error ${l2.toExponential(1)})` });
   }
   for (const t of r.timing ?? []) {
     const where = [t.bufferSets && t.bufferSets > 1 ? `${t.bufferSets} buffer sets` : '', t.contexts && t.contexts > 1 ? `${t.contexts} executors` : ''].filter(Boolean).join(' in ');
