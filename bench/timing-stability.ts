@@ -31,7 +31,7 @@ import { benchArgs as parseArgs } from './lib/args.js';
 import { buildContextProgram, startLoop } from './lib/context-loop.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
-import { median, timingSetSpread } from '../main/engine/measure/stats.js';
+import { median, setSpread, timingSetSpread } from '../main/engine/measure/stats.js';
 import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
@@ -133,7 +133,7 @@ function processDetail(t: TimingResult, sets: number): Record<string, unknown> {
   const perSet = timingSetSpread(t, n)?.perSetMedianMs;
   // With timingContexts N, call i ran in executor i mod N: each executor's (CUDA context's) median.
   const ctx = t.contexts ?? 1;
-  const perContext = ctx > 1 ? Array.from({ length: ctx }, (_, c) => median(t.samplesMs.filter((_, i) => i % ctx === c))) : undefined;
+  const perContext = ctx > 1 ? setSpread(t.samplesMs, ctx)?.perSetMedianMs : undefined;
   return {
     medianMs: t.medianMs, bufferSets: n, samples: t.samplesMs.length, relNoise: t.relNoise, converged: t.converged, timer: t.timer,
     perSetMedianMs: perSet, ...(perContext ? { contexts: ctx, perContextMedianMs: perContext } : {}), halvesMedianMs: half(t.samplesMs), clocksStart: t.clocksStart, clocksEnd: t.clocksEnd,

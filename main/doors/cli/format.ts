@@ -15,13 +15,14 @@ export function describeResult(task: Task, r: EvalResult): string {
   const b = r.build;
   lines.push(`build: ${b.ok ? 'ok' : 'FAILED'}${b.cached ? ' (cached)' : ` in ${(b.durationMs / 1000).toFixed(1)} s`} for ${b.arch}`);
   for (const k of b.resources) lines.push(`  ${k.name}: ${k.registers} regs, ${k.sharedBytes} B smem, ${k.stackBytes} B stack, spills ${k.spillStoreBytes}/${k.spillLoadBytes} B`);
-  if (r.check) {
-    const worst = (k: 'relL2' | 'maxAbsErr' | 'maxRelErr'): number => r.check!.checks.reduce((m, c) => Math.max(m, Number(c[k]) || 0), 0);
+  const check = r.check;
+  if (check) {
+    const worst = (k: 'relL2' | 'maxAbsErr' | 'maxRelErr'): number => check.checks.reduce((m, c) => Math.max(m, Number(c[k]) || 0), 0);
     // An element's relative error is large wherever the expected value is near zero; in a check
     // that passed, the absolute tolerance covered it, so the whole buffer's relative L2 error leads.
     const rel = worst('maxRelErr');
-    const nearZero = r.check.ok && rel > 0.01 ? ' (on an element whose expected value is near zero: within the absolute tolerance)' : '';
-    lines.push(`check: ${r.check.ok ? 'ok' : 'FAILED'} (${r.check.checks.length} buffer checks over sizes and seeds; worst relative L2 error ${worst('relL2').toExponential(2)}, largest element error ${worst('maxAbsErr').toExponential(2)} absolute, ${rel.toExponential(2)} relative${nearZero})`);
+    const nearZero = check.ok && rel > 0.01 ? ' (on an element whose expected value is near zero: within the absolute tolerance)' : '';
+    lines.push(`check: ${check.ok ? 'ok' : 'FAILED'} (${check.checks.length} buffer checks over sizes and seeds; worst relative L2 error ${worst('relL2').toExponential(2)}, largest element error ${worst('maxAbsErr').toExponential(2)} absolute, ${rel.toExponential(2)} relative${nearZero})`);
   }
   for (const t of r.timing ?? []) {
     const lay = sizeLayout(task, t.size);
