@@ -34,6 +34,7 @@ import { baselinesSummary, describeResult, describeSession, fmtMs } from './form
 import { OptimizeProgress } from './progress.js';
 import { registerSpaceCommands } from './spaces.js';
 import { registerKernelBenchImport } from './kernelbench.js';
+import { registerConfirm, runConfirm } from './confirm.js';
 import { describePythonResult, evalPythonCandidate, findPython, PythonCandidateError } from '../../core/pytorch.js';
 
 class UsageError extends Error {}
@@ -137,6 +138,8 @@ interface OptimizeFlags extends LlmFlags {
   figure?: string;
   /** false with --no-pytorch-baselines. */
   pytorchBaselines?: boolean;
+  /** --confirm [top]: after the run, the baseline and the top fastest variants measured again with the precise timing. */
+  confirm?: boolean | string;
   json?: boolean;
 }
 
@@ -413,10 +416,17 @@ program
   .option('--llm-temperature <t>', `sampling temperature 0..2 (default ${LLM_DEFAULTS.temperature})`, (v) => Number(v))
   .option('--llm-max-tokens <n>', `answer token limit (default ${LLM_DEFAULTS.maxTokens})`, (v) => Number(v))
   .option('--llm-timeout-ms <ms>', `whole-request timeout (default ${LLM_DEFAULTS.requestTimeoutMs})`, (v) => Number(v))
+  .option('--confirm [top]', 'after the run, measure the baseline and the top (default 3) fastest variants again with the precise timing, for the figure one reports (as kernelduel confirm does; ~10 s a variant)')
   .option('--json', 'machine-readable output (one JSON event per line)')
   .action(async (taskArg: string | undefined, o: OptimizeFlags, cmd: Command) => {
     const runOptions = optimizeRunOptions(taskArg, o, (name) => cmd.getOptionValueSource(name) === 'cli');
     const b = runOptions.backend;
+    if (o.confirm !== undefined) {
+      if (b.kind === 'replay') throw new UsageError('--confirm measures variants again on a GPU; a --replay answers from a recording');
+      if (b.kind === 'python') throw new UsageError('--confirm re-times CUDA variants with the judge\'s precise timing; Python candidates are timed by the Python runner');
+      if (o.mixedModels) throw new UsageError('--confirm goes with one session: confirm each of a --mixed-models run\'s sessions with kernelduel confirm <session>');
+      if (typeof o.confirm === 'string' && !(/^\d+$/.test(o.confirm) && Number(o.confirm) >= 1 && Number(o.confirm) <= 50)) throw new UsageError(`--confirm ${o.confirm}: give how many of the fastest variants to confirm, 1 to 50 (or leave it out: 3)`);
+    }
     if (o.mixedModels && !(b.kind === 'gpu' && b.gpus !== undefined && !runOptions.resume)) throw new UsageError('--mixed-models goes with --gpus on a new session (it splits the GPUs into one session per model)');
     if (o.mixedModels && b.kind === 'gpu' && b.gpus !== undefined) {
       // GPUs of different models: one session per model, all running at once; never compared across models.
@@ -463,6 +473,7 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
     process.stderr.write(e.delta);
   };
   const progress = o.json ? null : new OptimizeProgress({ budget, tty: !model && !!process.stderr.isTTY, tag, write: log });
+  let stopped = false;
   const onEvent = (e: LoopEvent): void => {
     if (o.json) {
       const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, source: e.result.source, stages: e.result.stages } } : e;
@@ -492,6 +503,7 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
   const run = startRun(runOptions, false);
   const stop = (): void => {
     log('\nstopping after the current measurement (Ctrl-C again to kill; the session keeps everything measured so far)');
+    stopped = true;
     run.stop();
     process.once('SIGINT', () => process.exit(130));
   };
@@ -540,6 +552,11 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
       else log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);
     } else log(`no variant was timed (${started.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${started.sessionId} --variant <id> -o ${taskName}-variant.cu`);
   }
+  if (o.confirm !== undefined && !stopped && !replay && runOptions.backend.kind !== 'python') {
+    if (started.compileOnly) log('--confirm: nothing to confirm, the run was compile-only (no GPU timed it)');
+    else if (!best) log('--confirm: nothing to confirm, no variant was checked correct and timed');
+    else await runConfirm(started.sessionId, { top: typeof o.confirm === 'string' ? Number(o.confirm) : 3, json: o.json }, log);
+  }
   return `session ${started.sessionId}, ${best ? `${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× its baseline on this model` : ''}` : 'no variant timed'}`;
 }
 
@@ -558,14 +575,14 @@ program
   .command('export')
   .description('write a variant of a session to a .cu file with its provenance')
   .argument('<session>', 'session id or folder')
-  .option('--best', 'the fastest correct variant (default)')
+  .option('--best', 'the fastest correct variant (default; after kernelduel confirm, the fastest by the precise timing)')
   .option('--variant <id>', 'a specific variant')
   .requiredOption('-o, --out <file>', 'output .cu file')
   .option('--json', 'machine-readable output')
   .action((sid: string, o: { best?: boolean; variant?: string; out: string; json?: boolean }) => {
     const session = sid.includes('/') ? openSession(sid) : openSession(sessionsRoot(), sid);
     const r = exportVariant(session, o.variant ?? 'best', resolve(o.out));
-    out(!!o.json, r, () => `wrote ${r.path} (variant ${r.variantId}${r.speedup ? `, ${r.speedup.toFixed(2)}× the baseline` : ''})`);
+    out(!!o.json, r, () => `wrote ${r.path} (variant ${r.variantId}${r.chosenBy === 'confirmed' ? ', the fastest by the session\'s precise confirmation' : ''}${r.speedup ? `, ${r.speedup.toFixed(2)}× the baseline` : ''}${r.confirmedSpeedup ? `; confirmed ${r.confirmedSpeedup.toFixed(3)}× with the precise timing` : ''})`);
   });
 
 program
@@ -609,6 +626,7 @@ program
   });
 
 registerKernelBenchImport(program);
+registerConfirm(program);
 
 /** Errors of JavaScript itself: bugs, shown with their stack. */
 const BUG_ERRORS = new Set(['TypeError', 'RangeError', 'ReferenceError', 'SyntaxError', 'EvalError', 'URIError', 'AggregateError']);

@@ -5,6 +5,7 @@ import type { BuildFlags, Config, EvalResult, VariantRecord } from '../base/type
 import { writeFileAtomic } from '../base/atomic.js';
 import { timingSetSpread } from '../measure/stats.js';
 import type { Session } from '../session/store.js';
+import { confirmReport, type ConfirmedVariant } from '../session/confirm.js';
 
 export interface ProvenanceInput {
   kernelduelVersion: string;
@@ -20,6 +21,25 @@ export interface ProvenanceInput {
   measuredAt?: string;
   /** The baseline timing to compare against (same size index when possible). */
   baseline?: { variantId: string; medianMs: number };
+  /**
+   * The variant's confirmation (`kernelduel confirm`: measured again with the precise timing), with
+   * the baseline's confirmed median; null: the session has confirmations, none of this variant;
+   * undefined: it has none.
+   */
+  confirmed?: { line: ConfirmedVariant; baselineMs: number | null } | null;
+}
+
+function confirmedLine(p: ProvenanceInput): string | null {
+  const c = p.confirmed;
+  if (c === undefined) return p.result?.source.kind === 'gpu' ? `no (kernelduel confirm ${p.sessionId} measures the fastest variants again with the precise timing)` : null;
+  if (c === null) return 'no (the session\'s confirmation did not include this variant)';
+  const l = c.line;
+  if (l.ms === null) return `FAILED at ${l.at}: ${l.failure ?? 'not timed'}`;
+  const t = l.result.timing![0];
+  const half = l.ciLowMs !== null && l.ciHighMs !== null ? `, +/-${(((l.ciHighMs - l.ciLowMs) / 2 / l.ms) * 100).toFixed(2)}%` : '';
+  const how = `precise timing: ${t.samplesMs?.length ?? '?'} samples over ${t.contexts ?? 1} executors x ${t.bufferSets ?? 1} placements${half}`;
+  const vs = p.baseline?.variantId === l.variantId ? '' : l.speedup !== null && c.baselineMs !== null ? `; ${l.speedup.toFixed(3)}x vs the baseline's confirmed ${formatMs(c.baselineMs)} (${l.speedupLow!.toFixed(3)}-${l.speedupHigh!.toFixed(3)}x)` : '; the baseline has no confirmed time';
+  return `${formatMs(l.ms)} median (${how}) at ${l.at}${vs}`;
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -113,6 +133,8 @@ export function renderProvenanceHeader(p: ProvenanceInput): string {
   lines.push(['Tunables', tunables.length ? tunables.map(([k, v]) => `${k}=${formatNumber(v)}`).join(', ') : '(none)']);
   lines.push(['Time', measurement]);
   lines.push(['Speedup', speedupLine(p, medianMs)]);
+  const conf = confirmedLine(p);
+  if (conf) lines.push(['Confirmed', conf]);
 
   const w = Math.max(...lines.map(([k]) => k.length)) + 1;
   const body = lines.map(([k, v]) => ` * ${(k + ':').padEnd(w)} ${clean(v)}`);
@@ -134,6 +156,10 @@ export interface ExportResult {
   variantId: string;
   medianMs: number | null;
   speedup: number | null;
+  /** The variant's confirmed (precise) speedup, when the session confirmed it and its baseline. */
+  confirmedSpeedup: number | null;
+  /** How `best` was chosen: the fastest confirmed variant, or the search's fastest (no confirmation with a time). */
+  chosenBy?: 'confirmed' | 'search';
 }
 
 /**
@@ -143,14 +169,18 @@ export interface ExportResult {
 export function exportVariant(session: Session, which: string | 'best', outPath: string, opts: { now?: Date } = {}): ExportResult {
   const sid = session.meta.id;
   let variant: VariantRecord | undefined;
+  const confirmed = confirmReport(session);
+  let chosenBy: ExportResult['chosenBy'];
   if (which === 'best') {
+    // The fastest by the precise timing when the session was confirmed: the search's ranking of close variants is the less certain one.
     const b = session.best();
     if (!b) {
       throw new Error(
         `session ${sid} has no successful timed variant: run \`kernelduel optimize\` first (or export a specific variant by its id)`,
       );
     }
-    variant = b.variant;
+    variant = (confirmed?.bestId ? session.variant(confirmed.bestId) : undefined) ?? b.variant;
+    chosenBy = confirmed?.bestId && variant.id === confirmed.bestId ? 'confirmed' : 'search';
   } else {
     variant = session.variant(which);
     if (!variant) {
@@ -201,6 +231,7 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
       exportedAt: (opts.now ?? new Date()).toISOString(),
       measuredAt: session.measuredAt(variant.id),
       baseline,
+      confirmed: confirmedOf(confirmed, variant.id),
     });
     defines = renderDefines(variant.config);
   } catch (e) {
@@ -214,10 +245,19 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
     throw new Error(`cannot export variant ${variant.id} of session ${sid}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   const t0 = result && !result.failure ? result.timing?.[0] : undefined;
+  const line = confirmed?.variants.find((l) => l.variantId === variant.id);
   return {
     path: target,
     variantId: variant.id,
     medianMs: t0 ? t0.medianMs : null,
     speedup: t0 && baseline ? baseline.medianMs / t0.medianMs : null,
+    confirmedSpeedup: line?.speedup ?? null,
+    ...(chosenBy ? { chosenBy } : {}),
   };
+}
+
+function confirmedOf(r: ReturnType<typeof confirmReport>, id: string): ProvenanceInput['confirmed'] {
+  if (!r) return undefined;
+  const line = r.baseline?.variantId === id ? r.baseline : r.variants.find((l) => l.variantId === id);
+  return line ? { line, baselineMs: r.baseline?.ms ?? null } : null;
 }

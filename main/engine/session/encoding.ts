@@ -48,7 +48,7 @@ export function resolveResult(r: EvalResult): void {
 /**
  * The journal records for one event, as Session.append writes them: a variant's source goes into a
  * source event (unless `hasSource` says the session has it) and the variant names it by hash; a
- * result's samplesMs names the timer's array it duplicates. Exported for tools writing journals in bulk.
+ * result's (or a confirmation's) samplesMs names the timer's array it duplicates. Exported for tools writing journals in bulk.
  */
 export function encodeSessionEvent(ev: SessionEvent, hasSource: (hash: string) => boolean): StoredSessionEvent[] {
   if (ev.type === 'variant' && ev.variant && typeof ev.variant.source === 'string') {
@@ -57,6 +57,6 @@ export function encodeSessionEvent(ev: SessionEvent, hasSource: (hash: string) =
     const v: StoredSessionEvent = { type: 'variant', variant: { ...rest, sourceHash: hash } };
     return hasSource(hash) ? [v] : [{ type: 'source', hash, source }, v];
   }
-  if (ev.type === 'result' && ev.result) return [{ ...ev, result: storedResult(ev.result) }];
+  if ((ev.type === 'result' || ev.type === 'confirm') && ev.result) return [{ ...ev, result: storedResult(ev.result) }];
   return [ev];
 }

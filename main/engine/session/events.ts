@@ -91,6 +91,11 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), status: SessionStatusSchema, budgetUsed: z.number().optional() }),
   /** A PyTorch-reference task's eager / torch.compile baselines, measured once per session (journals before them have none). */
   z.object({ type: z.literal('pytorch-baselines'), baselines: PytorchBaselinesSchema }),
+  /**
+   * A variant measured again for the session's final figure (`kernelduel confirm`: session/confirm.ts),
+   * with the precise timing; the search's own result of the variant stays as it was.
+   */
+  z.object({ type: z.literal('confirm'), variantId: z.string().min(1), timing: z.literal('precise'), result: EvalResultSchema }),
 ]);
 
 /** Events as they are in the journal. */

@@ -186,6 +186,9 @@ export class Session {
         resolveResult(ev.result);
         this.resultMap.set(ev.variantId, { result: ev.result, at: e.t });
         break;
+      case 'confirm':
+        resolveResult(ev.result);
+        break;
       case 'status':
         this.lastStatus = { status: ev.status, budgetUsed: ev.budgetUsed };
         break;
@@ -225,7 +228,7 @@ export class Session {
     const journal = this.journal;
     if (!journal) throw new Error(`session ${this.meta.id} was opened read-only`);
     // Checked as given first: an invalid variant leaves nothing behind, not even its source.
-    if (ev.type === 'variant' || ev.type === 'result') journal.check(ev);
+    if (ev.type === 'variant' || ev.type === 'result' || ev.type === 'confirm') journal.check(ev);
     for (const rec of encodeSessionEvent(ev, (h) => this.sources.has(h))) this.appendStored(journal, rec);
   }
 

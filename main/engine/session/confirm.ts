@@ -1,0 +1,147 @@
+// The final figure of a session: its fastest variants and its baseline measured again, each in a
+// fresh evaluation with the precise timing (measure/harness.ts PRECISE_TIMING: at least 2.5 s over 4
+// executors, so that fresh processes agree to ~0.2%), checked again as every evaluation is. The
+// search's own timing is made to rank variants quickly (its medians of one process spread up to
+// ~0.9% between processes on the shortest kernels), so two variants within that of each other may be
+// in the wrong order, and the speedup it reports moves by that much from run to run. A confirmation
+// journals one `confirm` event per variant (the search's results stay as they were); the speedups
+// below are precise median over precise median, the baseline's and the variant's, same size.
+import type { EvalResult, VariantRecord } from '../base/types.js';
+import { isTimedSuccess } from '../measure/verdict.js';
+import type { MeasuredSpec } from '../measure/measurer.js';
+import type { SessionEvent } from './events.js';
+import type { Session } from './store.js';
+
+/** The timing a confirmation used (the only one so far). */
+export type ConfirmTiming = 'precise';
+
+/** One variant's line of a confirmation. */
+export interface ConfirmedVariant {
+  variantId: string;
+  origin: string;
+  /** The search's median (timing[0]) when it was measured; null when it was not timed. */
+  searchMs: number | null;
+  /** The confirmation's median (timing[0]), null when it failed. */
+  ms: number | null;
+  /** The confirmation median's 95% interval. */
+  ciLowMs: number | null;
+  ciHighMs: number | null;
+  /** Precise baseline / precise variant (>1: faster), null without both. */
+  speedup: number | null;
+  /** Bounds of that ratio from the two intervals (baseline low / variant high .. baseline high / variant low). */
+  speedupLow: number | null;
+  speedupHigh: number | null;
+  /** Why the confirmation has no time (it failed its check, its build, the GPU...). */
+  failure: string | null;
+  /** When it was confirmed (journal time). */
+  at: string;
+  result: EvalResult;
+}
+
+export interface ConfirmReport {
+  timing: ConfirmTiming;
+  baseline: ConfirmedVariant | null;
+  /** Every confirmed variant but the baseline, fastest confirmed first (failed ones last). */
+  variants: ConfirmedVariant[];
+  /** The fastest confirmed variant (not the baseline), null when none was confirmed with a time. */
+  bestId: string | null;
+  /** The search's best among the confirmed variants, when the confirmation ranks another one first. */
+  searchBestId: string | null;
+}
+
+/** The variants a confirmation measures: the baseline and the `top` fastest correct, timed variants by the search's median. */
+export function confirmCandidates(session: Session, top: number): { baseline: VariantRecord | null; variants: VariantRecord[] } {
+  if (!Number.isInteger(top) || top < 1) throw new Error(`top must be a whole number of variants, 1 or more (got ${top})`);
+  let baseline: VariantRecord | null = null;
+  const timed: Array<{ v: VariantRecord; ms: number }> = [];
+  for (const v of session.variants()) {
+    const r = session.resultOf(v.id);
+    if (v.origin === 'baseline') {
+      baseline ??= v;
+      continue;
+    }
+    if (isTimedSuccess(r)) timed.push({ v, ms: r.timing[0].medianMs });
+  }
+  timed.sort((a, b) => a.ms - b.ms);
+  return { baseline, variants: timed.slice(0, top).map((x) => x.v) };
+}
+
+const msOf = (r: EvalResult | undefined): number | null => (isTimedSuccess(r) ? r.timing[0].medianMs : null);
+
+function failureOf(r: EvalResult): string | null {
+  if (isTimedSuccess(r)) return null;
+  if (r.failure) return `${r.failure.kind}: ${r.failure.reason.split('\n')[0]}`;
+  if (r.compileOnly) return 'compile-only: no GPU timed it';
+  if (r.check && !r.check.ok) return 'its check failed';
+  return 'not timed';
+}
+
+/** The session's confirmations as a report (the last `confirm` event of each variant), or null when it has none. */
+export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 'resultOf'>): ConfirmReport | null {
+  const last = new Map<string, { result: EvalResult; at: string }>();
+  for (const { rec, t } of session.entries()) if (rec.type === 'confirm') last.set(rec.variantId, { result: rec.result, at: t });
+  if (!last.size) return null;
+  let baseline: ConfirmedVariant | null = null;
+  const lines: ConfirmedVariant[] = [];
+  for (const [id, { result, at }] of last) {
+    const v = session.variant(id);
+    const t = isTimedSuccess(result) ? result.timing[0] : null;
+    const line: ConfirmedVariant = {
+      variantId: id, origin: v?.origin ?? '?', searchMs: msOf(session.resultOf(id)),
+      ms: t?.medianMs ?? null, ciLowMs: t?.ciLowMs ?? null, ciHighMs: t?.ciHighMs ?? null,
+      speedup: null, speedupLow: null, speedupHigh: null, failure: failureOf(result), at, result,
+    };
+    if (v?.origin === 'baseline' && !baseline) baseline = line;
+    else lines.push(line);
+  }
+  const b = baseline && baseline.ms !== null && isTimedSuccess(baseline.result) ? baseline.result.timing[0] : null;
+  for (const l of lines) {
+    if (!b || l.ms === null || !isTimedSuccess(l.result)) continue;
+    // The same size as the variant's first timed one (a task times its sizes in one order).
+    const t = l.result.timing[0];
+    const bt = isTimedSuccess(baseline!.result) ? (baseline!.result.timing.find((x) => x.size === t.size) ?? b) : b;
+    l.speedup = bt.medianMs / t.medianMs;
+    l.speedupLow = bt.ciLowMs / t.ciHighMs;
+    l.speedupHigh = bt.ciHighMs / t.ciLowMs;
+  }
+  lines.sort((x, y) => (x.ms ?? Infinity) - (y.ms ?? Infinity));
+  const best = lines.find((l) => l.ms !== null) ?? null;
+  const bySearch = lines.filter((l) => l.searchMs !== null).sort((x, y) => x.searchMs! - y.searchMs!)[0];
+  return {
+    timing: 'precise', baseline, variants: lines, bestId: best?.variantId ?? null,
+    searchBestId: best && bySearch && bySearch.variantId !== best.variantId ? bySearch.variantId : null,
+  };
+}
+
+export interface ConfirmOptions {
+  /** How many of the search's fastest variants (default 3). */
+  top?: number;
+  signal?: AbortSignal;
+  /** Told before each variant is measured (i of n, from 1). */
+  onVariant?: (v: VariantRecord, i: number, n: number) => void;
+  /** Told each variant's confirmation once it is journaled. */
+  onResult?: (v: VariantRecord, result: EvalResult) => void;
+}
+
+/**
+ * Measures the session's baseline and its `top` fastest variants again with `measurer` (an
+ * Evaluator with the precise timing: the caller makes it), journaling each result as a `confirm`
+ * event the moment it exists (a killed confirmation keeps what it measured). Returns the report of
+ * every confirmation the session now holds. Throws when the session has nothing to confirm.
+ */
+export async function confirmSession(session: Session, measurer: { evaluate(spec: MeasuredSpec, o?: { signal?: AbortSignal }): Promise<EvalResult> }, o: ConfirmOptions = {}): Promise<ConfirmReport> {
+  const { baseline, variants } = confirmCandidates(session, o.top ?? 3);
+  if (!variants.length) throw new Error(`session ${session.meta.id} has no variant that was checked correct and timed: nothing to confirm`);
+  if (!baseline) throw new Error(`session ${session.meta.id} has no baseline: a speedup cannot be confirmed without one`);
+  const todo = [baseline, ...variants];
+  for (const [i, v] of todo.entries()) {
+    if (o.signal?.aborted) break;
+    o.onVariant?.(v, i + 1, todo.length);
+    const result = await measurer.evaluate(v, { signal: o.signal });
+    if (o.signal?.aborted) break;
+    const ev: SessionEvent = { type: 'confirm', variantId: v.id, timing: 'precise', result };
+    session.append(ev);
+    o.onResult?.(v, result);
+  }
+  return confirmReport(session)!;
+}

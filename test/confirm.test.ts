@@ -1,0 +1,176 @@
+// A session's final figure (`kernelduel confirm`): the baseline and the fastest variants measured
+// again, journaled as confirm events, the report's speedups and ranking, the export's header and
+// --best, and every session whose times cannot be measured again refused with its reason. The
+// measurer here is a FIXTURE (hand-written results): the precise timing itself is the GPU-tested
+// Evaluator of `kernelduel eval --precise`.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSession, openSession, openSessionReadOnly, type Session } from '../main/engine/session/store.js';
+import { confirmCandidates, confirmReport, confirmSession } from '../main/engine/session/confirm.js';
+import { exportVariant } from '../main/engine/export/cu.js';
+import { confirmStoredSession } from '../main/core/confirm.js';
+import type { MeasuredSpec } from '../main/engine/measure/measurer.js';
+import type { EvalResult } from '../main/engine/base/types.js';
+import { makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
+
+let tmp: string;
+let root: string;
+let s: Session;
+const SID = '20250102-030405-abcdef';
+
+beforeEach(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-confirm-'));
+  root = path.join(tmp, 'sessions');
+  s = createSession(root, makeMeta(SID));
+});
+afterEach(() => {
+  s.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Baseline 0.5 ms; v2 0.25, v3 0.251 (within the search's noise of v2), v4 0.3, v5 0.4 by the search. */
+function seed(): void {
+  s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+  s.append({ type: 'result', variantId: 'v1', result: timedResult(0.5) });
+  for (const [id, ms] of [['v2', 0.25], ['v3', 0.251], ['v4', 0.3], ['v5', 0.4]] as const) {
+    s.append({ type: 'variant', variant: makeVariant(id, { config: { BLOCK: Number(id.slice(1)) * 100 } }) });
+    s.append({ type: 'result', variantId: id, result: timedResult(ms) });
+  }
+}
+
+/** A FIXTURE measurer: each variant's result by its BLOCK (the baseline has BLOCK 256 from makeVariant). */
+function fixtureMeasurer(byBlock: Record<number, EvalResult>): { evaluate(spec: MeasuredSpec): Promise<EvalResult>; calls: number[] } {
+  const calls: number[] = [];
+  return {
+    calls,
+    evaluate: (spec) => {
+      calls.push(spec.config.BLOCK);
+      const r = byBlock[spec.config.BLOCK];
+      if (!r) throw new Error(`no fixture for BLOCK ${spec.config.BLOCK}`);
+      return Promise.resolve(r);
+    },
+  };
+}
+
+describe('confirmSession', () => {
+  it('measures the baseline first, then the top variants by the search, and journals each', async () => {
+    seed();
+    expect(confirmCandidates(s, 2).variants.map((v) => v.id)).toEqual(['v2', 'v3']);
+    const m = fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2504), 300: timedResult(0.2490), 400: timedResult(0.3) });
+    const r = await confirmSession(s, m, { top: 3 });
+    expect(m.calls).toEqual([256, 200, 300, 400]);
+    expect(s.events().filter((e) => e.type === 'confirm').map((e) => (e.type === 'confirm' ? e.variantId : ''))).toEqual(['v1', 'v2', 'v3', 'v4']);
+    // The search's own results are unchanged.
+    expect(s.resultOf('v2')!.timing![0].medianMs).toBe(0.25);
+    // Precise: v3 (0.2490) is faster than v2 (0.2504): the ranking changed.
+    expect(r.bestId).toBe('v3');
+    expect(r.searchBestId).toBe('v2');
+    expect(r.variants.map((l) => l.variantId)).toEqual(['v3', 'v2', 'v4']);
+    const v3 = r.variants[0];
+    expect(v3.speedup).toBeCloseTo(0.5 / 0.249, 10);
+    // The ratio's bounds come from the two intervals (the fixture's are ±1%).
+    expect(v3.speedupLow).toBeCloseTo((0.5 * 0.99) / (0.249 * 1.01), 10);
+    expect(v3.speedupHigh).toBeCloseTo((0.5 * 1.01) / (0.249 * 0.99), 10);
+    expect(v3.searchMs).toBe(0.251);
+    expect(r.baseline?.variantId).toBe('v1');
+  });
+
+  it('keeps a variant that fails its confirmation as failed, with the reason, and ranks the others', async () => {
+    seed();
+    const failed: EvalResult = { ...timedResult(0.2), check: { ok: false, checks: [], durationMs: 5 }, failure: { kind: 'wrong', reason: 'size 0: 12 of 1048576 elements differ\nmore' } };
+    const r = await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: failed, 300: timedResult(0.26) }), { top: 2 });
+    expect(r.bestId).toBe('v3');
+    const v2 = r.variants.find((l) => l.variantId === 'v2')!;
+    expect(v2.ms).toBeNull();
+    expect(v2.speedup).toBeNull();
+    expect(v2.failure).toBe('wrong: size 0: 12 of 1048576 elements differ');
+    expect(r.variants.at(-1)!.variantId).toBe('v2'); // failed ones last
+  });
+
+  it('reads back from the journal on disk as it was (the schema and the samples encoding)', async () => {
+    seed();
+    await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.25) }), { top: 1 });
+    s.close();
+    const again = openSessionReadOnly(root, SID);
+    const r = confirmReport(again)!;
+    again.close();
+    s = openSession(root, SID);
+    expect(r.bestId).toBe('v2');
+    expect(r.variants[0].speedup).toBeCloseTo(2, 12);
+    expect(r.variants[0].result.timing![0].samplesMs).toEqual([0.25, 0.25, 0.25]);
+  });
+
+  it('a later confirmation of a variant replaces its earlier one in the report', async () => {
+    seed();
+    await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.25) }), { top: 1 });
+    await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.3125) }), { top: 1 });
+    expect(confirmReport(s)!.variants[0].speedup).toBeCloseTo(1.6, 12);
+  });
+
+  it('refuses a session with nothing timed, and a bad top', async () => {
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    await expect(confirmSession(s, fixtureMeasurer({}), {})).rejects.toThrow(/no variant that was checked correct and timed: nothing to confirm/);
+    expect(() => confirmCandidates(s, 0)).toThrow(/top must be a whole number/);
+    expect(confirmReport(s)).toBeNull();
+  });
+});
+
+describe('export after a confirmation', () => {
+  it('--best takes the fastest confirmed variant and the header carries the confirmed figure', async () => {
+    seed();
+    await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2504), 300: timedResult(0.2490) }), { top: 2 });
+    const out = path.join(tmp, 'best.cu');
+    const res = exportVariant(s, 'best', out);
+    expect(res.variantId).toBe('v3');
+    expect(res.chosenBy).toBe('confirmed');
+    expect(res.confirmedSpeedup).toBeCloseTo(0.5 / 0.249, 10);
+    const header = fs.readFileSync(out, 'utf8').split('*/')[0];
+    expect(header).toMatch(/Confirmed:\s+0\.2490 ms median \(precise timing: 3 samples over 1 executors x 1 placements, \+\/-1\.00%\) at \d{4}-.*; 2\.008x vs the baseline's confirmed 0\.5000 ms \(1\.968-2\.049x\)/);
+  });
+
+  it('says a variant was not confirmed, and how to confirm an unconfirmed session', async () => {
+    seed();
+    exportVariant(s, 'best', path.join(tmp, 'a.cu'));
+    expect(fs.readFileSync(path.join(tmp, 'a.cu'), 'utf8')).toMatch(new RegExp(`Confirmed:\\s+no \\(kernelduel confirm ${SID} measures`));
+    await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.25) }), { top: 1 });
+    const res = exportVariant(s, 'v5', path.join(tmp, 'b.cu'));
+    expect(res.confirmedSpeedup).toBeNull();
+    expect(fs.readFileSync(path.join(tmp, 'b.cu'), 'utf8')).toMatch(/Confirmed:\s+no \(the session's confirmation did not include this variant\)/);
+  });
+});
+
+describe('confirmStoredSession refuses what cannot be measured again', () => {
+  const env = (): NodeJS.ProcessEnv => ({ ...process.env, KERNELDUEL_HOME: tmp, KERNELDUEL_NO_GPU: '1' });
+
+  it('a REPLAY session', async () => {
+    s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(0.5, { source: { kind: 'replay', recording: '/spaces/saxpy.json', gpu: 'NVIDIA H200' } }) });
+    await expect(confirmStoredSession({ session: SID, env: env() })).rejects.toThrow(/is a REPLAY of \/spaces\/saxpy\.json: its times come from that recording/);
+  });
+
+  it('a compile-only session', async () => {
+    s.close();
+    s = createSession(root, makeMeta('20250102-030405-000000', { gpu: null }));
+    await expect(confirmStoredSession({ session: '20250102-030405-000000', env: env() })).rejects.toThrow(/was compile-only \(no GPU measured it\): there is no time to confirm/);
+  });
+
+  it('a session whose task folder is gone', async () => {
+    await expect(confirmStoredSession({ session: SID, env: env() })).rejects.toThrow(/task folder \/tasks\/saxpy does not load/);
+  });
+
+  it('no GPU of the session\'s model here, naming the model', async () => {
+    // The built-in axpy task, so the task loads; no GPU (KERNELDUEL_NO_GPU).
+    s.close();
+    const { resolveTask } = await import('../main/engine/task/resolve.js');
+    const t = resolveTask('axpy');
+    s = createSession(root, makeMeta('20250102-030405-111111', { task: { name: t.manifest.name, dir: t.dir, manifestHash: t.hash } }));
+    await expect(confirmStoredSession({ session: '20250102-030405-111111', env: env() })).rejects.toThrow(/no usable NVIDIA GPU here: session 20250102-030405-111111 was measured on NVIDIA GeForce RTX 4090/);
+  });
+
+  it('a bad top and an unknown session', async () => {
+    await expect(confirmStoredSession({ session: SID, top: 0, env: env() })).rejects.toThrow(/top must be a whole number from 1 to 50/);
+    await expect(confirmStoredSession({ session: '20990101-000000-ffffff', env: env() })).rejects.toThrow(/20990101-000000-ffffff/);
+  });
+});
