@@ -79,13 +79,13 @@ describe('confirmSession', () => {
 
   it('keeps a variant that fails its confirmation as failed, with the reason, and ranks the others', async () => {
     seed();
-    const failed: EvalResult = { ...timedResult(0.2), check: { ok: false, checks: [], durationMs: 5 }, failure: { kind: 'wrong', reason: 'size 0: 12 of 1048576 elements differ\nmore' } };
+    const failed: EvalResult = { ...timedResult(0.2), check: { ok: false, checks: [], durationMs: 5 }, failure: { kind: 'correctness', reason: 'size 0: 12 of 1048576 elements differ\nmore' } };
     const r = await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: failed, 300: timedResult(0.26) }), { top: 2 });
     expect(r.bestId).toBe('v3');
     const v2 = r.variants.find((l) => l.variantId === 'v2')!;
     expect(v2.ms).toBeNull();
     expect(v2.speedup).toBeNull();
-    expect(v2.failure).toBe('wrong: size 0: 12 of 1048576 elements differ');
+    expect(v2.failure).toBe('correctness: size 0: 12 of 1048576 elements differ');
     expect(r.variants.at(-1)!.variantId).toBe('v2'); // failed ones last
   });
 
@@ -146,7 +146,7 @@ describe('confirmStoredSession refuses what cannot be measured again', () => {
 
   it('a REPLAY session', async () => {
     s.append({ type: 'variant', variant: makeVariant('v1', { origin: 'baseline' }) });
-    s.append({ type: 'result', variantId: 'v1', result: timedResult(0.5, { source: { kind: 'replay', recording: '/spaces/saxpy.json', gpu: 'NVIDIA H200' } }) });
+    s.append({ type: 'result', variantId: 'v1', result: timedResult(0.5, { source: { kind: 'replay', recording: '/spaces/saxpy.json' } }) });
     await expect(confirmStoredSession({ session: SID, env: env() })).rejects.toThrow(/is a REPLAY of \/spaces\/saxpy\.json: its times come from that recording/);
   });
 

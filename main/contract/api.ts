@@ -3,7 +3,7 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, CandidateLabel, Config, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PythonFigure, PytorchBaselines, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, CandidateLabel, Config, ConfirmLine, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PythonFigure, PytorchBaselines, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
 import type { SessionPayload } from './session-payload.js';
 // Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
@@ -90,6 +90,8 @@ export const ParamSchemas = {
   'sessions.baselines': z.strictObject({ id: SessionId }),
   /** A session's log rebuilt from its journal (what the run said as it went), for a session opened after its run. */
   'sessions.log': z.strictObject({ id: SessionId }),
+  // The session's baseline and `top` (default 3) fastest variants measured again with the precise timing (kernelduel confirm).
+  'sessions.confirm': z.strictObject({ id: SessionId, top: z.number().int().min(1).max(50).optional(), gpu: z.number().int().min(0).optional() }),
   'variants.get': z.strictObject({ sessionId: SessionId, variantId: VariantId }),
   /** The variant's PTX and SASS: built here (compile-only, the build cache) and disassembled with the CUDA toolkit's cuobjdump. */
   'variants.code': z.strictObject({ sessionId: SessionId, variantId: VariantId }),
@@ -375,6 +377,28 @@ export interface SessionDetail<Row extends VariantRow = VariantRow> {
   pytorchBaselines?: PytorchBaselinesDTO | null;
   plots: SessionPlots;
   run: RunState | null;
+  /** The session's confirmation (kernelduel confirm, sessions.confirm); null: none (absent in older cores). */
+  confirm?: ConfirmDTO | null;
+}
+
+/** One variant of a confirmation as sent (engine/base/types.ts ConfirmLine; no samples). */
+export interface ConfirmLineDTO extends ConfirmLine {
+  /** The GPU that measured it (its result's source), null when none did. */
+  gpu: string | null;
+  samples: number | null;
+  /** Executors x buffer placements the timed calls rotated over. */
+  contexts: number | null;
+  bufferSets: number | null;
+}
+
+/** A session's confirmation: the baseline, the confirmed variants (fastest first), and whether the precise ranking differs from the search's. */
+export interface ConfirmDTO {
+  timing: 'precise';
+  baseline: ConfirmLineDTO | null;
+  variants: ConfirmLineDTO[];
+  bestId: string | null;
+  /** The search's best, when the precise timing ranks another variant first. */
+  searchBestId: string | null;
 }
 
 export interface PythonSessionDTO {
@@ -573,6 +597,7 @@ export interface Results {
   'sessions.get': SessionPayload;
   'sessions.baselines': BaselineCurvesDTO;
   'sessions.log': LogLineDTO[];
+  'sessions.confirm': ConfirmDTO;
   'variants.get': VariantDetail;
   'variants.compare': CompareResult;
   'variants.code': KernelCodeDTO;

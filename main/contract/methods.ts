@@ -21,6 +21,7 @@ export const METHOD_NAMES = [
   'sessions.get',
   'sessions.baselines',
   'sessions.log',
+  'sessions.confirm',
   'variants.get',
   'variants.compare',
   'variants.code',

@@ -51,6 +51,17 @@ export function renderMarkdown(d: SessionDetail<FullVariantRow>): string {
   const base = d.variants.find((v) => v.id === d.baselineId);
   lines.push(`- Baseline: ${base ? `${base.id} ${ms(base.medianMs)}` : '-'}`);
   lines.push(`- Best: ${best ? `${best.id} ${ms(best.medianMs)} (${sp(best.speedup)} the baseline), ${cfg(best)}` : 'no variant was timed'}`, '');
+  const c = d.confirm;
+  if (c) {
+    // The figure to report: the precise timing's (kernelduel confirm), beside the search's.
+    lines.push('## Confirmation (precise timing)', '', '| variant | search median | precise median | 95% CI | speedup vs the precise baseline | interval |', '|---|---|---|---|---|---|');
+    for (const l of [...(c.baseline ? [c.baseline] : []), ...c.variants]) {
+      const isBase = l.variantId === c.baseline?.variantId;
+      lines.push(`| ${l.variantId}${isBase ? ' (baseline)' : ''} | ${ms(l.searchMs)} | ${l.ms === null ? `FAILED: ${mdCell(l.failure ?? 'not timed')}` : ms(l.ms)} | ${l.ciLowMs !== null ? `${ms(l.ciLowMs)} – ${ms(l.ciHighMs)}` : '-'} | ${isBase ? '1.000x' : l.speedup !== null ? `${l.speedup.toFixed(3)}x` : '-'} | ${l.speedupLow !== null ? `${l.speedupLow.toFixed(3)} – ${l.speedupHigh!.toFixed(3)}` : '-'} |`);
+    }
+    const cb = c.variants.find((l) => l.variantId === c.bestId);
+    lines.push('', `Confirmed best: ${cb ? `${cb.variantId}${cb.gpu ? ` on ${cb.gpu}` : ''}, measured ${cb.at}` : 'none'}${c.searchBestId ? ` (the search ranked ${c.searchBestId} first)` : ''}.`, '');
+  }
   const top = topRows(d, 10);
   if (top.length) {
     lines.push('## Fastest variants', '', '| variant | time (median) | 95% CI | speedup | config | regs | smem B |', '|---|---|---|---|---|---|---|');

@@ -25,7 +25,8 @@ import { variantCode } from './code.js';
 import { BaselineCurves } from './baselines.js';
 import { LlmSettingsStore, type SecretStore } from './llm.js';
 import { renderReport } from './report.js';
-import { buildOutcome } from './views.js';
+import { buildOutcome, confirmDTO } from './views.js';
+import { confirmStoredSession } from './confirm.js';
 import { Runs } from './run/runs.js';
 import type { RunThread } from './run/worker.js';
 
@@ -141,6 +142,10 @@ export class ApiService {
         return this.baselines.curves(info);
       },
       'sessions.log': (p) => this.sessions.log(p.id),
+      'sessions.confirm': async (p) => {
+        const { report } = await confirmStoredSession({ session: p.id, env: this.env, ...(p.top !== undefined ? { top: p.top } : {}), ...(p.gpu !== undefined ? { gpu: p.gpu } : {}) });
+        return confirmDTO(report);
+      },
       'variants.code': async (p) => {
         // Read the variant from a snapshot, then build outside it (a build can take a while).
         const req = this.sessions.withSession(p.sessionId, (s) => {

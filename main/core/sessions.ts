@@ -18,9 +18,10 @@ import { timingSetSpread } from '../engine/measure/stats.js';
 import { llmInfoOf } from '../engine/llm/variant-info.js';
 import { effectiveSource } from '../engine/source/effective.js';
 import { variantPerf } from './perf.js';
+import { confirmReport } from '../engine/session/confirm.js';
 import { journalLog } from './run/log.js';
 import { CoreError, errMsg } from './errors.js';
-import { baselineOf, duels, pytorchBaselinesOf, sessionPlots, variantRow, variantRows, type RooflineInput, type SessionEventLike, type SessionFacts } from './views.js';
+import { baselineOf, confirmDTO, duels, pytorchBaselinesOf, sessionPlots, variantRow, variantRows, type RooflineInput, type SessionEventLike, type SessionFacts } from './views.js';
 
 /** What the views need of a session. */
 export function factsOf(s: Session): SessionFacts {
@@ -222,6 +223,7 @@ export class SessionViews {
         python: pythonSession(s),
         pytorchBaselines: pytorchBaselinesOf(f),
         plots: sessionPlots(f, rows, roofline(s.meta.task.dir, s.meta.gpu?.name ?? null)),
+        confirm: ((r) => (r ? confirmDTO(r) : null))(confirmReport(s)),
       };
     });
     const entry = { key, detail };

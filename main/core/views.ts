@@ -2,9 +2,10 @@
 // plot series, build outcomes. No I/O here, so the shapes the UI depends on are testable without a GPU.
 import { GUARANTEE_LEVELS, type EvalResult, type VariantRecord } from '../engine/base/types.js';
 import { pytorchBaselinesIn, type SessionEvent } from '../engine/session/events.js';
+import type { ConfirmedVariant, ConfirmReport } from '../engine/session/confirm.js';
 import { parseCompilerMessages } from '../engine/build/compile.js';
 import { timedMedianMs } from '../engine/measure/verdict.js';
-import { baselineFigureMs, rooflinePoint, speedupOf, timelineOf, type PytorchBaselinesDTO, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow } from '../contract/api.js';
+import { baselineFigureMs, rooflinePoint, speedupOf, timelineOf, type PytorchBaselinesDTO, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow, type ConfirmDTO, type ConfirmLineDTO } from '../contract/api.js';
 
 export interface SessionEventLike {
   type: string;
@@ -182,4 +183,17 @@ export function buildOutcome(r: EvalResult['build']): BuildOutcome {
     ok: r.ok, arch: r.arch, command: r.command, messages: parseCompilerMessages(r.log ?? '', 'variant.cu'), resources: r.resources, log: r.log ?? '',
     durationMs: r.durationMs, cached: !!r.cached, failure: r.failure ? { kind: r.failure.kind, reason: r.failure.reason } : undefined,
   };
+}
+
+/** One line of a confirmation without its result (the samples stay in the journal). */
+function lineDTO(l: ConfirmedVariant): ConfirmLineDTO {
+  const t = l.ms !== null ? l.result.timing?.[0] : undefined;
+  const { variantId, origin, searchMs, ms, ciLowMs, ciHighMs, speedup, speedupLow, speedupHigh, failure, at } = l;
+  const gpu = l.result.source.kind === 'gpu' ? l.result.source.gpu : null;
+  return { variantId, origin, searchMs, ms, ciLowMs, ciHighMs, speedup, speedupLow, speedupHigh, failure, at, gpu, samples: t?.samplesMs?.length ?? null, contexts: t ? (t.contexts ?? 1) : null, bufferSets: t ? (t.bufferSets ?? 1) : null };
+}
+
+/** A confirmation as the contract sends it (no samples). */
+export function confirmDTO(r: ConfirmReport): ConfirmDTO {
+  return { timing: r.timing, baseline: r.baseline ? lineDTO(r.baseline) : null, variants: r.variants.map(lineDTO), bestId: r.bestId, searchBestId: r.searchBestId };
 }

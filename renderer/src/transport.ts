@@ -38,6 +38,7 @@ const CALL_TIMEOUT_MS: Partial<Record<MethodName, number>> = {
   'eval.build': 10 * 60_000,
   'variants.code': 10 * 60_000,
   'eval.run': 30 * 60_000,
+  'sessions.confirm': 30 * 60_000,
   'runs.start': 5 * 60_000,
   'sessions.baselines': 5 * 60_000,
   'llm.testConnection': 5 * 60_000,

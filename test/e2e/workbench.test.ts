@@ -22,6 +22,7 @@ import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
 import { bigReplaySession } from '../fixtures/big-session.js';
 import { h200FoundationSession } from '../fixtures/h200-foundation-session.js';
 import { h200StagesSession } from '../fixtures/h200-stages-session.js';
+import { confirmSessionFixture } from '../fixtures/confirm-session.js';
 import { setsSession } from '../fixtures/sets-session.js';
 import { answer } from '../fixtures/llm/answers.js';
 import { NO_NVCC } from '../fixtures/toolchain.js';
@@ -533,6 +534,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const md = fs.readFileSync((await report.path())!, 'utf8');
     expect(md).toContain('# KernelDuel run report: axpy');
     expect(md).toContain('REPLAY');
+    // A REPLAY session cannot be confirmed: the button is off and says why.
+    expect(await page.getByTestId('export-confirm').isDisabled()).toBe(true);
+    expect(await page.getByTestId('export-confirm-blocked').innerText()).toMatch(/Not available: a REPLAY session: its times come from .*axpy/);
     await shot('export');
   });
 
@@ -823,6 +827,30 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await sets.waitFor();
     expect(await sets.innerText()).toMatch(/150\.00 µs · 165\.00 µs · 135\.00 µs · 150\.00 µs .*their mean's sd is 4\.08% of the median: placement, which the interval above leaves out and more samples do not shrink/);
     await shot('variant-sets');
+  });
+
+  it('shows a session\'s confirmation in the Export view: the precise medians, speedups with their intervals, a changed ranking (FIXTURE results)', async () => {
+    const { id } = confirmSessionFixture({ home, root: ROOT });
+    await page.goto(url);
+    await expect.poll(() => page.getByTestId('session-picker').locator(`option[value="${id}"]`).count(), { timeout: 30_000 }).toBe(1);
+    await page.getByTestId('session-picker').selectOption(id);
+    await page.getByTestId('nav-export').click();
+    const table = page.getByTestId('confirm-table');
+    await table.waitFor();
+    const rows = await table.locator('tbody tr').allInnerTexts();
+    expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(['v0', 'v2', 'v1']);
+    expect(rows[1]).toMatch(/160\.60 µs\s+159\.80 µs ±0\.04%\s+1\.747× \(1\.745–1\.748\)/);
+    expect(await page.getByTestId('confirm-note').allInnerTexts()).toEqual([
+      expect.stringMatching(/^Confirmed best: v2, 1\.747× the baseline \(precise timing on FIXTURE \(no GPU ran: hand-written results\), 15000 samples over 4 executors × 16 placements; /),
+      'The search ranked v1 first; the precise timing ranks v2 first, so "Best variant" exports v2.',
+    ]);
+    expect(await page.getByTestId('export-best').innerText()).toContain('v2 (confirmed)');
+    await shot('export-confirmed');
+    // Confirming again needs a GPU of the session's model: here there is none, and the error says so.
+    await page.getByTestId('export-confirm').click();
+    await page.getByTestId('error').waitFor({ timeout: 60_000 });
+    expect(await page.getByTestId('error').innerText()).toContain(`no usable NVIDIA GPU here: session ${id} was measured on FIXTURE (no GPU ran: hand-written results)`);
+    await page.getByTestId('error').locator('button').click();
   });
 
   it('imports a Kernel Tuner cache from the task list (an upload to the server): listed as a REPLAY-only task; the same name again is replaced only if confirmed', async () => {

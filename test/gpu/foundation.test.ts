@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { resolveTask, builtinTaskNames } from '../../main/engine/task/resolve.js';
 import { defaultConfig } from '../../main/engine/task/space.js';
 import { sizeLayout } from '../../main/engine/task/manifest.js';
-import { benchVariant, evaluatorFor, fixture } from './helpers.js';
+import { benchVariant, evaluatorFor, fixture, gpuOrThrow } from './helpers.js';
 import type { VariantSpec } from '../../main/engine/base/types.js';
 
 const softmax = resolveTask('softmax');
@@ -148,4 +148,47 @@ test('an exported variant re-measures as exported: export → eval gives the sam
   const b = again.timing![0].medianMs;
   console.log(`# export round trip: ${a.toFixed(4)} ms measured, ${b.toFixed(4)} ms re-measured from the exported file`);
   assert.ok(Math.abs(b - a) / a < 0.02, `${a} ms then ${b} ms`);
+});
+
+test('kernelduel confirm: a session\'s baseline and best measured again with the precise timing; two confirmations agree on the speedup within 1%, and the export carries it', async () => {
+  const { createSession, newSessionId } = await import('../../main/engine/session/store.js');
+  const { confirmStoredSession } = await import('../../main/core/confirm.js');
+  const { exportVariant } = await import('../../main/engine/export/cu.js');
+  const { openSession } = await import('../../main/engine/session/store.js');
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const gpu = await gpuOrThrow();
+  const ev = await evaluatorFor(softmax);
+  const at = new Date().toISOString();
+  const base = { id: 'v0', source: softmax.baselineSource, config: defaultConfig(softmax), flags: { opt: 3 as const }, origin: 'baseline', parents: [], createdAt: at };
+  const best = { id: 'v1', source: softmax.baselineSource, config: { ...defaultConfig(softmax), BLOCK: 256, TPR: 32, VEC: 4, ONLINE: 1 }, flags: { opt: 3 as const }, origin: 'random', parents: ['v0'], createdAt: at };
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-gpu-confirm-'));
+  const s = createSession(path.join(home, 'sessions'), { id: newSessionId(), task: { name: 'softmax', dir: softmax.dir, manifestHash: softmax.hash }, gpu: { name: gpu.name, uuid: gpu.uuid, arch: gpu.arch! }, settings: {}, createdAt: at, kernelduelVersion: 'test' });
+  for (const v of [base, best]) {
+    s.append({ type: 'variant', variant: v });
+    const r = await ev.evaluate(v);
+    assert.equal(r.failure, undefined, r.failure?.reason);
+    s.append({ type: 'result', variantId: v.id, result: r });
+  }
+  ev.close();
+  const dir = s.dir;
+  s.close();
+  const speedups: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const { report } = await confirmStoredSession({ session: dir, top: 1, env: { ...process.env, KERNELDUEL_HOME: home } });
+    const l = report.variants[0];
+    assert.equal(l.variantId, 'v1');
+    assert.equal(l.failure, null);
+    const t = l.result.timing![0];
+    assert.equal(t.contexts, 4, 'the precise timing runs over 4 executors');
+    console.log(`# confirm ${i + 1}: baseline ${report.baseline!.ms!.toFixed(4)} ms, v1 ${l.ms!.toFixed(4)} ms ±${(t.relNoise * 100).toFixed(3)}% (${t.samplesMs.length} samples), speedup ${l.speedup!.toFixed(4)}x [${l.speedupLow!.toFixed(4)}, ${l.speedupHigh!.toFixed(4)}] (search ${l.searchMs!.toFixed(4)} ms)`);
+    speedups.push(l.speedup!);
+  }
+  assert.ok(Math.abs(speedups[1] - speedups[0]) / speedups[0] < 0.01, `speedups ${speedups.join(' and ')}`);
+  const s2 = openSession(dir);
+  const file = path.join(home, 'best.cu');
+  exportVariant(s2, 'best', file);
+  s2.close();
+  assert.match(fs.readFileSync(file, 'utf8'), /Confirmed:\s+\d\.\d+ ms median \(precise timing: \d+ samples over 4 executors/);
 });

@@ -195,6 +195,28 @@ export interface GpuActivity {
   simulated?: boolean;
 }
 
+/** One variant's line of a session's confirmation (kernelduel confirm: engine/session/confirm.ts): the search's median beside the precise one. */
+export interface ConfirmLine {
+  variantId: string;
+  origin: string;
+  /** The search's median (timing[0]) when it was measured; null when it was not timed. */
+  searchMs: number | null;
+  /** The confirmation's median (timing[0]), null when it failed. */
+  ms: number | null;
+  /** The confirmation median's 95% interval. */
+  ciLowMs: number | null;
+  ciHighMs: number | null;
+  /** Precise baseline / precise variant (>1: faster), null without both. */
+  speedup: number | null;
+  /** Bounds of that ratio from the two intervals (baseline low / variant high .. baseline high / variant low). */
+  speedupLow: number | null;
+  speedupHigh: number | null;
+  /** Why the confirmation has no time (it failed its check, its build, the GPU...). */
+  failure: string | null;
+  /** When it was confirmed (journal time). */
+  at: string;
+}
+
 export interface EvalResult {
   build: BuildResult;
   check?: CheckResult;

@@ -6,7 +6,7 @@
 // in the wrong order, and the speedup it reports moves by that much from run to run. A confirmation
 // journals one `confirm` event per variant (the search's results stay as they were); the speedups
 // below are precise median over precise median, the baseline's and the variant's, same size.
-import type { EvalResult, VariantRecord } from '../base/types.js';
+import type { ConfirmLine, EvalResult, VariantRecord } from '../base/types.js';
 import { isTimedSuccess } from '../measure/verdict.js';
 import type { MeasuredSpec } from '../measure/measurer.js';
 import type { SessionEvent } from './events.js';
@@ -15,26 +15,8 @@ import type { Session } from './store.js';
 /** The timing a confirmation used (the only one so far). */
 export type ConfirmTiming = 'precise';
 
-/** One variant's line of a confirmation. */
-export interface ConfirmedVariant {
-  variantId: string;
-  origin: string;
-  /** The search's median (timing[0]) when it was measured; null when it was not timed. */
-  searchMs: number | null;
-  /** The confirmation's median (timing[0]), null when it failed. */
-  ms: number | null;
-  /** The confirmation median's 95% interval. */
-  ciLowMs: number | null;
-  ciHighMs: number | null;
-  /** Precise baseline / precise variant (>1: faster), null without both. */
-  speedup: number | null;
-  /** Bounds of that ratio from the two intervals (baseline low / variant high .. baseline high / variant low). */
-  speedupLow: number | null;
-  speedupHigh: number | null;
-  /** Why the confirmation has no time (it failed its check, its build, the GPU...). */
-  failure: string | null;
-  /** When it was confirmed (journal time). */
-  at: string;
+/** One variant's line of a confirmation, with the result it was measured with. */
+export interface ConfirmedVariant extends ConfirmLine {
   result: EvalResult;
 }
 
