@@ -47,19 +47,33 @@ export function reportJson(r: ConfirmReport): unknown {
 /** Confirms a session and prints as it goes; resolves to the report (throws a CoreError naming why it cannot). */
 export async function runConfirm(sessionId: string, o: ConfirmFlags, log: (s: string) => void): Promise<ConfirmReport> {
   const t0 = Date.now();
-  const { report, sessionId: sid } = await confirmStoredSession({
-    session: sessionId, ...(o.top !== undefined ? { top: o.top } : {}), ...(o.gpu !== undefined ? { gpu: o.gpu } : {}),
-    onNote: (s) => log(`note: ${s}`),
-    onStart: (s) => {
-      if (!o.json) log(`confirming session ${s.sessionId} on GPU ${s.gpu.index} (${s.gpu.name}${s.gpu.uuid ? `, ${s.gpu.uuid}` : ''}): ${s.variants} variants with the precise timing (at least 2.5 s of calls each over 4 executors; every variant checked again)`);
-    },
-    onVariant: (v, i, n) => {
-      if (!o.json) log(`  [${i}/${n}] ${v.id} (${v.origin}) ...`);
-    },
-    onResult: (v, r) => {
-      if (o.json) process.stdout.write(JSON.stringify({ type: 'confirm', variantId: v.id, failure: r.failure ?? null, medianMs: r.timing?.[0]?.medianMs ?? null, ciLowMs: r.timing?.[0]?.ciLowMs ?? null, ciHighMs: r.timing?.[0]?.ciHighMs ?? null }) + '\n');
-    },
-  });
+  // Ctrl-C: stop after the variant being measured; the session keeps the confirmations made so far.
+  const ac = new AbortController();
+  const stop = (): void => {
+    log('\nstopping after the current variant (Ctrl-C again to kill; the confirmations so far are journaled)');
+    ac.abort();
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', stop);
+  let done: Awaited<ReturnType<typeof confirmStoredSession>>;
+  try {
+    done = await confirmStoredSession({
+      session: sessionId, signal: ac.signal, ...(o.top !== undefined ? { top: o.top } : {}), ...(o.gpu !== undefined ? { gpu: o.gpu } : {}),
+      onNote: (s) => log(`note: ${s}`),
+      onStart: (s) => {
+        if (!o.json) log(`confirming session ${s.sessionId} on GPU ${s.gpu.index} (${s.gpu.name}${s.gpu.uuid ? `, ${s.gpu.uuid}` : ''}): ${s.variants} variants with the precise timing (at least 2.5 s of calls each over 4 executors; every variant checked again)`);
+      },
+      onVariant: (v, i, n) => {
+        if (!o.json) log(`  [${i}/${n}] ${v.id} (${v.origin}) ...`);
+      },
+      onResult: (v, r) => {
+        if (o.json) process.stdout.write(JSON.stringify({ type: 'confirm', variantId: v.id, failure: r.failure ?? null, medianMs: r.timing?.[0]?.medianMs ?? null, ciLowMs: r.timing?.[0]?.ciLowMs ?? null, ciHighMs: r.timing?.[0]?.ciHighMs ?? null }) + '\n');
+      },
+    });
+  } finally {
+    process.removeListener('SIGINT', stop);
+  }
+  const { report, sessionId: sid } = done;
   if (o.json) process.stdout.write(JSON.stringify({ type: 'report', sessionId: sid, report: reportJson(report) }) + '\n');
   else {
     for (const l of describeConfirmReport(report, sid)) log(l);

@@ -549,7 +549,10 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
       log(`best${tag}: ${best.variant.id} ${fmtMs(best.medianMs)}${best.speedup ? `, ${best.speedup.toFixed(2)}× the baseline` : ''}; config ${JSON.stringify(best.variant.config)}${best.variant.transforms?.length ? ` transforms ${best.variant.transforms.join(' ')}` : ''}${JSON.stringify(best.variant.flags) !== '{"opt":3}' ? ` flags ${JSON.stringify(best.variant.flags)}` : ''}`);
       // A recorded space without kernel source (imported from Kernel Tuner or a T4 file) has nothing to export as .cu.
       if (best.variant.source === '') log(`the recording has no kernel source: the configuration above is the result (kernelduel export-space writes the recording for Kernel Tuner's simulation mode)`);
-      else log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);
+      else {
+        if (!replay && o.confirm === undefined) log(`for the figure to report: kernelduel confirm ${started.sessionId} (the baseline and the 3 fastest again with the precise timing, ~10 s a variant)`);
+        log(`export it with: kernelduel export ${started.sessionId} --best -o ${taskName}-best.cu`);
+      }
     } else log(`no variant was timed (${started.compileOnly ? 'compile-only' : 'all failed'}); export one by its id: kernelduel export ${started.sessionId} --variant <id> -o ${taskName}-variant.cu`);
   }
   if (o.confirm !== undefined && !stopped && !replay && runOptions.backend.kind !== 'python') {
