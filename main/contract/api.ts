@@ -381,6 +381,14 @@ export interface SessionDetail<Row extends VariantRow = VariantRow> {
   confirm?: ConfirmDTO | null;
 }
 
+/**
+ * What one evaluation of a workbench run's SIMULATED GPU takes (runs.start simulateGpus; core/run/runs.ts): long enough
+ * that the host's own work between results (journal, strategy, events) is a small part of each GPU's
+ * busy share (at 20 ms two simulated GPUs read 54% and 73% busy for ~45% of real waiting; at 100 ms
+ * 83% and 89% for ~80%), short enough for a demo of a pool run.
+ */
+export const SIMULATED_GPU_LATENCY_MS = 100;
+
 /** One variant of a confirmation as sent (engine/base/types.ts ConfirmLine; no samples). */
 export interface ConfirmLineDTO extends ConfirmLine {
   /** The GPU that measured it (its result's source), null when none did. */

@@ -829,6 +829,31 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await shot('variant-sets');
   });
 
+  it('a REPLAY run on 2 SIMULATED GPUs shows each GPU\'s activity: state, results, evaluations a minute, busy share (issue 19\'s panel)', async () => {
+    await page.goto(url);
+    await page.getByTestId('nav-run').click();
+    await page.getByTestId('run-task').selectOption('axpy');
+    await page.getByTestId('run-strategy').selectOption('random');
+    const backend = page.getByTestId('run-backend');
+    const replay = await backend.locator('option', { hasText: 'REPLAY: h200/axpy.json' }).first().getAttribute('value');
+    await backend.selectOption(replay!);
+    await page.getByTestId('run-simulate-gpus').fill('2');
+    expect(await page.getByTestId('run-replay-note').innerText()).toContain('by 2 SIMULATED GPUs');
+    await page.getByTestId('run-budget').fill('80');
+    await page.getByTestId('run-start').click();
+    const panel = page.getByTestId('gpu-activity');
+    await panel.waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.getByTestId('progress-text').innerText(), { timeout: 60_000 }).toMatch(/^finished · 80\/80/);
+    const rows = await panel.locator('tbody tr').allInnerTexts();
+    expect(rows).toHaveLength(2);
+    // Both simulated GPUs measured part of the 80 (and the baseline), and say so.
+    const results = rows.map((r) => Number(r.split('\t')[3]));
+    expect(results.every((n) => n > 0), rows.join('\n')).toBe(true);
+    expect(results[0] + results[1]).toBeGreaterThanOrEqual(80);
+    expect(await panel.innerText()).toMatch(/SIMULATED/);
+    await shot('run-simulated-gpus');
+  });
+
   it('shows a session\'s confirmation in the Export view: the precise medians, speedups with their intervals, a changed ranking (FIXTURE results)', async () => {
     const { id } = confirmSessionFixture({ home, root: ROOT });
     await page.goto(url);

@@ -8,7 +8,7 @@ import type { LoopEvent } from '../../engine/search/loop.js';
 import { isLlmStrategyName, isRunStrategyName, RUN_STRATEGY_NAMES } from '../../engine/search/strategies.js';
 import type { LlmSettings } from '../../engine/llm/settings.js';
 import type { Task } from '../../engine/task/manifest.js';
-import type { RunState } from '../../contract/api.js';
+import { SIMULATED_GPU_LATENCY_MS, type RunState } from '../../contract/api.js';
 import { CoreError, errMsg } from '../errors.js';
 import type { EventHub } from '../events.js';
 import { pickGpu, pickGpus } from '../gpus.js';
@@ -90,7 +90,7 @@ export class Runs {
     // The same preparation as the CLI's, in a worker thread: task, backend, session, action space, strategy.
     const opts: RunOptions = {
       task: task.dir, strategy: p.strategy, budget: p.budget, seed, sessionsRoot: this.o.sessionsRoot,
-      backend: recording ? { kind: 'replay', recording, seed, ...(p.simulateGpus ? { simulateGpus: { count: p.simulateGpus, latencyMs: [20] } } : {}) } : p.gpus !== undefined ? { kind: 'gpu', gpus: p.gpus } : p.gpu === null ? { kind: 'gpu', noGpu: true } : { kind: 'gpu', gpu: p.gpu },
+      backend: recording ? { kind: 'replay', recording, seed, ...(p.simulateGpus ? { simulateGpus: { count: p.simulateGpus, latencyMs: [SIMULATED_GPU_LATENCY_MS] } } : {}) } : p.gpus !== undefined ? { kind: 'gpu', gpus: p.gpus } : p.gpu === null ? { kind: 'gpu', noGpu: true } : { kind: 'gpu', gpu: p.gpu },
       ...(llm && p.llm ? { llm: p.llm.settings, apiKey: p.llm.apiKey } : {}),
       ...(p.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
     };

@@ -7,6 +7,7 @@ import { Split } from '../layout.js';
 import { VariantTree } from './Tree.js';
 import { GpuActivityPanel } from './GpuActivity.js';
 import { EmptyState } from './Empty.js';
+import { SIMULATED_GPU_LATENCY_MS } from '../../../main/contract/api.js';
 
 function fmtEta(s: number | null): string {
   if (s === null || !Number.isFinite(s)) return 'ETA –';
@@ -16,14 +17,14 @@ function fmtEta(s: number | null): string {
 }
 
 /** Starts a run with the form's values (also the palette's "Run"). */
-export async function startRun(p: { task: string; strategy: string; budget: number; backend: string }): Promise<void> {
+export async function startRun(p: { task: string; strategy: string; budget: number; backend: string; simulateGpus?: number }): Promise<void> {
   const { api, setError } = useApp.getState();
   if (!api) return;
   try {
     const rec = p.backend.startsWith('rec:') ? p.backend.slice(4) : null;
     const all = !rec && p.backend === 'gpu:all'; // one run on every GPU
     const gpu = !rec && !all && p.backend !== 'gpu:none' ? Number(p.backend.slice(4)) : null;
-    const st = await api.call('runs.start', { task: p.task, strategy: p.strategy, budget: p.budget, gpu, ...(all ? { gpus: 'all' as const } : {}), ...(rec ? { recording: rec } : {}) });
+    const st = await api.call('runs.start', { task: p.task, strategy: p.strategy, budget: p.budget, gpu, ...(all ? { gpus: 'all' as const } : {}), ...(rec ? { recording: rec, ...(p.simulateGpus ? { simulateGpus: p.simulateGpus } : {}) } : {}) });
     useApp.setState((s) => ({ runs: { ...s.runs, [st.sessionId]: st } }));
     await useApp.getState().refreshSessions();
     await useApp.getState().openSession(st.sessionId);
@@ -63,6 +64,8 @@ export function RunView() {
   const [strategy, setStrategy] = useState('contrastive');
   const [budget, setBudget] = useState(60);
   const [backend, setBackend] = useState<string>('gpu:none');
+  // With a recording: replay it on this many SIMULATED GPUs (0: one replay, no pool), as optimize --simulate-gpus.
+  const [simGpus, setSimGpus] = useState(0);
   const [starting, setStarting] = useState(false);
   const logRef = useRef<HTMLDivElement>(null);
 
@@ -127,7 +130,7 @@ export function RunView() {
   const start = async (): Promise<void> => {
     if (!task) return;
     setStarting(true);
-    await startRun({ task: task.id, strategy, budget, backend: backendValid ? backend : 'gpu:none' });
+    await startRun({ task: task.id, strategy, budget, backend: backendValid ? backend : 'gpu:none', ...(recording && backendValid && simGpus > 0 ? { simulateGpus: simGpus } : {}) });
     setStarting(false);
   };
 
@@ -142,13 +145,18 @@ export function RunView() {
           <option value="gpu:none">no GPU (compile-only)</option>
           {recordings.map((r) => <option key={r} value={`rec:${r}`}>REPLAY: {r.split('/').slice(-2).join('/')}{r === sessionRec && !task?.recordings.includes(r) ? ' (the open session\'s)' : ''}</option>)}
         </select></label>
+        {recording && backendValid && (
+          <label title={`A pool run's scheduling without GPUs: each SIMULATED GPU answers from the recording after ${SIMULATED_GPU_LATENCY_MS} ms (optimize --simulate-gpus). 0: no pool.`}>
+            SIMULATED GPUs <input data-testid="run-simulate-gpus" type="number" min={0} max={16} value={simGpus} onChange={(e) => setSimGpus(Math.max(0, Math.min(16, Math.round(Number(e.target.value) || 0))))} style={{ width: 48 }} />
+          </label>
+        )}
         <label>Budget <input data-testid="run-budget" type="number" min={0} max={100000} value={budget} onChange={(e) => setBudget(Number(e.target.value))} /></label>
         <button className="primary" data-testid="run-start" onClick={() => void start()} disabled={!task || starting} title="Start a new session with these settings (Ctrl+Shift+P: Run)">{starting ? 'Starting…' : 'Start'}</button>
         <button data-testid="run-pause" onClick={() => void controlRun('runs.pause')} disabled={!live || run?.phase !== 'running'}>Pause</button>
         <button data-testid="run-resume" onClick={() => void controlRun('runs.resume')} disabled={!live || run?.phase !== 'paused'}>Resume</button>
         <button data-testid="run-stop" onClick={() => void controlRun('runs.stop')} disabled={!live}>Stop</button>
       </div>
-      {recording && backendValid && <div className="replay-note" data-testid="run-replay-note">REPLAY: measurements will be answered from the recorded space {recording.split('/').slice(-3).join('/')}, not measured on a GPU.</div>}
+      {recording && backendValid && <div className="replay-note" data-testid="run-replay-note">REPLAY: measurements will be answered from the recorded space {recording.split('/').slice(-3).join('/')}, not measured on a GPU{simGpus > 0 ? `, by ${simGpus} SIMULATED GPUs (a pool run's scheduling: each answers after ${SIMULATED_GPU_LATENCY_MS} ms)` : ''}.</div>}
       {(strategy === 'llm' || strategy === 'mixed') && (
         <div className="muted" data-testid="run-llm-note">
           The {strategy} policy asks the model set in <a href="#" onClick={(e) => { e.preventDefault(); setView('llm'); }}>LLM policy</a>; its code is screened, built, checked and timed like any variant.
