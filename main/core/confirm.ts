@@ -9,7 +9,7 @@ import { resolveTaskOrSpace } from '../engine/measure/space-task.js';
 import type { Task } from '../engine/task/manifest.js';
 import { confirmCandidates, confirmSession, type ConfirmReport } from '../engine/session/confirm.js';
 import { markRunning, runState } from '../engine/session/running.js';
-import { pythonDeviceOf } from '../engine/session/run-settings.js';
+import { pythonDeviceOf, runSettingsOf } from '../engine/session/run-settings.js';
 import { openSession, sessionsRoot } from '../engine/session/store.js';
 import type { Evaluator } from '../engine/measure/evaluate.js';
 import { CoreError, errMsg } from './errors.js';
@@ -73,7 +73,15 @@ export async function confirmStoredSession(c: ConfirmChoice): Promise<{ sessionI
     const recording = recordingOf(session);
     if (recording) throw new CoreError('failed', `session ${meta.id} is a REPLAY of ${recording}: its times come from that recording, and no GPU here measured them; confirm a session measured on a GPU`);
     if (pythonDeviceOf(meta.settings)) throw new CoreError('failed', `session ${meta.id} searched Python candidates: a confirmation re-times CUDA variants with the judge's precise timing (Python candidates are timed by the Python runner)`);
-    if (!meta.gpu) throw new CoreError('failed', `session ${meta.id} was compile-only (no GPU measured it): there is no time to confirm`);
+    let backend;
+    try {
+      backend = runSettingsOf(meta).backend;
+    } catch (e) {
+      throw new CoreError('failed', errMsg(e));
+    }
+    if (!meta.gpu || (backend?.kind === 'gpu' && backend.compileOnly)) throw new CoreError('failed', `session ${meta.id} was compile-only (no GPU measured it): there is no time to confirm`);
+    // Built for the architecture the search built for (--arch), else the GPU's.
+    const arch = (backend?.kind === 'gpu' && backend.arch) || meta.gpu.arch || undefined;
     let task: Task;
     try {
       task = resolveTaskOrSpace(meta.task.dir);
@@ -82,7 +90,7 @@ export async function confirmStoredSession(c: ConfirmChoice): Promise<{ sessionI
     }
     if (task.hash !== meta.task.manifestHash) c.onNote?.(`task ${task.manifest.name} changed since session ${meta.id} started: its variants are checked against the task as it is now`);
     const gpu = await confirmGpu({ id: meta.id, gpu: meta.gpu }, c);
-    const ev = c.evaluatorFor ? await c.evaluatorFor(task, gpu) : await makeEvaluator(task, { gpu, arch: meta.gpu.arch || undefined, precise: true, env });
+    const ev = c.evaluatorFor ? await c.evaluatorFor(task, gpu) : await makeEvaluator(task, { gpu, arch, precise: true, env });
     const unmark = markRunning(session.dir);
     try {
       const todo = confirmCandidates(session, top);
