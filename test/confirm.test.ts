@@ -75,6 +75,8 @@ describe('confirmSession', () => {
     expect(v3.speedupHigh).toBeCloseTo((0.5 * 1.01) / (0.249 * 0.99), 10);
     expect(v3.searchMs).toBe(0.251);
     expect(r.baseline?.variantId).toBe('v1');
+    // 0.2504 against 0.2490 is 0.56% apart: more than fresh precise timings spread, so not tied.
+    expect(r.tiedWithBest).toEqual([]);
   });
 
   it('keeps a variant that fails its confirmation as failed, with the reason, and ranks the others', async () => {
@@ -100,6 +102,13 @@ describe('confirmSession', () => {
     expect(r.bestId).toBe('v2');
     expect(r.variants[0].speedup).toBeCloseTo(2, 12);
     expect(r.variants[0].result.timing![0].samplesMs).toEqual([0.25, 0.25, 0.25]);
+  });
+
+  it('variants within the precise timing\'s reproducibility of the best are tied with it', async () => {
+    seed();
+    const r = await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2495), 300: timedResult(0.2490), 400: timedResult(0.2499) }), { top: 3 });
+    expect(r.bestId).toBe('v3');
+    expect(r.tiedWithBest).toEqual(['v2']); // 0.20% apart; v4 at 0.36% is not
   });
 
   it('a later confirmation of a variant replaces its earlier one in the report', async () => {

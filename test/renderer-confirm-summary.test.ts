@@ -21,6 +21,8 @@ const fixture = (): ConfirmDTO => ({
   ],
   bestId: 'v7',
   searchBestId: 'v3',
+  tiedWithBest: [],
+  reproducibility: 0.0035,
 });
 
 describe('confirmRows', () => {
@@ -38,6 +40,9 @@ describe('confirmNotes', () => {
     const n = confirmNotes(fixture());
     expect(n[0]).toBe('Confirmed best: v7, 2.008× the baseline (precise timing on NVIDIA H200, 9000 samples over 4 executors × 16 placements; 2026-12-05T07:00:00.000Z).');
     expect(n[1]).toBe('The search ranked v3 first; the precise timing ranks v7 first, so "Best variant" exports v7.');
+    expect(n).toHaveLength(2);
+    // 0.2490 and 0.2495 ms (0.2% apart): tied within what fresh precise timings reproduce.
+    expect(confirmNotes({ ...fixture(), tiedWithBest: ['v3'] })[2]).toBe('v3 is within 0.35% of v7: fresh precise timings of one variant spread that much, so it is tied with it (a duel tells them apart).');
   });
 
   it('says when the baseline failed and nothing was confirmed', () => {

@@ -407,6 +407,9 @@ export interface ConfirmDTO {
   bestId: string | null;
   /** The search's best, when the precise timing ranks another variant first. */
   searchBestId: string | null;
+  /** Variants within the precise timing's reproducibility of the best (engine/session/confirm.ts PRECISE_REPRODUCIBILITY), and that bound. */
+  tiedWithBest: string[];
+  reproducibility: number;
 }
 
 export interface PythonSessionDTO {

@@ -3,7 +3,7 @@
 // This file only parses arguments and prints.
 import type { Command } from 'commander';
 import { confirmStoredSession } from '../../core/confirm.js';
-import type { ConfirmReport, ConfirmedVariant } from '../../engine/session/confirm.js';
+import { PRECISE_REPRODUCIBILITY, type ConfirmReport, type ConfirmedVariant } from '../../engine/session/confirm.js';
 import { fmtMs } from './format.js';
 
 export interface ConfirmFlags {
@@ -33,6 +33,7 @@ export function describeConfirmReport(r: ConfirmReport, sessionId: string): stri
     const best = r.variants.find((l) => l.variantId === r.bestId)!;
     out.push(`confirmed best: ${best.variantId}${best.speedup !== null ? `, ${best.speedup.toFixed(3)}× the baseline (precise timing)` : ''}`);
     if (r.searchBestId) out.push(`the search ranked ${r.searchBestId} first; the precise timing ranks ${r.bestId} first, and export --best now takes ${r.bestId}`);
+    if (r.tiedWithBest.length) out.push(`${r.tiedWithBest.join(', ')} ${r.tiedWithBest.length === 1 ? 'is' : 'are'} within ${(PRECISE_REPRODUCIBILITY * 100).toFixed(2)}% of ${r.bestId}: fresh precise timings of one variant spread that much, so they are tied with it (a duel tells them apart: export both, then kernelduel eval <task> one.cu --duel other.cu)`);
     out.push(`export it with: kernelduel export ${sessionId} --best -o <file>.cu (its header carries the confirmed figure)`);
   } else out.push('no variant was confirmed with a time');
   return out;

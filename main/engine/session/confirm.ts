@@ -15,6 +15,13 @@ import type { Session } from './store.js';
 /** The timing a confirmation used (the only one so far). */
 export type ConfirmTiming = 'precise';
 
+/**
+ * How far apart two precise medians of fresh processes may be for the same variant: the suite's
+ * 5-process spreads were 0.02–0.33% on an H200 (bench/results/h200-timing-stability-precise-d406e4f.md).
+ * Variants whose confirmed medians are closer than this to the best are tied with it.
+ */
+export const PRECISE_REPRODUCIBILITY = 0.0035;
+
 /** One variant's line of a confirmation, with the result it was measured with. */
 export interface ConfirmedVariant extends ConfirmLine {
   result: EvalResult;
@@ -29,6 +36,8 @@ export interface ConfirmReport {
   bestId: string | null;
   /** The search's best among the confirmed variants, when the confirmation ranks another one first. */
   searchBestId: string | null;
+  /** Confirmed variants within PRECISE_REPRODUCIBILITY of the best's median: not told apart by separate precise timings. */
+  tiedWithBest: string[];
 }
 
 /** The variants a confirmation measures: the baseline and the `top` fastest correct, timed variants by the search's median. */
@@ -92,6 +101,7 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
   return {
     timing: 'precise', baseline, variants: lines, bestId: best?.variantId ?? null,
     searchBestId: best && bySearch && bySearch.variantId !== best.variantId ? bySearch.variantId : null,
+    tiedWithBest: best ? lines.filter((l) => l !== best && l.ms !== null && l.ms < best.ms! * (1 + PRECISE_REPRODUCIBILITY)).map((l) => l.variantId) : [],
   };
 }
 
