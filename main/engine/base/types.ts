@@ -208,7 +208,11 @@ export interface ConfirmLine {
   ciHighMs: number | null;
   /** Precise baseline / precise variant (>1: faster), null without both. */
   speedup: number | null;
-  /** Bounds of that ratio from the two intervals (baseline low / variant high .. baseline high / variant low). */
+  /**
+   * Bounds of that ratio: from the two medians' 95% intervals (baseline low / variant high .. baseline
+   * high / variant low), widened by what fresh precise timings of one variant spread
+   * (engine/session/confirm.ts PRECISE_REPRODUCIBILITY), which an interval of one process leaves out.
+   */
   speedupLow: number | null;
   speedupHigh: number | null;
   /** Why the confirmation has no time (it failed its check, its build, the GPU...). */

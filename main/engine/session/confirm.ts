@@ -67,11 +67,24 @@ function failureOf(r: EvalResult): string | null {
   return 'not timed';
 }
 
-/** The session's confirmations as a report (the last `confirm` event of each variant), or null when it has none. */
+/**
+ * The session's confirmation as a report, or null when it has none: the latest confirmation that
+ * measured a variant besides the baseline (else the latest), never mixing two (a baseline timed on
+ * another day against a variant timed today); within it, each variant's last result.
+ */
 export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 'resultOf'>): ConfirmReport | null {
-  const last = new Map<string, { result: EvalResult; at: string }>();
-  for (const { rec, t } of session.entries()) if (rec.type === 'confirm') last.set(rec.variantId, { result: rec.result, at: t });
-  if (!last.size) return null;
+  const runs = new Map<string, Map<string, { result: EvalResult; at: string }>>();
+  for (const { rec, t } of session.entries()) {
+    if (rec.type !== 'confirm') continue;
+    const key = rec.run ?? '';
+    const run = runs.get(key) ?? new Map<string, { result: EvalResult; at: string }>();
+    runs.delete(key); // re-inserted: the map's order is that of each confirmation's last event
+    run.set(rec.variantId, { result: rec.result, at: t });
+    runs.set(key, run);
+  }
+  const all = [...runs.values()];
+  if (!all.length) return null;
+  const last = [...all].reverse().find((r) => [...r.keys()].some((id) => session.variant(id)?.origin !== 'baseline')) ?? all[all.length - 1];
   let baseline: ConfirmedVariant | null = null;
   const lines: ConfirmedVariant[] = [];
   for (const [id, { result, at }] of last) {
@@ -92,8 +105,9 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
     const t = l.result.timing[0];
     const bt = isTimedSuccess(baseline!.result) ? (baseline!.result.timing.find((x) => x.size === t.size) ?? b) : b;
     l.speedup = bt.medianMs / t.medianMs;
-    l.speedupLow = bt.ciLowMs / t.ciHighMs;
-    l.speedupHigh = bt.ciHighMs / t.ciLowMs;
+    // A median's interval is of its own process; fresh processes spread by up to PRECISE_REPRODUCIBILITY more.
+    l.speedupLow = bt.ciLowMs / t.ciHighMs / (1 + PRECISE_REPRODUCIBILITY);
+    l.speedupHigh = (bt.ciHighMs / t.ciLowMs) * (1 + PRECISE_REPRODUCIBILITY);
   }
   lines.sort((x, y) => (x.ms ?? Infinity) - (y.ms ?? Infinity));
   const best = lines.find((l) => l.ms !== null) ?? null;
@@ -126,12 +140,13 @@ export async function confirmSession(session: Session, measurer: { evaluate(spec
   if (!variants.length) throw new Error(`session ${session.meta.id} has no variant that was checked correct and timed: nothing to confirm`);
   if (!baseline) throw new Error(`session ${session.meta.id} has no baseline: a speedup cannot be confirmed without one`);
   const todo = [baseline, ...variants];
+  const run = new Date().toISOString();
   for (const [i, v] of todo.entries()) {
     if (o.signal?.aborted) break;
     o.onVariant?.(v, i + 1, todo.length);
     const result = await measurer.evaluate(v, { signal: o.signal });
     if (o.signal?.aborted) break;
-    const ev: SessionEvent = { type: 'confirm', variantId: v.id, timing: 'precise', result };
+    const ev: SessionEvent = { type: 'confirm', variantId: v.id, timing: 'precise', result, run };
     session.append(ev);
     o.onResult?.(v, result);
   }

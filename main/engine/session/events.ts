@@ -95,7 +95,11 @@ export const SessionEventSchema = z.discriminatedUnion('type', [
    * A variant measured again for the session's final figure (`kernelduel confirm`: session/confirm.ts),
    * with the precise timing; the search's own result of the variant stays as it was.
    */
-  z.object({ type: z.literal('confirm'), variantId: z.string().min(1), timing: z.literal('precise'), result: EvalResultSchema }),
+  z.object({
+    type: z.literal('confirm'), variantId: z.string().min(1), timing: z.literal('precise'), result: EvalResultSchema,
+    /** Which confirmation it belongs to (its start, ISO time): a report never mixes two. */
+    run: z.string().optional(),
+  }),
 ]);
 
 /** Events as they are in the journal. */
