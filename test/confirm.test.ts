@@ -11,6 +11,8 @@ import { createSession, openSession, openSessionReadOnly, type Session } from '.
 import { confirmCandidates, confirmReport, confirmSession } from '../main/engine/session/confirm.js';
 import { exportVariant } from '../main/engine/export/cu.js';
 import { confirmStoredSession } from '../main/core/confirm.js';
+import { listSessions } from '../main/engine/session/list.js';
+import { describeSession } from '../main/doors/cli/format.js';
 import type { MeasuredSpec } from '../main/engine/measure/measurer.js';
 import type { EvalResult } from '../main/engine/base/types.js';
 import { makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
@@ -137,6 +139,19 @@ describe('confirmSession', () => {
     await expect(confirmSession(s, fixtureMeasurer({}), {})).rejects.toThrow(/no variant that was checked correct and timed: nothing to confirm/);
     expect(() => confirmCandidates(s, 0)).toThrow(/top must be a whole number/);
     expect(confirmReport(s)).toBeNull();
+  });
+});
+
+describe('the session listing after a confirmation', () => {
+  it('shows the confirmed best and its precise speedup, from summary.json and from the journal alone', async () => {
+    seed();
+    expect(listSessions(root)[0].confirmed).toBeUndefined();
+    await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2504), 300: timedResult(0.2490) }), { top: 2 });
+    const listed = listSessions(root)[0];
+    expect(listed.confirmed).toEqual({ variantId: 'v3', speedup: 0.5 / 0.249 });
+    expect(describeSession(listed)).toContain('confirmed v3 2.008× (precise)');
+    fs.rmSync(path.join(root, SID, 'summary.json'));
+    expect(listSessions(root)[0].confirmed).toEqual({ variantId: 'v3', speedup: 0.5 / 0.249 });
   });
 });
 

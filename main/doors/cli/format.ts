@@ -53,8 +53,9 @@ export function describeSession(s: SessionSummary): string {
   const py = pythonDeviceOf(settings);
   const where = replay ? `REPLAY${sim}` : py === 'cpu' ? 'python CPU (CPU times)' : py === 'cuda' ? `python ${s.meta?.gpu?.name ?? 'GPU'}` : s.meta ? (s.meta.gpu ? `${pool}${s.meta.gpu.name}` : 'compile-only') : '?';
   const best = s.best ? `  best ${fmtMs(s.best.medianMs)}${s.best.speedup ? ` ${s.best.speedup.toFixed(2)}×` : ''}${replay ? ' [REPLAY]' : py === 'cpu' ? ' [CPU]' : ''}` : '';
+  const confirmed = s.confirmed ? `  confirmed ${s.confirmed.variantId}${s.confirmed.speedup ? ` ${s.confirmed.speedup.toFixed(3)}×` : ''} (precise)` : '';
   const hint = s.status === 'interrupted' ? ' (kernelduel optimize --resume ' + s.id + ')' : '';
-  return `${s.id}  ${s.meta?.task.name ?? '?'}  ${strategy}  ${where}  ${s.results} results${budget}  ${s.status ?? ''}${hint}${best}${s.tornTail ? '  (torn last line: repaired when opened)' : ''}${s.error ? `  ERROR ${s.error}` : ''}`;
+  return `${s.id}  ${s.meta?.task.name ?? '?'}  ${strategy}  ${where}  ${s.results} results${budget}  ${s.status ?? ''}${hint}${best}${confirmed}${s.tornTail ? '  (torn last line: repaired when opened)' : ''}${s.error ? `  ERROR ${s.error}` : ''}`;
 }
 
 /** The optimize summary's PyTorch baselines line: each baseline's time and the best's speedup over it, or why there is none. */

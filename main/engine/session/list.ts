@@ -22,6 +22,8 @@ export interface SessionSummary {
   status?: SessionStatus | 'interrupted';
   budgetUsed?: number;
   best?: { variantId: string; medianMs: number; speedup: number | null };
+  /** The session's confirmation (kernelduel confirm): its best and that best's precise speedup. */
+  confirmed?: { variantId: string; speedup: number | null };
   /** The journal ends in a torn line (a crash); it is repaired when the session is opened. */
   tornTail?: boolean;
   /** Why the session could not be read; the other fields are then partial. */
@@ -71,12 +73,13 @@ function readCounts(dir: string, s: SessionSummary): void {
       if (d.status) s.status = d.status;
       if (d.budgetUsed !== undefined) s.budgetUsed = d.budgetUsed;
       if (d.best) s.best = { ...d.best };
+      if (d.confirmed) s.confirmed = { ...d.confirmed };
       if (scan.droppedTornTail) s.tornTail = true;
       return;
     }
   }
   const j = Journal.parseBuffer<StoredSessionEvent>(jf, buf, { validate: parseSessionEvent });
-  const r = summarize(j.records);
+  const r = summarize(j.entries);
   s.variants = r.variants;
   s.results = r.results;
   if (r.status) {
@@ -84,6 +87,7 @@ function readCounts(dir: string, s: SessionSummary): void {
     s.budgetUsed = r.budgetUsed;
   }
   if (r.best) s.best = r.best;
+  if (r.confirmed) s.confirmed = r.confirmed;
   if (j.droppedTornTail) s.tornTail = true;
   else if (buf.length > 0) {
     writeSummaryFile(dir, { v: 1, journalSeq: j.entries.length, journalBytes: buf.length, ...r, writtenAt: new Date().toISOString() });

@@ -13,7 +13,8 @@ import { Journal, JournalError, type JournalEntry } from './journal.js';
 import { parseSessionEvent, SessionMetaSchema, type SessionEvent, type SessionMeta, type SessionStatus, type StoredSessionEvent, type StoredVariantRecord } from './events.js';
 import { encodeSessionEvent, resolveResult } from './encoding.js';
 import { computeBest, type BestVariant } from './best.js';
-import { bestSummary, readSummaryFile, SUMMARY_INTERVAL_MS, writeSummaryFile, type SummaryFile } from './summary.js';
+import { bestSummary, confirmedSummary, readSummaryFile, SUMMARY_INTERVAL_MS, writeSummaryFile, type SummaryFile } from './summary.js';
+import { confirmReport } from './confirm.js';
 
 export const SESSION_FILE = 'session.json';
 export const JOURNAL_FILE = 'journal.jsonl';
@@ -236,7 +237,7 @@ export class Session {
     journal.append(ev);
     this.index(journal.lastEntry()!);
     this.summaryFresh = false;
-    if (ev.type === 'status' || ((ev.type === 'result' || ev.type === 'variant') && Date.now() - this.lastSummaryAt >= SUMMARY_INTERVAL_MS)) {
+    if (ev.type === 'status' || ev.type === 'confirm' || ((ev.type === 'result' || ev.type === 'variant') && Date.now() - this.lastSummaryAt >= SUMMARY_INTERVAL_MS)) {
       this.writeSummary();
     }
   }
@@ -256,6 +257,7 @@ export class Session {
       results,
       ...(st ? { status: st.status, ...(st.budgetUsed !== undefined ? { budgetUsed: st.budgetUsed } : {}) } : {}),
       best: bestSummary(this.best()),
+      ...((c) => (c ? { confirmed: c } : {}))(confirmedSummary(confirmReport(this))),
       writtenAt: new Date().toISOString(),
     };
     this.summaryFresh = writeSummaryFile(this.dir, data);

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { EvalResult, VariantRecord } from '../base/types.js';
 import { writeFileAtomic } from '../base/atomic.js';
-import type { SessionStatus, StoredSessionEvent, StoredVariantRecord } from './events.js';
+import type { SessionEvent, SessionStatus, StoredSessionEvent, StoredVariantRecord } from './events.js';
+import type { JournalEntry } from './journal.js';
+import { confirmReport, type ConfirmReport } from './confirm.js';
 import { computeBest, type BestVariant } from './best.js';
 
 export const SUMMARY_FILE = 'summary.json';
@@ -28,6 +30,8 @@ const SummaryFileSchema = z.object({
   status: z.enum(['running', 'paused', 'stopped', 'finished']).optional(),
   budgetUsed: z.number().optional(),
   best: z.object({ variantId: z.string(), medianMs: z.number(), speedup: z.number().nullable() }).optional(),
+  /** The session's confirmation (kernelduel confirm): its best and that best's precise speedup. */
+  confirmed: z.object({ variantId: z.string(), speedup: z.number().nullable() }).optional(),
   writtenAt: z.string(),
 });
 export type SummaryFile = z.infer<typeof SummaryFileSchema>;
@@ -61,8 +65,15 @@ export function bestSummary(b: BestVariant | null): SummaryFile['best'] {
   return b ? { variantId: b.variant.id, medianMs: b.medianMs, speedup: b.speedup } : undefined;
 }
 
-/** Counts, status and best of a session from its journal records (listSessions without a usable summary). */
-export function summarize(records: StoredSessionEvent[]): SummaryCounts {
+/** A confirmation report's best for summary.json. */
+export function confirmedSummary(r: ConfirmReport | null): SummaryFile['confirmed'] {
+  const best = r?.variants.find((l) => l.variantId === r.bestId);
+  return best ? { variantId: best.variantId, speedup: best.speedup } : undefined;
+}
+
+/** Counts, status, best and confirmation of a session from its journal entries (listSessions without a usable summary). */
+export function summarize(entries: JournalEntry<StoredSessionEvent>[]): SummaryCounts {
+  const records = entries.map((e) => e.rec);
   const variants = new Map<string, StoredVariantRecord>();
   const results = new Map<string, EvalResult>();
   let status: SessionStatus | undefined;
@@ -80,5 +91,7 @@ export function summarize(records: StoredSessionEvent[]): SummaryCounts {
   for (const id of variants.keys()) if (results.has(id)) n++;
   // computeBest reads only ids, origins and results: stored variants (source by hash) do.
   const best = bestSummary(computeBest([...variants.values()] as VariantRecord[], (id) => results.get(id)));
-  return { variants: variants.size, results: n, ...(status ? { status, budgetUsed } : {}), ...(best ? { best } : {}) };
+  // confirmReport reads ids, origins, results and the confirm events' medians: stored records do.
+  const confirmed = confirmedSummary(confirmReport({ entries: () => entries as JournalEntry<SessionEvent>[], variant: (id) => variants.get(id) as VariantRecord | undefined, resultOf: (id) => results.get(id) }));
+  return { variants: variants.size, results: n, ...(status ? { status, budgetUsed } : {}), ...(best ? { best } : {}), ...(confirmed ? { confirmed } : {}) };
 }
