@@ -53,6 +53,9 @@ describe('sessions.confirm', () => {
     expect(c.variants[0]).toMatchObject({ ms: 0.249, searchMs: 0.251, samples: 3, contexts: 1, bufferSets: 1 });
     expect(c.variants[0].speedup).toBeCloseTo(0.5 / 0.249, 12);
     expect(Object.keys(c.variants[0])).not.toContain('result');
+    // The session list (the picker) and the session's own summary say it too.
+    expect((await service.handlers()['sessions.list']({})).find((x) => x.id === SID)!.confirmed).toEqual({ variantId: 'v2', speedup: 0.5 / 0.249 });
+    expect((await service.handlers()['sessions.get']({ id: SID })).summary.confirmed).toEqual({ variantId: 'v2', speedup: 0.5 / 0.249 });
     // The run report carries it, beside the search's figures.
     const md = (await service.handlers()['export.report']({ sessionId: SID, format: 'md' })).content;
     expect(md).toContain('## Confirmation (precise timing)');

@@ -244,6 +244,8 @@ export interface SessionSummaryDTO {
   results: number;
   status: string | null;
   best: { variantId: string; medianMs: number; speedup: number | null } | null;
+  /** The session's confirmation (kernelduel confirm): its best and that best's precise speedup (absent: none). */
+  confirmed?: { variantId: string; speedup: number | null };
   gpu: string | null;
   replay: boolean;
   error?: string;

@@ -10,7 +10,7 @@ import { loadTask, sizeLayout, type Task } from '../engine/task/manifest.js';
 import { measuredLimits } from '../engine/platform/gpu/limits.js';
 import { listSessions, type SessionSummary } from '../engine/session/list.js';
 import { runState } from '../engine/session/running.js';
-import { bestSummary } from '../engine/session/summary.js';
+import { bestSummary, confirmedSummary } from '../engine/session/summary.js';
 import { openSessionReadOnly, type Session } from '../engine/session/store.js';
 import { pythonDeviceOf, replayRecordingOf } from '../engine/session/run-settings.js';
 import { GUARANTEE_LEVELS, type EvalResult, type TimingResult } from '../engine/base/types.js';
@@ -96,9 +96,10 @@ function summaryOf(s: Session, variants: number, results: number, best: ReturnTy
   const run = runState(s.dir);
   const status = run ?? st?.status ?? (variants > 0 ? 'interrupted' : undefined);
   const b = bestSummary(best);
+  const c = confirmedSummary(confirmReport(s));
   return {
     id: s.id, dir: s.dir, meta: s.meta, variants, results,
-    ...(status ? { status } : {}), ...(st?.budgetUsed !== undefined ? { budgetUsed: st.budgetUsed } : {}), ...(b ? { best: b } : {}), ...(s.recoveredFromCrash ? { tornTail: true } : {}),
+    ...(status ? { status } : {}), ...(st?.budgetUsed !== undefined ? { budgetUsed: st.budgetUsed } : {}), ...(b ? { best: b } : {}), ...(c ? { confirmed: c } : {}), ...(s.recoveredFromCrash ? { tornTail: true } : {}),
   };
 }
 
@@ -184,7 +185,7 @@ export class SessionViews {
     return {
       id: s.id, task: s.meta?.task.name ?? '?', createdAt: s.meta?.createdAt ?? '', strategy: typeof settings.strategy === 'string' ? settings.strategy : '?',
       budget: typeof settings.budget === 'number' ? settings.budget : null, variants: s.variants, results: s.results, status: this.live(s.id) ? 'running' : (s.status ?? null),
-      best: s.best ?? null, gpu: s.meta?.gpu?.name ?? null, replay: replayRecordingOf(settings) !== null, ...(s.error ? { error: s.error } : {}),
+      best: s.best ?? null, gpu: s.meta?.gpu?.name ?? null, replay: replayRecordingOf(settings) !== null, ...(s.confirmed ? { confirmed: s.confirmed } : {}), ...(s.error ? { error: s.error } : {}),
     };
   }
 

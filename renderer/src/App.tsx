@@ -25,7 +25,7 @@ function SessionPicker() {
         <option value="">(none)</option>
         {sessions.map((s) => (
           <option key={s.id} value={s.id}>
-            {s.task} · {s.strategy} · {s.results}/{s.variants}{s.replay ? ' · REPLAY' : ''}{s.status ? ` · ${s.status}` : ''} · {s.id}
+            {s.task} · {s.strategy} · {s.results}/{s.variants}{s.replay ? ' · REPLAY' : ''}{s.status ? ` · ${s.status}` : ''}{s.confirmed?.speedup ? ` · confirmed ${s.confirmed.speedup.toFixed(3)}×` : ''} · {s.id}
           </option>
         ))}
       </select>

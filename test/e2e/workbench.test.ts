@@ -831,6 +831,10 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
 
   it('a REPLAY run on 2 SIMULATED GPUs shows each GPU\'s activity: state, results, evaluations a minute, busy share (issue 19\'s panel)', async () => {
     await page.goto(url);
+    // The newest session opens by itself and the run form follows it (its task) once loaded: wait for
+    // that, then close it, so the form keeps what is chosen below.
+    await expect.poll(() => page.getByTestId('session-picker').inputValue(), { timeout: 30_000 }).not.toBe('');
+    await page.getByTestId('session-picker').selectOption('');
     await page.getByTestId('nav-run').click();
     await page.getByTestId('run-task').selectOption('axpy');
     await page.getByTestId('run-strategy').selectOption('random');
@@ -870,6 +874,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
       'The search ranked v1 first; the precise timing ranks v2 first, so "Best variant" exports v2.',
     ]);
     expect(await page.getByTestId('export-best').innerText()).toContain('v2 (confirmed)');
+    expect(await page.getByTestId('session-picker').locator(`option[value="${id}"]`).innerText()).toContain('confirmed 1.747×');
     await shot('export-confirmed');
     // Confirming again needs a GPU of the session's model: here there is none, and the error says so.
     await page.getByTestId('export-confirm').click();
