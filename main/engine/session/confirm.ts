@@ -7,7 +7,7 @@
 // journals one `confirm` event per variant (the search's results stay as they were); the speedups
 // below are precise median over precise median, the baseline's and the variant's, same size.
 import type { ConfirmLine, EvalResult, VariantRecord } from '../base/types.js';
-import { isTimedSuccess } from '../measure/verdict.js';
+import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import type { MeasuredSpec } from '../measure/measurer.js';
 import type { SessionEvent } from './events.js';
 import type { Session } from './store.js';
@@ -57,8 +57,6 @@ export function confirmCandidates(session: Session, top: number): { baseline: Va
   return { baseline, variants: timed.slice(0, top).map((x) => x.v) };
 }
 
-const msOf = (r: EvalResult | undefined): number | null => (isTimedSuccess(r) ? r.timing[0].medianMs : null);
-
 function failureOf(r: EvalResult): string | null {
   if (isTimedSuccess(r)) return null;
   if (r.failure) return `${r.failure.kind}: ${r.failure.reason.split('\n')[0]}`;
@@ -91,7 +89,7 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
     const v = session.variant(id);
     const t = isTimedSuccess(result) ? result.timing[0] : null;
     const line: ConfirmedVariant = {
-      variantId: id, origin: v?.origin ?? '?', searchMs: msOf(session.resultOf(id)),
+      variantId: id, origin: v?.origin ?? '?', searchMs: timedMedianMs(session.resultOf(id)),
       ms: t?.medianMs ?? null, ciLowMs: t?.ciLowMs ?? null, ciHighMs: t?.ciHighMs ?? null,
       speedup: null, speedupLow: null, speedupHigh: null, failure: failureOf(result), at, result,
     };

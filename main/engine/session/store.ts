@@ -97,6 +97,8 @@ export class Session {
   /** summary.json describes the journal as it is now. */
   private summaryFresh = false;
   private lastSummaryAt = 0;
+  /** A confirm event was read or appended (summaries then carry the confirmation). */
+  private confirmed = false;
 
   constructor(
     readonly dir: string,
@@ -189,6 +191,7 @@ export class Session {
         break;
       case 'confirm':
         resolveResult(ev.result);
+        this.confirmed = true;
         break;
       case 'status':
         this.lastStatus = { status: ev.status, budgetUsed: ev.budgetUsed };
@@ -257,7 +260,8 @@ export class Session {
       results,
       ...(st ? { status: st.status, ...(st.budgetUsed !== undefined ? { budgetUsed: st.budgetUsed } : {}) } : {}),
       best: bestSummary(this.best()),
-      ...((c) => (c ? { confirmed: c } : {}))(confirmedSummary(confirmReport(this))),
+      // Only a session with confirm events has a report: no scan of the journal on every summary of a run.
+      ...((c) => (c ? { confirmed: c } : {}))(this.confirmed ? confirmedSummary(confirmReport(this)) : undefined),
       writtenAt: new Date().toISOString(),
     };
     this.summaryFresh = writeSummaryFile(this.dir, data);
