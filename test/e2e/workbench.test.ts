@@ -856,6 +856,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(results[0] + results[1]).toBeGreaterThanOrEqual(80);
     expect(await panel.innerText()).toMatch(/SIMULATED/);
     await shot('run-simulated-gpus');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await shot('run-simulated-gpus-1024');
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   it('shows a session\'s confirmation in the Export view: the precise medians, speedups with their intervals, a changed ranking (FIXTURE results)', async () => {
@@ -876,6 +879,9 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(await page.getByTestId('export-best').innerText()).toContain('v2 (confirmed)');
     expect(await page.getByTestId('session-picker').locator(`option[value="${id}"]`).innerText()).toContain('confirmed 1.747×');
     await shot('export-confirmed');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await shot('export-confirmed-1024');
+    await page.setViewportSize({ width: 1440, height: 900 });
     // Confirming again needs a GPU of the session's model: here there is none, and the error says so.
     await page.getByTestId('export-confirm').click();
     await page.getByTestId('error').waitFor({ timeout: 60_000 });
