@@ -41,9 +41,20 @@ export async function gpuOrThrow(): Promise<GpuInfo> {
 
 export const workRoot = mkdtempSync(join(tmpdir(), 'kd-gpu-'));
 
+const open = new Set<Evaluator>();
+
 export async function evaluatorFor(task: Task, extra: Partial<EvaluatorOptions> = {}): Promise<Evaluator> {
   const [toolchain, gpu] = await Promise.all([findToolchain(), gpuOrThrow()]);
-  return new Evaluator({ task, toolchain, gpu, workRoot, ...extra });
+  const ev = new Evaluator({ task, toolchain, gpu, workRoot, ...extra });
+  open.add(ev);
+  return ev;
+}
+
+/** Closes every evaluator evaluatorFor made (each judge holds a task's reference outputs in GPU memory: a file of
+ *  many tests that never closed theirs ran out of memory on an 80 GB H100). For `afterEach`. */
+export function closeEvaluators(): void {
+  for (const ev of open) ev.close();
+  open.clear();
 }
 
 /** One case of the hostile corpus (test/hostile/cases.json; `$KERNELDUEL_TEST_DATA/hostile` in the GPU bundle). */
