@@ -139,7 +139,7 @@ export function RunView() {
       <div className="run-controls" data-testid="run-form">
         <label>Task <select data-testid="run-task" value={taskId} onChange={(e) => setTaskId(e.target.value)}>{tasks.map((t) => <option key={t.id} value={t.id}>{t.name}</option>)}</select></label>
         <label>Strategy <select data-testid="run-strategy" value={strategy} onChange={(e) => setStrategy(e.target.value)}>{(env?.strategies ?? []).map((s) => <option key={s.name} value={s.name} title={s.description}>{s.name}</option>)}</select></label>
-        <label>Measure on <select data-testid="run-backend" value={backendValid ? backend : 'gpu:none'} onChange={(e) => setBackend(e.target.value)}>
+        <label>Measure on <select data-testid="run-backend" title={recording ? `REPLAY: ${recording}` : undefined} value={backendValid ? backend : 'gpu:none'} onChange={(e) => setBackend(e.target.value)}>
           {(env?.gpus ?? []).map((g) => <option key={g.index} value={`gpu:${g.index}`}>GPU {g.index}: {g.name}</option>)}
           {(env?.gpus.length ?? 0) > 1 && <option value="gpu:all">all {env!.gpus.length} GPUs, one run</option>}
           <option value="gpu:none">no GPU (compile-only)</option>
@@ -151,10 +151,12 @@ export function RunView() {
           </label>
         )}
         <label>Budget <input data-testid="run-budget" type="number" min={0} max={100000} value={budget} onChange={(e) => setBudget(Number(e.target.value))} /></label>
-        <button className="primary" data-testid="run-start" onClick={() => void start()} disabled={!task || starting} title="Start a new session with these settings (Ctrl+Shift+P: Run)">{starting ? 'Starting…' : 'Start'}</button>
-        <button data-testid="run-pause" onClick={() => void controlRun('runs.pause')} disabled={!live || run?.phase !== 'running'}>Pause</button>
-        <button data-testid="run-resume" onClick={() => void controlRun('runs.resume')} disabled={!live || run?.phase !== 'paused'}>Resume</button>
-        <button data-testid="run-stop" onClick={() => void controlRun('runs.stop')} disabled={!live}>Stop</button>
+        <span className="run-buttons">
+          <button className="primary" data-testid="run-start" onClick={() => void start()} disabled={!task || starting} title="Start a new session with these settings (Ctrl+Shift+P: Run)">{starting ? 'Starting…' : 'Start'}</button>
+          <button data-testid="run-pause" onClick={() => void controlRun('runs.pause')} disabled={!live || run?.phase !== 'running'}>Pause</button>
+          <button data-testid="run-resume" onClick={() => void controlRun('runs.resume')} disabled={!live || run?.phase !== 'paused'}>Resume</button>
+          <button data-testid="run-stop" onClick={() => void controlRun('runs.stop')} disabled={!live}>Stop</button>
+        </span>
       </div>
       {recording && backendValid && <div className="replay-note" data-testid="run-replay-note">REPLAY: measurements will be answered from the recorded space {recording.split('/').slice(-3).join('/')}, not measured on a GPU{simGpus > 0 ? `, by ${simGpus} SIMULATED GPUs (a pool run's scheduling: each answers after ${SIMULATED_GPU_LATENCY_MS} ms)` : ''}.</div>}
       {(strategy === 'llm' || strategy === 'mixed') && (
