@@ -196,8 +196,8 @@ function write(): void {
     const withPhases = withStages.filter(({ b }) => b.captureContextMs);
     if (withPhases.length) {
       lines.push('', "### The capture processes' own time (median ms a variant, whether a capture ran inside its evaluation or ahead of it)", '',
-        'start: process and sandbox start; context: the CUDA context (cudaFree(0)); lockdown: system-call filter, Landlock; runtime code: the recorder of code libraries load at run time (CUPTI); load: the variant\'s library; buffers: the first size\'s; calls: every size\'s calls, the stream capture and the graph walk; write: the work description; exit: teardown until the engine sees the end.', '',
-        '| task | start | context | lockdown | runtime code | load | buffers | calls | write | exit | captures |', '|---|---|---|---|---|---|---|---|---|---|---|');
+        'start: process and sandbox start; context: the CUDA context (cudaFree(0)); lockdown: system-call filter, Landlock; runtime code: the recorder of code libraries load at run time (CUPTI); wait: a gated process (captureGate) waiting, ready, for its place on the GPU, off it; load: the variant\'s library; buffers: the first size\'s; calls: every size\'s calls, the stream capture and the graph walk; write: the work description; exit: teardown until the engine sees the end.', '',
+        '| task | start | context | lockdown | runtime code | wait | load | buffers | calls | write | exit | captures |', '|---|---|---|---|---|---|---|---|---|---|---|---|');
       for (const { task, b } of withPhases) lines.push(`| ${task} | ${CAPTURE_PHASE_STAGES.map((k) => ms(b, k)).join(' | ')} | ${b.captureContextMs.n} |`);
     }
   }

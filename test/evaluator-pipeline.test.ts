@@ -34,6 +34,24 @@ const filter = process.env.KERNELDUEL_SYSCALL_FILTER === 'off' ? 'off (KERNELDUE
 if (mode === 'probe') {
   result('ok', { name: 'Fake GPU', cc: '9.0', sms: 1, l2Bytes: 1, globalMemBytes: 1, emptyWallMs: 0.01, syscallFilter: filter, driverApi: 'ok', capture: 'ok' });
 } else if (mode === 'capture') {
+  // Gated (the last argument "gate"): say ready, then wait for "go" on stdin, as kd_capture.h's
+  // await_gate; the variant's folder gets the times of both (gate-ready, gate-go).
+  let tGo = null;
+  if (process.argv[7] === 'gate') {
+    fs.appendFileSync(lib + '.gate-ready', Date.now() + '\\n');
+    process.stdout.write('kd-ready\\n');
+    const line = await new Promise((r) => {
+      let b = '';
+      process.stdin.on('data', (c) => { b += c; if (b.includes('\\n')) r(b.split('\\n')[0]); });
+      process.stdin.on('end', () => r(b));
+    });
+    if (line !== 'go') {
+      result('runtime', { syscallFilter: filter }, 'capture: the engine did not open the gate');
+      process.exit(0);
+    }
+    tGo = Date.now();
+    fs.appendFileSync(lib + '.gate-go', tGo + '\\n');
+  }
   if (lib.includes('capcrash')) process.kill(process.pid, 'SIGSEGV');
   else if (lib.includes('caphang')) setTimeout(() => {}, 1e9);
   else if (lib.includes('hog')) {
@@ -56,7 +74,9 @@ if (mode === 'probe') {
     const t = Date.now();
     const phasesMs = lib.includes('phaseliar')
       ? { main: tMain, context: t, locked: t, runtimeCode: t, loaded: t, ready: t - 5000, sizes: t, written: t }
-      : { main: tMain, context: tMain + 0.25, locked: tMain + 0.5, runtimeCode: tMain + 0.75, loaded: tMain + 1, ready: tMain + 1.25, sizes: Math.max(t, tMain + 1.5), written: Math.max(t, tMain + 1.5) + 0.125 };
+      : tGo !== null
+        ? { main: tMain, context: tMain + 0.25, locked: tMain + 0.5, runtimeCode: tMain + 0.75, go: tGo, loaded: tGo + 0.25, ready: tGo + 0.5, sizes: Math.max(t, tGo + 0.75), written: Math.max(t, tGo + 0.75) + 0.125 }
+        : { main: tMain, context: tMain + 0.25, locked: tMain + 0.5, runtimeCode: tMain + 0.75, loaded: tMain + 1, ready: tMain + 1.25, sizes: Math.max(t, tMain + 1.5), written: Math.max(t, tMain + 1.5) + 0.125 };
     result('ok', { syscallFilter: filter, sizes: [{ size: 0, ops: 1, kernels: 1, scratchBytes: 0 }], modules: [lib], phasesMs });
   }
 } else if (mode === 'judge') {
@@ -287,6 +307,86 @@ describe('the evaluator with a stand-in harness', () => {
       expect(await modes({})).toEqual(['capture-ahead shared', 'duel exclusive']);
     } finally {
       delete process.env.KERNELDUEL_CAPTURE_BESIDE_DUELS;
+    }
+  });
+
+  it('with captureGate a capture started ahead makes its context while another job holds the GPU and runs the variant only in its own place; an evaluation that needs it meanwhile lets it go on under its place', async () => {
+    type Q = { run: <T>(mode: string, fn: () => Promise<T>, what?: string) => Promise<T> };
+    const lines = (f: string): number[] => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8').trim().split('\n').map(Number) : []);
+    const waitFor = async (f: string): Promise<void> => {
+      for (let i = 0; i < 300 && !fs.existsSync(f); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    const file = path.join(fs.mkdtempSync(path.join(root, 'trace-')), 't.jsonl');
+    process.env.KERNELDUEL_TRACE = file;
+    const ev = make({ gpu: { ...gpu, uuid: 'GPU-fake-gate' }, captureGate: true, captureBesideDuels: true });
+    (ev as unknown as { overlapAllowed: () => boolean }).overlapAllowed = () => true;
+    try {
+      await ev.evaluate(spec('fast')); // the judge and the duel's sides exist before the race below
+      await ev.evaluate(spec('slow'));
+      // Another job has the GPU alone (as a timing): the gated process gets ready, and waits.
+      let free: () => void = () => undefined;
+      const held = (ev as unknown as { queue: () => Q }).queue().run('exclusive', () => new Promise<void>((r) => (free = r)), 'time held');
+      const lib = path.join(libs, 'gated1', 'variant.so');
+      const ahead = ev.prepare(spec('gated1'));
+      await waitFor(`${lib}.gate-ready`);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(lines(`${lib}.gate-ready`)).toHaveLength(1);
+      expect(fs.existsSync(`${lib}.gate-go`)).toBe(false); // nothing of the variant ran beside the held GPU
+      const freedAt = Date.now();
+      free();
+      await held;
+      const d = await ev.duel(spec('fast'), spec('slow')); // its place comes beside this duel
+      await ahead;
+      expect(d.failure).toBeUndefined();
+      expect(lines(`${lib}.gate-go`)).toHaveLength(1);
+      expect(lines(`${lib}.gate-go`)[0]).toBeGreaterThanOrEqual(freedAt);
+      // The evaluation finds the capture done; its stages say how long the process waited, ready.
+      const r = await ev.evaluate(spec('gated1'));
+      expect(r.failure).toBeUndefined();
+      expect(lines(`${lib}.gate-ready`)).toHaveLength(1);
+      expect(r.stages?.captureWaitMs).toBeGreaterThanOrEqual(90);
+      // Nothing waits for a duel here: the evaluation that needs the capture lets it go on in its own
+      // place at once, instead of waiting for the capture's place (2 s without a duel, or never).
+      const lib2 = path.join(libs, 'gated2', 'variant.so');
+      const ahead2 = ev.prepare(spec('gated2'));
+      await waitFor(`${lib2}.gate-ready`);
+      const r2 = await ev.evaluate(spec('gated2'));
+      expect(r2.failure).toBeUndefined();
+      const go2 = lines(`${lib2}.gate-go`);
+      expect(go2).toHaveLength(1);
+      await ahead2;
+      const trace = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { t: number; ev: string; what: string });
+      const checkGot = trace.find((l) => l.ev === 'got' && l.what === 'check gated2');
+      expect(checkGot).toBeDefined();
+      expect(go2[0]).toBeGreaterThanOrEqual(checkGot!.t);
+      // It never asks for a place of its own (nothing waits for one after it went on).
+      await new Promise((r) => setTimeout(r, 2100));
+      expect(trace.concat(fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { t: number; ev: string; what: string })).filter((l) => l.ev === 'ask' && l.what === 'capture-ahead gated2')).toHaveLength(0);
+      expect(fs.readdirSync(path.join(libs, 'gated2', 'runs')).flatMap((d2) => fs.readdirSync(path.join(libs, 'gated2', 'runs', d2))).filter((f) => f.endsWith('.kdw'))).toHaveLength(1);
+    } finally {
+      delete process.env.KERNELDUEL_TRACE;
+      ev.close();
+    }
+  });
+
+  it('a gated capture whose place never comes (the run stopped) ends without running the variant', async () => {
+    const ev = make({ gpu: { ...gpu, uuid: 'GPU-fake-gate-stop' }, captureGate: true, captureBesideDuels: true });
+    (ev as unknown as { overlapAllowed: () => boolean }).overlapAllowed = () => true;
+    const lib = path.join(libs, 'gated3', 'variant.so');
+    const stop = new AbortController();
+    try {
+      const ahead = ev.prepare(spec('gated3'), stop.signal);
+      for (let i = 0; i < 300 && !fs.existsSync(`${lib}.gate-ready`); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(fs.existsSync(`${lib}.gate-ready`)).toBe(true);
+      stop.abort();
+      await ahead;
+      expect(fs.existsSync(`${lib}.gate-go`)).toBe(false);
+      // Not kept as a capture: an evaluation captures it afresh.
+      const r = await ev.evaluate(spec('gated3'));
+      expect(r.failure).toBeUndefined();
+      expect(r.stages?.captureWaitMs ?? 0).toBe(0);
+    } finally {
+      ev.close();
     }
   });
 

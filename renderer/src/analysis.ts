@@ -141,10 +141,12 @@ export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: Tim
   ];
   const phases: Array<[string, number | undefined]> = [
     ['process start', st.captureStartMs], ['CUDA context', st.captureContextMs], ['lockdown', st.captureLockdownMs], ['runtime-code recorder', st.captureRuntimeCodeMs],
+    ['gated: waiting for its place (off the GPU)', st.captureWaitMs || undefined],
     ['loading the variant', st.captureLoadMs], ['first buffers', st.captureBuffersMs], ['calls and capture', st.captureCallsMs], ['writing the work', st.captureWriteMs], ['exit (teardown)', st.captureExitMs],
   ];
   const capture = phases.filter((x): x is [string, number] => typeof x[1] === 'number').map(([label, ms]) => ({ label, ms })).sort((a, b) => b.ms - a.ms);
-  const captureTotal = capture.reduce((a, p) => a + p.ms, 0);
+  // A gated process's wait for its place is not work (it ran ready, beside other variants' timing).
+  const captureTotal = capture.reduce((a, p) => a + p.ms, 0) - (st.captureWaitMs ?? 0);
   // Ahead: the evaluation waited for less than half of what the capture process took.
   return { parts, capture, captureAhead: capture.length > 0 && st.captureMs < captureTotal / 2 };
 }

@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       char cwd[PATH_MAX];
       g_writes_state = getcwd(cwd, sizeof cwd) ? restrict_writes(cwd) : "not restricted: no working folder";
       g_t_locked = epoch_ms();
-      body = "\"syscallFilter\":" + jstr(g_filter_state) + ",\"writes\":" + jstr(g_writes_state) + "," + mode_capture(plan, argv[4], argv[5]);
+      body = "\"syscallFilter\":" + jstr(g_filter_state) + ",\"writes\":" + jstr(g_writes_state) + "," + mode_capture(plan, argv[4], argv[5], argc >= 7 && strcmp(argv[6], "gate") == 0);
     } else {
       fprintf(stderr, "kd_harness: bad arguments\n");
       return 64;

@@ -400,10 +400,33 @@ static int module_of_var(CodeSearch& cs, const std::string& name, WorkDesc& w) {
 }
 
 // Runs the capture for every size; writes <out> (description) and <out>.blob. Returns the result body.
-static std::string mode_capture(const Plan& plan, const std::string& lib, const std::string& out) {
+// The gate (`capture <plan> <result> <lib> <desc> gate`): the process makes its CUDA context, locks
+// itself down and starts the runtime-code recorder, says "kd-ready" on stdout and waits for a line
+// "go" on stdin before it loads the variant. Nothing of the variant has run until then, so the
+// engine may start it while another variant is timed and let it go on only once the GPU may share:
+// the context's ~200 ms leave the GPU's critical path. Anything but "go" (the engine gave up on it,
+// or stdin closed) ends the process.
+static double await_gate() {
+  fputs("kd-ready\n", stdout);
+  fflush(stdout);
+  char line[16];
+  size_t n = 0;
+  while (n < sizeof line - 1) {
+    ssize_t r = read(0, line + n, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0 || line[n] == '\n') break;
+    n++;
+  }
+  line[n] = 0;
+  if (strcmp(line, "go") != 0) fail("runtime", "capture: the engine did not open the gate (the run was stopped before this variant's turn on the GPU)");
+  return epoch_ms();
+}
+
+static std::string mode_capture(const Plan& plan, const std::string& lib, const std::string& out, bool gated) {
   need_driver();
   rc_start((const void*)&cudaGetDeviceCount);  // before the variant (and the libraries it loads) load code
   const double t_rc = epoch_ms();
+  const double t_go = gated ? await_gate() : t_rc;
   entry_fn f = load_entry(lib.c_str());
   const double t_loaded = epoch_ms();
   double t_ready = 0;
@@ -537,6 +560,6 @@ static std::string mode_capture(const Plan& plan, const std::string& lib, const 
   if (!bf || (!w.blob.empty() && fwrite(w.blob.data(), 1, w.blob.size(), bf) != w.blob.size())) fail("runtime", "cannot write " + blob_path);
   fclose(bf);
   write_file_atomic(out, write_workdesc(w));
-  summary += ",\"phasesMs\":{\"main\":" + jepoch(g_t_main) + ",\"context\":" + jepoch(g_t_context) + ",\"locked\":" + jepoch(g_t_locked) + ",\"runtimeCode\":" + jepoch(t_rc) + ",\"loaded\":" + jepoch(t_loaded) + ",\"ready\":" + jepoch(t_ready) + ",\"sizes\":" + jepoch(t_sizes) + ",\"written\":" + jepoch(epoch_ms()) + "}";
+  summary += ",\"phasesMs\":{\"main\":" + jepoch(g_t_main) + ",\"context\":" + jepoch(g_t_context) + ",\"locked\":" + jepoch(g_t_locked) + ",\"runtimeCode\":" + jepoch(t_rc) + ",\"go\":" + jepoch(t_go) + ",\"loaded\":" + jepoch(t_loaded) + ",\"ready\":" + jepoch(t_ready) + ",\"sizes\":" + jepoch(t_sizes) + ",\"written\":" + jepoch(epoch_ms()) + "}";
   return summary;
 }

@@ -240,7 +240,9 @@ export interface EvalResult {
      * The capture process's own phases (see capturePhases in measure/evaluate.ts), also when it ran
      * ahead of the evaluation beside other work (captureMs is then the wait for it, often 0).
      */
-    captureStartMs?: number; captureContextMs?: number; captureLockdownMs?: number; captureRuntimeCodeMs?: number; captureLoadMs?: number;
+    captureStartMs?: number; captureContextMs?: number; captureLockdownMs?: number; captureRuntimeCodeMs?: number;
+    /** A gated capture process (EvaluatorOptions.captureGate) waiting, ready, for its place on the GPU: outside it, beside other work. */
+    captureWaitMs?: number; captureLoadMs?: number;
     captureBuffersMs?: number; captureCallsMs?: number; captureWriteMs?: number; captureExitMs?: number;
   };
   /** Set for a Python (`ModelNew`) candidate judged by resources/python/kd_candidate.py (docs/PYTHON-CANDIDATES.md). */

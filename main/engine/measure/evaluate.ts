@@ -15,7 +15,7 @@ import { withGpuLock } from '../platform/gpu/lock.js';
 import { buildVariant, type BuildEnv } from '../build/compile.js';
 import { DTYPE_BYTES, sizeLayout, type Task } from '../task/manifest.js';
 import { workRoot as defaultWorkRoot } from '../base/paths.js';
-import { DEFAULT_TIMING, ensureHarness, failureKind, harnessEnv, renderPlan, runHarness, type HarnessIsolation, type PlanInput, type ReferenceFilesPlan, type TimingSettings } from './harness.js';
+import { DEFAULT_TIMING, ensureHarness, failureKind, harnessEnv, renderPlan, runHarness, type HarnessIsolation, type HarnessOutcome, type PlanInput, type ReferenceFilesPlan, type TimingSettings } from './harness.js';
 import { Judge, JudgeError, type JudgeAnswer } from './judge.js';
 import { screenSource } from '../source/screen.js';
 import { noteOnce, sandboxMode, sandboxStatus } from '../platform/sandbox/index.js';
@@ -298,6 +298,21 @@ export interface EvaluatorOptions {
    * duels left all 221 of them "same" (`./test-gpu beside-duels` 52/52, docs/GPU-RUNS.md).
    */
   captureBesideDuels?: boolean;
+  /**
+   * Captures started ahead (prepare) start gated: the capture process makes its CUDA context, locks
+   * down and starts the runtime-code recorder while the GPU may be timing another variant (none of
+   * the variant has run yet), and goes on only once its place on the GPU comes, so the context's
+   * ~200 ms leave the GPU's critical path. An evaluation that needs a capture still waiting for its
+   * place lets it go on under its own. Off by default (KERNELDUEL_CAPTURE_GATE=1 turns it on) until
+   * measured on a GPU (docs/GPU-RUNS.md).
+   */
+  captureGate?: boolean;
+}
+
+/** The place on the GPU a capture started ahead takes (Evaluator.prepare): what it waits for before it asks, and the place. */
+interface CaptureSlot {
+  wait?: () => Promise<void>;
+  run: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 /** A capture's work description, as kept for later evaluations and duels of the same library. */
@@ -368,26 +383,30 @@ interface CaptureBody {
 /**
  * The capture process's phase ends as the harness reports them, in order: main() began, the CUDA
  * context was created (cudaFree(0)), the system-call filter and the write restriction were in
- * place, the runtime-code recorder (CUPTI) was set up, the variant's library was loaded, the first
+ * place, the runtime-code recorder (CUPTI) was set up, the engine let a gated process go on (the
+ * same time as the recorder's when not gated), the variant's library was loaded, the first
  * size's buffers were ready, every size was called and captured, the description was written.
  */
-const CAPTURE_PHASE_MARKS = ['main', 'context', 'locked', 'runtimeCode', 'loaded', 'ready', 'sizes', 'written'] as const;
+const CAPTURE_PHASE_MARKS = ['main', 'context', 'locked', 'runtimeCode', 'go', 'loaded', 'ready', 'sizes', 'written'] as const;
 /** The stage each interval between those marks (with the process's start before and its end after) is reported as. */
-export const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
+export const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureWaitMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
 export type CapturePhases = Record<(typeof CAPTURE_PHASE_STAGES)[number], number>;
 
 /**
  * Where a capture process's time went (ms), from the harness's phase ends and the engine's own
  * start and end of the process: start (process and sandbox start, to main()), context (the CUDA
- * context), lockdown (system-call filter, Landlock), runtime code (CUPTI), load (the variant's
+ * context), lockdown (system-call filter, Landlock), runtime code (CUPTI), wait (a gated process
+ * waiting for its place on the GPU, outside it; 0 when not gated), load (the variant's
  * library), buffers (the first size's), calls (every size's two calls, the capture and the graph
  * walk), write (the work description), exit (the process's teardown, the CUDA context's included,
  * until the engine sees its end). Diagnostic only: the variant's host code runs in that process and
  * could misreport its phases, so nothing is decided on them; undefined unless they are in order.
  */
 export function capturePhases(body: CaptureBody | undefined, startedAtMs: number | undefined, endedAtMs: number | undefined): CapturePhases | undefined {
-  const p = body?.phasesMs;
-  if (!p || startedAtMs === undefined || endedAtMs === undefined) return undefined;
+  const p0 = body?.phasesMs;
+  if (!p0 || startedAtMs === undefined || endedAtMs === undefined) return undefined;
+  const p: Record<string, number | undefined> = { ...p0, go: p0.go ?? p0.runtimeCode }; // a harness before the gate reports no "go"
+
   const marks = [startedAtMs, ...CAPTURE_PHASE_MARKS.map((k) => p[k]), endedAtMs];
   // A millisecond of slack: the engine's clock reads whole milliseconds.
   if (!marks.every((m): m is number => typeof m === 'number' && Number.isFinite(m)) || marks.some((m, i) => i > 0 && m < marks[i - 1]! - 1)) return undefined;
@@ -457,6 +476,8 @@ export class Evaluator {
   private refsHidden = true;
   /** Captures running now, by the same key. */
   private readonly capturing: Map<string, Promise<CaptureOutcome>>;
+  /** Gated captures of this evaluator still waiting for their place on the GPU, by captureKey: calling one lets it go on now. */
+  private readonly gates = new Map<string, () => void>();
   /** What a shared capture's key starts with: GPU model and plan (see CaptureShare). */
   private captureScope: string | null = null;
 
@@ -637,7 +658,7 @@ export class Evaluator {
   }
 
   /** Runs the variant's host code once per size in the sandboxed capture process; the work description's path, or why not. */
-  private async capture(lib: string, signal?: AbortSignal): Promise<CaptureOutcome> {
+  private async capture(lib: string, signal?: AbortSignal, slot?: CaptureSlot): Promise<CaptureOutcome> {
     // The judge loads the variant's device code from this file after the capture: it must be the
     // file that was built (without the sandbox, the variant's host code could rewrite it).
     const before = digestOf(lib);
@@ -650,11 +671,15 @@ export class Evaluator {
     // One capture at a time per library: an evaluation waits for the capture prepare() started.
     const inflight = this.capturing.get(key);
     if (inflight) {
+      // A gated capture (of this evaluator) still waiting for its own place goes on now, under the
+      // caller's: the caller holds a place on this GPU and waits for this capture, so waiting for
+      // another place could hold both back (first come, first served).
+      if (!slot) this.gates.get(key)?.();
       const t0 = Date.now();
       const r = await inflight;
       return { ...r, durationMs: Date.now() - t0 };
     }
-    const run = this.captureNow(lib, before, key, signal);
+    const run = this.captureNow(lib, before, key, signal, slot);
     this.capturing.set(key, run);
     try {
       return await run;
@@ -679,24 +704,78 @@ export class Evaluator {
     return `${this.captureScope}:${digest}`;
   }
 
-  private async captureNow(lib: string, before: string, key: string, signal?: AbortSignal): Promise<CaptureOutcome> {
+  /**
+   * Runs the capture process. Without `slot` the caller already holds the GPU place it runs in. With
+   * `slot` (prepare with captureGate on) the process starts gated, outside any place: once it is
+   * ready (CUDA context, lockdown, recorder; nothing of the variant yet) it goes on inside `slot`,
+   * which holds the place until the process has ended, or at once when a caller that holds a place
+   * needs it (see capture).
+   */
+  private async captureNow(lib: string, before: string, key: string, signal?: AbortSignal, slot?: CaptureSlot): Promise<CaptureOutcome> {
     const h = await this.harness();
     // A folder per GPU: evaluators of several GPUs (a pool run) capture the same library at once.
     const dir = join(lib, '..', 'runs', this.gpuDir);
     mkdirSync(dir, { recursive: true });
     const desc = join(dir, `work-${randomBytes(6).toString('hex')}.kdw`);
-    const r = await runHarness<CaptureBody>({
-      harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
-      // A PyTorch task's reference data is hidden from the variant's host code wherever it is (bubblewrap).
-      timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.refData ? { ...this.iso, hidden: [this.refData.dir] } : this.iso,
-    });
+    let gate: { open: () => Promise<boolean> } | undefined;
+    let ended = false;
+    let release: (() => void) | null = null;
+    let resolveOpen: (go: boolean) => void = () => undefined;
+    if (slot) {
+      let granted = false;
+      const opened = new Promise<boolean>((r) => (resolveOpen = r));
+      const grant = (): boolean => {
+        if (granted || ended) return false;
+        granted = true;
+        resolveOpen(true);
+        return true;
+      };
+      this.gates.set(key, () => void grant());
+      gate = {
+        open: (): Promise<boolean> => {
+          // The place is held from "go" until the process has ended (release below); a place that
+          // comes after a caller let the process go on (or after it ended) is given back at once.
+          void (async () => {
+            await slot.wait?.();
+            if (granted || ended) return; // a caller let it go on meanwhile: no place to ask for
+            await slot.run(() => new Promise<void>((done) => {
+              if (grant()) release = done;
+              else done();
+            }));
+          })().catch(() => resolveOpen(false));
+          return opened;
+        },
+      };
+    }
+    let r: HarnessOutcome<CaptureBody>;
+    try {
+      r = await runHarness<CaptureBody>({
+        harness: h, mode: 'capture', plan: this.plan(), libs: [lib, desc], workDir: dir, gpu: cudaDeviceSelector(this.gpu!),
+        // A PyTorch task's reference data is hidden from the variant's host code wherever it is (bubblewrap).
+        timeoutMs: this.opts.captureTimeoutMs ?? 60_000, signal, isolation: this.refData ? { ...this.iso, hidden: [this.refData.dir] } : this.iso,
+        ...(gate ? { gate } : {}),
+      });
+    } finally {
+      ended = true;
+      if (slot) this.gates.delete(key);
+      resolveOpen(false);
+      (release as (() => void) | null)?.();
+    }
     const phases = capturePhases(r.body, r.startedAtMs, r.endedAtMs);
-    traceGpu({ q: this.queue().key, ev: 'capture', what: libTag(lib), start: r.startedAtMs ?? 0, end: r.endedAtMs ?? 0 });
-    if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs: r.durationMs };
-    if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs: r.durationMs };
-    if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs: r.durationMs };
+    // A gated process's time on the GPU starts at "go"; before, it waited outside any place.
+    const onGpuFrom = r.goAtMs ?? r.startedAtMs ?? 0;
+    const durationMs = r.goAtMs !== undefined && r.endedAtMs !== undefined ? r.endedAtMs - r.goAtMs : r.durationMs;
+    traceGpu({ q: this.queue().key, ev: 'capture', what: libTag(lib), start: onGpuFrom, end: r.endedAtMs ?? 0 });
+    if (!r.ok) return { body: r.body, failure: { ...r.failure!, reason: `capture: ${r.failure!.reason}` }, durationMs };
+    if (digestOf(lib) !== before) return { body: r.body, failure: { kind: 'runtime', reason: "capture: the variant's library changed while its host code ran (it rewrote its own build)" }, durationMs };
+    if (!existsSync(desc)) return { body: r.body, failure: { kind: 'runtime', reason: 'capture: the capture process wrote no work description' }, durationMs };
     this.captures.set(key, { desc, body: r.body, phases });
-    return { desc, body: r.body, durationMs: r.durationMs, digest: before, phases };
+    return { desc, body: r.body, durationMs, digest: before, phases };
+  }
+
+  /** Whether captures started ahead start gated (EvaluatorOptions.captureGate). */
+  get captureGate(): boolean {
+    return this.opts.captureGate ?? process.env.KERNELDUEL_CAPTURE_GATE === '1';
   }
 
   /** The isolation a check ran under: the judge's account plus the capture process's filter state. */
@@ -832,13 +911,27 @@ export class Evaluator {
       if (!b.ok || !b.libPath) return;
       const probe = await this.probe(signal);
       if (!this.overlapAllowed(probe)) return;
-      if (this.captureBesideDuels) {
-        // Beside the next duel (or after 2 s without one), not beside a check: a capture beside a
-        // check holds back the timing that follows it.
-        await this.queue().nextPaired(2000, signal);
-        if (signal?.aborted) return;
-        await this.queue().run('capture', () => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
-      } else await this.queue().share(() => this.capture(b.libPath!, signal), `capture-ahead ${libTag(b.libPath)}`);
+      const what = `capture-ahead ${libTag(b.libPath)}`;
+      const q = this.queue();
+      // Beside the next duel (or after 2 s without one), not beside a check: a capture beside a
+      // check holds back the timing that follows it. With captureGate the process starts now and
+      // only its run from "go" on takes the place (see captureNow).
+      const slot: CaptureSlot = this.captureBesideDuels
+        ? {
+          wait: async () => {
+            await q.nextPaired(2000, signal);
+            if (signal?.aborted) throw new Error('cancelled');
+          },
+          run: (fn) => q.run('capture', fn, what),
+        }
+        : { run: (fn) => q.share(fn, what) };
+      // Without the gate the whole capture runs in that place, as it registers as in flight only
+      // once it has it (an evaluation that needs it meanwhile captures in its own place instead).
+      if (this.captureGate) await this.capture(b.libPath, signal, slot);
+      else {
+        await slot.wait?.();
+        await slot.run(() => this.capture(b.libPath!, signal));
+      }
     } catch {
       /* evaluate() says why */
     }

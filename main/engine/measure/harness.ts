@@ -212,6 +212,8 @@ export interface HarnessOutcome<B> {
   /** When the process was started and when its end was seen (ms since the epoch, the engine's clock). */
   startedAtMs?: number;
   endedAtMs?: number;
+  /** With a gate (capture): when the engine let the process go on (ms since the epoch); absent when it never did. */
+  goAtMs?: number;
   stdoutTail: string;
 }
 
@@ -228,6 +230,12 @@ export interface HarnessRunOptions {
   signal?: AbortSignal;
   /** Isolation of this run (main/sandbox); default: everything the machine allows. */
   isolation?: HarnessIsolation;
+  /**
+   * Capture only: start the process gated (resources/harness/kd_capture.h await_gate): it makes its
+   * CUDA context, locks down and says it is ready before any of the variant runs; `open()` decides
+   * when it goes on (true) or ends (false). timeoutMs counts from then.
+   */
+  gate?: { open: () => Promise<boolean> };
 }
 
 export interface HarnessIsolation {
@@ -244,6 +252,11 @@ export interface HarnessIsolation {
   /** Folders the run must not see (inside bubblewrap: an empty tmpfs over each), e.g. a PyTorch task's reference data. */
   hidden?: string[];
 }
+
+/** What a gated capture process says on stdout once it is ready (before any of the variant runs). */
+export const HARNESS_READY_LINE = 'kd-ready';
+/** How long a gated capture process may take to be ready (process, sandbox, CUDA context, lockdown). */
+export const HARNESS_READY_TIMEOUT_MS = 60_000;
 
 /** Bytes of output a harness run may write before it is killed as a flood. */
 export const HARNESS_OUTPUT_CAP = 256 << 10;
@@ -299,13 +312,14 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
     }
   }
   const startedAtMs = Date.now();
-  const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs], {
+  const r = await runProcess(o.harness, [o.mode, planPath, resultPath, ...o.libs, ...(o.gate ? ['gate'] : [])], {
     cwd: o.workDir,
     env,
     timeoutMs: o.timeoutMs,
     signal: o.signal,
     maxOutputBytes: HARNESS_OUTPUT_CAP,
     killOnOutputCap: true,
+    ...(o.gate ? { gate: { line: HARNESS_READY_LINE, open: o.gate.open, readyTimeoutMs: HARNESS_READY_TIMEOUT_MS } } : {}),
     cpuSeconds: Math.ceil(o.timeoutMs / 1000) + 30,
     dataBytes: iso.dataBytes === null ? undefined : (iso.dataBytes ?? defaultDataLimit()),
     nproc: iso.nproc === null ? undefined : (iso.nproc ?? defaultNprocLimit()),
@@ -316,7 +330,7 @@ export async function runHarness<B>(o: HarnessRunOptions): Promise<HarnessOutcom
   // Without a PID namespace, processes the run hid from the process-group kill (setsid) go now.
   if (!sandbox) killMarkedProcesses(nonce);
   const stdoutTail = tail(r.stdout + r.stderr, 4000);
-  const base = { durationMs: r.durationMs, startedAtMs, endedAtMs, stdoutTail };
+  const base = { durationMs: r.durationMs, startedAtMs, endedAtMs, ...(r.goAtMs !== undefined ? { goAtMs: r.goAtMs } : {}), stdoutTail };
   if (r.outputFlood) {
     rmSync(resultPath, { force: true });
     return { ok: false, ...base, failure: { kind: 'runtime', reason: `the ${what} process wrote more than ${HARNESS_OUTPUT_CAP >> 10} KiB to stdout/stderr and was killed: a variant must not print`, log: stdoutTail } };

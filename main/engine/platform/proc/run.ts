@@ -22,6 +22,14 @@ export interface RunOptions {
   killOnOutputCap?: boolean;
   /** Run inside bubblewrap with these arguments (from main/sandbox: bwrapArgs). */
   sandbox?: { bwrap: string; args: string[] };
+  /**
+   * A gate: the process writes the line `line` on stdout once it is ready and then waits for a line
+   * on stdin. `open()` is called then; when it resolves true "go" is written (and stdin closed), when
+   * false stdin is closed without it (the process is to end). `timeoutMs` counts from "go"; until the
+   * ready line, `readyTimeoutMs` (default timeoutMs); between the two there is no deadline (the
+   * caller waits for its turn: `signal` still stops it). `goAtMs` in the result: when "go" was written.
+   */
+  gate?: { line: string; open: () => Promise<boolean>; readyTimeoutMs?: number };
 }
 
 export interface RunResult {
@@ -39,6 +47,8 @@ export interface RunResult {
   spawnError?: string;
   /** Its errno code (ENOENT, EACCES, ...). */
   spawnErrorCode?: string;
+  /** With a gate: when "go" was written (epoch ms); absent when the gate never opened. */
+  goAtMs?: number;
 }
 
 /** A finished process in three cases: it exited (or a signal killed it), it timed out, or it never started. */
@@ -82,9 +92,12 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
     let cancelled = false;
     let flood = false;
     let settled = false;
+    let goAtMs: number | undefined;
     let child: ReturnType<typeof spawn>;
+    const gate = opts.gate;
+    let gateState: 'waiting' | 'ready' | 'done' = 'waiting';
     try {
-      child = spawn(file, argv, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(file, argv, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: [gate ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       resolve({ code: null, signal: null, stdout: '', stderr: '', timedOut: false, cancelled: false, outputTruncated: false, durationMs: 0, spawnError: `${cmd}: ${err.message}`, spawnErrorCode: err.code ?? 'UNKNOWN' });
@@ -111,12 +124,32 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
       if (which === 'out') out += s;
       else err += s;
     };
-    child.stdout?.on('data', (c: Buffer) => take(c, 'out'));
-    child.stderr?.on('data', (c: Buffer) => take(c, 'err'));
-    const timer = setTimeout(() => {
+    let timer = setTimeout(() => {
       timedOut = true;
       killGroup();
-    }, opts.timeoutMs);
+    }, gate ? (gate.readyTimeoutMs ?? opts.timeoutMs) : opts.timeoutMs);
+    const onReady = (): void => {
+      gateState = 'ready';
+      clearTimeout(timer);
+      gate!.open().then((go) => go, () => false).then((go) => {
+        if (settled) return;
+        gateState = 'done';
+        if (go) {
+          goAtMs = Date.now();
+          timer = setTimeout(() => {
+            timedOut = true;
+            killGroup();
+          }, opts.timeoutMs);
+          child.stdin?.end('go\n');
+        } else child.stdin?.end();
+      }, () => undefined);
+    };
+    child.stdin?.on('error', () => undefined); // the process may be gone before "go" reaches it
+    child.stdout?.on('data', (c: Buffer) => {
+      take(c, 'out');
+      if (gate && gateState === 'waiting' && out.includes(`${gate.line}\n`)) onReady();
+    });
+    child.stderr?.on('data', (c: Buffer) => take(c, 'err'));
     const onAbort = (): void => {
       cancelled = true;
       killGroup();
@@ -131,7 +164,7 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
       // Anything the child left behind in its group goes too.
       killGroup();
       resolve({
-        stdout: out, stderr: err, timedOut, cancelled, outputTruncated: truncated, ...(flood ? { outputFlood: true } : {}), durationMs: Date.now() - started, ...r,
+        stdout: out, stderr: err, timedOut, cancelled, outputTruncated: truncated, ...(flood ? { outputFlood: true } : {}), ...(goAtMs !== undefined ? { goAtMs } : {}), durationMs: Date.now() - started, ...r,
       });
     };
     child.on('error', (e: NodeJS.ErrnoException) => finish({ code: null, signal: null, spawnError: `${cmd}: ${e.message}`, spawnErrorCode: e.code ?? 'UNKNOWN' }));
