@@ -731,12 +731,16 @@ export class Evaluator {
         return true;
       };
       this.gates.set(key, () => void grant());
+      // What the place waits for (the next duel) starts now, with the process: a duel that begins
+      // while the process makes its context is the one it runs beside.
+      const waited = slot.wait ? slot.wait() : Promise.resolve();
+      waited.catch(() => undefined);
       gate = {
         open: (): Promise<boolean> => {
           // The place is held from "go" until the process has ended (release below); a place that
           // comes after a caller let the process go on (or after it ended) is given back at once.
           void (async () => {
-            await slot.wait?.();
+            await waited;
             if (granted || ended) return; // a caller let it go on meanwhile: no place to ask for
             await slot.run(() => new Promise<void>((done) => {
               if (grant()) release = done;
