@@ -303,8 +303,11 @@ export interface EvaluatorOptions {
    * down and starts the runtime-code recorder while the GPU may be timing another variant (none of
    * the variant has run yet), and goes on only once its place on the GPU comes, so the context's
    * ~200 ms leave the GPU's critical path. An evaluation that needs a capture still waiting for its
-   * place lets it go on under its own. Off by default (KERNELDUEL_CAPTURE_GATE=1 turns it on) until
-   * measured on a GPU (docs/GPU-RUNS.md).
+   * place lets it go on under its own. Off by default (KERNELDUEL_CAPTURE_GATE=1 turns it on): on
+   * an H200 and an H100 (2026-12-05, bench/results/h*-capture-gate*) it moved the context's time
+   * off the duel (duels 469 -> 398 ms) onto the check and timing beside which the context is now
+   * made (check 22 -> 55 ms, timing 280 -> 318 ms), for -4% to +11% evaluations a minute and the
+   * same bests: no clear gain, so not the default.
    */
   captureGate?: boolean;
 }
