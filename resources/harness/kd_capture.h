@@ -403,9 +403,10 @@ static int module_of_var(CodeSearch& cs, const std::string& name, WorkDesc& w) {
 // The gate (`capture <plan> <result> <lib> <desc> gate`): the process makes its CUDA context, locks
 // itself down and starts the runtime-code recorder, says "kd-ready" on stdout and waits for a line
 // "go" on stdin before it loads the variant. Nothing of the variant has run until then, so the
-// engine may start it while another variant is timed and let it go on only once the GPU may share:
-// the context's ~200 ms leave the GPU's critical path. Anything but "go" (the engine gave up on it,
-// or stdin closed) ends the process.
+// engine may start it while another variant is timed and let it go on only once the GPU may share
+// (EvaluatorOptions.captureGate, off by default: measured, the context's ~250 ms then slow the check
+// and timing beside which they are spent). Anything but "go" (the engine gave up on it, or stdin
+// closed) ends the process.
 static double await_gate() {
   fputs("kd-ready\n", stdout);
   fflush(stdout);

@@ -301,8 +301,8 @@ export interface EvaluatorOptions {
   /**
    * Captures started ahead (prepare) start gated: the capture process makes its CUDA context, locks
    * down and starts the runtime-code recorder while the GPU may be timing another variant (none of
-   * the variant has run yet), and goes on only once its place on the GPU comes, so the context's
-   * ~200 ms leave the GPU's critical path. An evaluation that needs a capture still waiting for its
+   * the variant has run yet), and goes on only once its place on the GPU comes, to take the
+   * context's ~250 ms off the GPU's critical path. An evaluation that needs a capture still waiting for its
    * place lets it go on under its own. Off by default (KERNELDUEL_CAPTURE_GATE=1 turns it on): on
    * an H200 and an H100 (2026-12-05, bench/results/h*-capture-gate*) it moved the context's time
    * off the duel (duels 469 -> 398 ms) onto the check and timing beside which the context is now
