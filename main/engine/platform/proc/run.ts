@@ -95,7 +95,7 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
     let goAtMs: number | undefined;
     let child: ReturnType<typeof spawn>;
     const gate = opts.gate;
-    let gateState: 'waiting' | 'ready' | 'done' = 'waiting';
+    let readySeen = false;
     try {
       child = spawn(file, argv, { cwd: opts.cwd, env: opts.env ?? process.env, detached: true, stdio: [gate ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     } catch (e) {
@@ -129,11 +129,10 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
       killGroup();
     }, gate ? (gate.readyTimeoutMs ?? opts.timeoutMs) : opts.timeoutMs);
     const onReady = (): void => {
-      gateState = 'ready';
+      readySeen = true;
       clearTimeout(timer);
-      gate!.open().then((go) => go, () => false).then((go) => {
+      void gate!.open().catch(() => false).then((go) => {
         if (settled) return;
-        gateState = 'done';
         if (go) {
           goAtMs = Date.now();
           timer = setTimeout(() => {
@@ -142,12 +141,12 @@ export function runProcess(cmd: string, args: string[], opts: RunOptions): Promi
           }, opts.timeoutMs);
           child.stdin?.end('go\n');
         } else child.stdin?.end();
-      }, () => undefined);
+      });
     };
     child.stdin?.on('error', () => undefined); // the process may be gone before "go" reaches it
     child.stdout?.on('data', (c: Buffer) => {
       take(c, 'out');
-      if (gate && gateState === 'waiting' && out.includes(`${gate.line}\n`)) onReady();
+      if (gate && !readySeen && out.includes(`${gate.line}\n`)) onReady();
     });
     child.stderr?.on('data', (c: Buffer) => take(c, 'err'));
     const onAbort = (): void => {
