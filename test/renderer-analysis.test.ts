@@ -70,4 +70,12 @@ describe("a variant's evaluation time (the variant panel)", () => {
     expect(old.captureAhead).toBe(false);
     expect(timeSpent({ build })).toBeNull();
   });
+  it('a gated capture shows its wait for a place (off the GPU) as a phase, which is not counted as the capture\'s work', () => {
+    const gated = { ...phases, captureWaitMs: 500 };
+    const t = timeSpent({ build, stages: { queuedMs: 0, captureMs: 150, checkMs: 22, timeMs: 336, ...gated } })!;
+    expect(t.capture[0]).toEqual({ label: 'gated: waiting for its place (off the GPU)', ms: 500 });
+    // 150 ms waited of 276 ms of work: more than half, so not "ahead" (with the wait counted it would read as ahead).
+    expect(t.captureAhead).toBe(false);
+    expect(timeSpent({ build, stages: { queuedMs: 0, captureMs: 0, checkMs: 22, timeMs: 336, ...phases, captureWaitMs: 0 } })!.capture.map((p) => p.label)).not.toContain('gated: waiting for its place (off the GPU)');
+  });
 });
