@@ -20,9 +20,11 @@ import { configKey, enumerateSpace } from '../main/engine/task/space.js';
 import { RecordedSpaceSchema, SPACE_FORMAT, type SpaceEntry } from '../main/engine/measure/replay.js';
 import type { EvalResult } from '../main/engine/base/types.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
+import { recordingNotes, type EntryProvenance } from './lib/recording-notes.js';
 
 const { values } = parseArgs({ options: { tasks: { type: 'string' }, out: { type: 'string' }, minutes: { type: 'string', default: '1000' }, chunk: { type: 'string', default: '64' } } });
 const started = Date.now();
+const runStartedAt = new Date(started).toISOString();
 const deadline = started + Number(values.minutes) * 60_000;
 const log = (s: string): void => void process.stderr.write(`${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s  ${s}\n`);
 
@@ -81,11 +83,11 @@ for (const name of names) {
       log(`${name}: ${complete} is not a readable recording (${(e as Error).message.slice(0, 200)}): recording again`);
     }
   }
-  const have = new Map<string, SpaceEntry>();
+  const have = new Map<string, SpaceEntry & EntryProvenance>();
   if (existsSync(partial)) {
     for (const line of readFileSync(partial, 'utf8').split('\n')) {
       try {
-        const e = JSON.parse(line) as SpaceEntry & { taskHash?: string };
+        const e = JSON.parse(line) as SpaceEntry & EntryProvenance & { taskHash?: string };
         if (e.taskHash === task.hash) have.set(configKey(e.config), e);
       } catch {
         /* torn line: measured again */
@@ -110,9 +112,9 @@ for (const name of names) {
     for (const p of part) {
       const r = res.get(p.id);
       if (!r) continue;
-      const e = entryOf(p.config, r);
+      const e = { ...entryOf(p.config, r), gpuUuid: gpu.uuid, runStartedAt };
       have.set(configKey(p.config), e);
-      appendFileSync(partial, JSON.stringify({ ...e, taskHash: task.hash, gpuUuid: gpu.uuid, recordedAt: new Date().toISOString() }) + '\n');
+      appendFileSync(partial, JSON.stringify({ ...e, taskHash: task.hash, recordedAt: new Date().toISOString() }) + '\n');
     }
     const timed = [...have.values()].filter((e) => e.medianMs !== null);
     const best = timed.reduce((m, e) => Math.min(m, e.medianMs!), Infinity);
@@ -120,21 +122,17 @@ for (const name of names) {
   }
   await building;
   if (have.size === space.length) {
-    // Which GPU measured what, when a recording was resumed (the header names the last GPU only).
-    const byGpu = new Map<string, number>();
-    for (const e of have.values()) {
-      const u = (e as SpaceEntry & { gpuUuid?: string }).gpuUuid ?? 'an earlier run (GPU not stored)';
-      byGpu.set(u, (byGpu.get(u) ?? 0) + 1);
-    }
-    const notes = byGpu.size > 1 || !byGpu.has(gpu.uuid) ? [`measured in parts: ${[...byGpu].map(([u, n]) => `${n} configurations on ${u}`).join(', ')}; all on ${gpu.name}`] : undefined;
+    // Which GPU and which run measured what, when a recording was resumed (the header names the last run only).
+    const notes = recordingNotes([...have.values()], gpu, runStartedAt);
     const rec = RecordedSpaceSchema.parse({
       format: SPACE_FORMAT, task: name, taskHash: task.hash,
       gpu: { name: gpu.name, uuid: gpu.uuid, computeCapability: gpu.computeCapability, driver: gpu.driverVersion },
       nvcc: toolchain.version, date: new Date().toISOString(), command: invokedAs(`npm run bench:record -- --tasks ${name}`), measured: 'real GPU', timedSize: task.timed[0], notes,
       entries: space.map((c) => {
-        const e = { ...have.get(configKey(c))! } as SpaceEntry & { taskHash?: string; gpuUuid?: string; recordedAt?: string };
+        const e = { ...have.get(configKey(c))! } as SpaceEntry & EntryProvenance & { taskHash?: string; recordedAt?: string };
         delete e.taskHash;
         delete e.gpuUuid;
+        delete e.runStartedAt;
         delete e.recordedAt;
         return e;
       }),
