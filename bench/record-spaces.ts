@@ -95,6 +95,8 @@ for (const name of names) {
     }
   }
   const todo = space.filter((c) => !have.has(configKey(c)));
+  const taskStarted = Date.now();
+  let doneHere = 0; // configurations this run measured (its rate gives the time left)
   log(`${name}: ${space.length} configurations, ${have.size} already recorded, ${todo.length} to go`);
   const ev = new Evaluator({ task, toolchain, gpu, workRoot, bigOutputBytes: 64 << 20, timing: SWEEP_TIMING, checkTimeoutMs: 30_000, timeTimeoutMs: 30_000 });
   const chunk = Number(values.chunk);
@@ -118,7 +120,10 @@ for (const name of names) {
     }
     const timed = [...have.values()].filter((e) => e.medianMs !== null);
     const best = timed.reduce((m, e) => Math.min(m, e.medianMs!), Infinity);
-    log(`${name}: ${have.size}/${space.length} recorded, ${timed.length} timed, best ${best.toFixed(4)} ms`);
+    doneHere += part.length;
+    const perConfig = (Date.now() - taskStarted) / 1000 / doneHere;
+    const left = space.length - have.size;
+    log(`${name}: ${have.size}/${space.length} recorded, ${timed.length} timed, best ${best.toFixed(4)} ms; ${perConfig.toFixed(2)} s a configuration${left ? `, about ${((left * perConfig) / 60).toFixed(1)} min to go` : ''}`);
   }
   await building;
   if (have.size === space.length) {
