@@ -63,4 +63,19 @@ describe('sessions.confirm', () => {
     expect(md).toContain('Confirmed best: v2 on NVIDIA GeForce RTX 4090, measured ');
     expect(md).toContain('(the search ranked v1 first).');
   });
+
+  it('sessions.get and the report carry the duel of the best against a tied variant', async () => {
+    const s = openSession(path.join(home, 'sessions'), SID);
+    s.append({ type: 'confirm', variantId: 'v0', timing: 'precise', result: timedResult(0.5), run: 'r2' });
+    s.append({ type: 'confirm', variantId: 'v1', timing: 'precise', result: timedResult(0.2497), run: 'r2' });
+    s.append({ type: 'confirm', variantId: 'v2', timing: 'precise', result: timedResult(0.2490), run: 'r2' });
+    // As the engine journals a tie duel: the best (v2) as A; v1 faster in the pairs by 0.2%.
+    s.append({ type: 'duel', a: 'v2', b: 'v1', result: { size: 0, aMs: [0.25], bMs: [0.2495], ratio: 0.998, ratioLow: 0.9975, ratioHigh: 0.9985, verdict: 'same', timer: 'events', pairs: 120 } });
+    s.close();
+    const c = (await service.handlers()['sessions.get']({ id: SID })).confirm!;
+    expect(c.tiedWithBest).toEqual(['v1']);
+    expect(c.tieDuels).toMatchObject([{ variantId: 'v1', ratio: 0.998, verdict: 'same', pairs: 120 }]);
+    const md = (await service.handlers()['export.report']({ sessionId: SID, format: 'md' })).content;
+    expect(md).toContain("Duel of v2 against v1 (120 interleaved pairs in one process): v1 is faster by 0.20%, within the duel's ±1% \"same\" band: v2's speed over v1's 0.9980× (95% interval 0.9975–0.9985).");
+  });
 });

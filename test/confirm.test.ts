@@ -13,6 +13,7 @@ import { exportVariant } from '../main/engine/export/cu.js';
 import { confirmStoredSession } from '../main/core/confirm.js';
 import { listSessions } from '../main/engine/session/list.js';
 import { describeSession } from '../main/doors/cli/format.js';
+import { describeConfirmReport } from '../main/doors/cli/confirm.js';
 import type { MeasuredSpec } from '../main/engine/measure/measurer.js';
 import type { EvalResult } from '../main/engine/base/types.js';
 import { makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
@@ -111,6 +112,79 @@ describe('confirmSession', () => {
     const r = await confirmSession(s, fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2495), 300: timedResult(0.2490), 400: timedResult(0.2499) }), { top: 3 });
     expect(r.bestId).toBe('v3');
     expect(r.tiedWithBest).toEqual(['v2']); // 0.20% apart; v4 at 0.36% is not
+  });
+
+  /** A FIXTURE duel: A's speed over B's as given by BLOCK pair, with a CI of ±0.05%. */
+  function fixtureDuel(ratioOf: (a: number, b: number) => number | Error) {
+    const duels: Array<[number, number]> = [];
+    return {
+      duels,
+      duel: (a: MeasuredSpec, b: MeasuredSpec) => {
+        duels.push([a.config.BLOCK, b.config.BLOCK]);
+        const ratio = ratioOf(a.config.BLOCK, b.config.BLOCK);
+        if (ratio instanceof Error) return Promise.resolve({ failure: { kind: 'runtime' as const, reason: ratio.message } });
+        const verdict = ratio > 1.001 ? ('faster' as const) : ratio < 0.999 ? ('slower' as const) : ('same' as const);
+        return Promise.resolve({ duels: [{ size: 0, aMs: [0.25, 0.25], bMs: [0.25, 0.25], ratio, ratioLow: ratio * 0.9995, ratioHigh: ratio * 1.0005, verdict, timer: 'events' as const, pairs: 40 }] });
+      },
+    };
+  }
+
+  it('duels the best against each variant tied with it, journals the duels, and reports them as the best\'s speed over the other\'s', async () => {
+    seed();
+    // v3 best at 0.2490; v2 (0.2495) and v4 (0.2497) tied with it; in the duel v2 is 0.3% faster than v3, v4 the same.
+    const d = fixtureDuel((a, b) => (a === 300 && b === 200 ? 1 / 1.003 : 1.0002));
+    const m = { ...fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2495), 300: timedResult(0.2490), 400: timedResult(0.2497) }), duel: d.duel };
+    const seen: string[] = [];
+    const r = await confirmSession(s, m, { top: 3, onTieDuel: (b, t, i, n) => seen.push(`${b.id}-${t.id} ${i}/${n}`) });
+    expect(r.bestId).toBe('v3');
+    expect(r.tiedWithBest).toEqual(['v2', 'v4']);
+    expect(d.duels).toEqual([[300, 200], [300, 400]]); // the best is always A
+    expect(seen).toEqual(['v3-v2 1/2', 'v3-v4 2/2']);
+    expect(s.events().filter((e) => e.type === 'duel').map((e) => e.type === 'duel' && `${e.a}-${e.b}`)).toEqual(['v3-v2', 'v3-v4']);
+    expect(r.tieDuels.map((x) => [x.variantId, x.verdict])).toEqual([['v2', 'slower'], ['v4', 'same']]);
+    expect(r.tieDuels[0].ratio).toBeCloseTo(1 / 1.003, 12);
+    // The CLI's lines: the duel's verdict under the tie, and nothing left to duel by hand.
+    const lines = describeConfirmReport(r, SID);
+    expect(lines).toContain(`  duel v3 against v2 (40 interleaved pairs in one process): v2 is faster by 0.30%: v3's speed over v2's 0.9970× (95% interval 0.9965–0.9975); export --best takes v3, the faster by separate precise timings: kernelduel export ${SID} --variant v2 -o <file>.cu if that fraction matters`);
+    expect(lines).toContain("  duel v3 against v4 (40 interleaved pairs in one process): not told apart: v3's speed over v4's 1.0002× (95% interval 0.9997–1.0007)");
+    expect(lines.some((l) => l.includes('not duelled'))).toBe(false);
+    // Read back from the journal on disk, the same report.
+    s.close();
+    const again = openSessionReadOnly(root, SID);
+    expect(confirmReport(again)!.tieDuels).toEqual(r.tieDuels);
+    again.close();
+    s = openSession(root, SID);
+  });
+
+  it('reads a tie duel journaled the other way round as the best\'s speed, ignores duels from before the confirmation, and notes a failed duel', async () => {
+    seed();
+    // A search duel of the same pair before the confirmation: not the confirmation's.
+    s.append({ type: 'duel', a: 'v3', b: 'v4', result: { size: 0, aMs: [1], bMs: [1], ratio: 2, ratioLow: 1.9, ratioHigh: 2.1, verdict: 'faster', timer: 'events', pairs: 3 } });
+    const m = { ...fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2495), 300: timedResult(0.2490), 400: timedResult(0.2497) }), ...fixtureDuel((_a, b) => (b === 400 ? new Error('B: an illegal memory access') : 1.0002)) };
+    let r = await confirmSession(s, m, { top: 3 });
+    expect(r.tieDuels.map((x) => x.variantId)).toEqual(['v2']); // v4's duel failed, and the search's duel of v3 and v4 is not the confirmation's
+    expect(r.tieDuels[0].pairs).toBe(40);
+    expect(s.events().filter((e) => e.type === 'note').map((e) => e.type === 'note' && e.message)).toEqual(["the confirmation's duel of v3 against v4 (tied with it) failed: runtime: B: an illegal memory access"]);
+    // A duel journaled as (tied, best) reads inverted: v4 1.002x faster than v3 -> v3 at 1/1.002 of v4's speed.
+    s.append({ type: 'duel', a: 'v4', b: 'v3', result: { size: 0, aMs: [1], bMs: [1], ratio: 1.002, ratioLow: 1.001, ratioHigh: 1.003, verdict: 'faster', timer: 'events', pairs: 50 } });
+    r = confirmReport(s)!;
+    const v4 = r.tieDuels.find((x) => x.variantId === 'v4')!;
+    expect(v4.verdict).toBe('slower');
+    expect(v4.ratio).toBeCloseTo(1 / 1.002, 12);
+    expect(v4.ratioLow).toBeCloseTo(1 / 1.003, 12);
+    expect(v4.ratioHigh).toBeCloseTo(1 / 1.001, 12);
+  });
+
+  it('does not duel when asked not to, or when the measurer cannot duel', async () => {
+    seed();
+    const d = fixtureDuel(() => 1);
+    const results = { 256: timedResult(0.5), 200: timedResult(0.2495), 300: timedResult(0.2490), 400: timedResult(0.2497) };
+    let r = await confirmSession(s, { ...fixtureMeasurer(results), duel: d.duel }, { top: 3, duelTies: false });
+    expect(d.duels).toEqual([]);
+    expect(r.tieDuels).toEqual([]);
+    r = await confirmSession(s, fixtureMeasurer(results), { top: 3 });
+    expect(r.tiedWithBest).toEqual(['v2', 'v4']);
+    expect(r.tieDuels).toEqual([]);
   });
 
   it('reports the latest confirmation, never mixing two; one stopped after its baseline leaves the one before shown', async () => {

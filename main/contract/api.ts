@@ -3,7 +3,7 @@
 // validated against its schema at the boundary (main/core/dispatch.ts) before the engine sees it.
 // Importable by the renderer: no Node imports here, only zod and plain types.
 import { z } from 'zod';
-import type { BuildFlags, CandidateLabel, Config, ConfirmLine, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PythonFigure, PytorchBaselines, VariantRecord, Verdict } from '../engine/base/types.js';
+import type { BuildFlags, CandidateLabel, Config, ConfirmLine, ConnectionReport, DuelResult, EvalResult, FailureKind, GpuActivity, GpuInfo, GuaranteeLevel, KernelResources, MeasurementSource, PythonFigure, PytorchBaselines, TieDuel, VariantRecord, Verdict } from '../engine/base/types.js';
 import type { MethodName } from './methods.js';
 import type { SessionPayload } from './session-payload.js';
 // Every result says how much of the measurement-truth design stands behind it: `isolated` (the CUDA
@@ -412,7 +412,13 @@ export interface ConfirmDTO {
   /** Variants within the precise timing's reproducibility of the best (engine/session/confirm.ts PRECISE_REPRODUCIBILITY), and that bound. */
   tiedWithBest: string[];
   reproducibility: number;
+  /** The best's duel against each tied variant (its speed over theirs, > 1: the best is faster), where one was measured. */
+  tieDuels: TieDuelDTO[];
 }
+
+
+/** A confirmation's duel of its best against a tied variant, as the engine reports it (no samples in it). */
+export type TieDuelDTO = TieDuel;
 
 export interface PythonSessionDTO {
   device: 'cuda' | 'cpu';

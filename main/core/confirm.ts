@@ -1,6 +1,7 @@
 // `kernelduel confirm` (and `optimize --confirm`): a session's baseline and fastest variants measured
 // again with the precise timing on the session's GPU (or another of its model), each checked again,
-// journaled as `confirm` events (engine/session/confirm.ts). Refused, with the reason, for sessions
+// journaled as `confirm` events (engine/session/confirm.ts); variants tied with the best are then
+// timed against it in a duel with the same precise settings, journaled as `duel` events. Refused, with the reason, for sessions
 // whose times no GPU here can measure again: REPLAY, compile-only, Python candidates, a run still
 // appending to it.
 import type { EvalResult, GpuInfo, VariantRecord } from '../engine/base/types.js';
@@ -32,8 +33,11 @@ export interface ConfirmChoice {
   onStart?: (s: { sessionId: string; gpu: GpuInfo; variants: number }) => void;
   onVariant?: (v: VariantRecord, i: number, n: number) => void;
   onResult?: (v: VariantRecord, r: EvalResult) => void;
-  /** Tests: the evaluator to measure with instead of the precise one makeEvaluator gives. */
-  evaluatorFor?: (task: Task, gpu: GpuInfo) => Promise<Pick<Evaluator, 'evaluate' | 'close'>>;
+  /** Before and after each duel of the best against a variant tied with it (engine/session/confirm.ts). */
+  onTieDuel?: (best: VariantRecord, tied: VariantRecord, i: number, n: number) => void;
+  onTieDuelDone?: (best: VariantRecord, tied: VariantRecord, failure: string | null) => void;
+  /** Tests: the evaluator to measure with instead of the precise one makeEvaluator gives (with a duel, ties are duelled). */
+  evaluatorFor?: (task: Task, gpu: GpuInfo) => Promise<Pick<Evaluator, 'evaluate' | 'close'> & Partial<Pick<Evaluator, 'duel'>>>;
 }
 
 /** The GPU a confirmation measures on: the session's own (by UUID), else one of its model; a CoreError says why there is none. */
@@ -95,7 +99,7 @@ export async function confirmStoredSession(c: ConfirmChoice): Promise<{ sessionI
     try {
       const todo = confirmCandidates(session, top);
       c.onStart?.({ sessionId: meta.id, gpu, variants: todo.variants.length + (todo.baseline ? 1 : 0) });
-      const report = await confirmSession(session, ev, { top, signal: c.signal, onVariant: c.onVariant, onResult: c.onResult });
+      const report = await confirmSession(session, ev, { top, signal: c.signal, onVariant: c.onVariant, onResult: c.onResult, onTieDuel: c.onTieDuel, onTieDuelDone: c.onTieDuelDone });
       return { sessionId: meta.id, report, gpu };
     } catch (e) {
       throw e instanceof CoreError ? e : new CoreError('failed', errMsg(e));

@@ -152,12 +152,9 @@ test('an exported variant re-measures as exported: export → eval gives the sam
   assert.ok(Math.abs(b - a) / a < 0.02, `${a} ms then ${b} ms`);
 });
 
-test('kernelduel confirm and the workbench\'s sessions.confirm: a session\'s baseline and best measured again with the precise timing; the two confirmations agree on the speedup within 1%, and the export carries it', async () => {
+/** A softmax session on this GPU with its baseline and the given variants (configurations) measured by the search's timing; its folder and KERNELDUEL_HOME. */
+async function softmaxSession(configs: Array<{ id: string; config: Record<string, number> }>, tag: string): Promise<{ dir: string; home: string }> {
   const { createSession, newSessionId } = await import('../../main/engine/session/store.js');
-  const { confirmStoredSession } = await import('../../main/core/confirm.js');
-  const { exportVariant } = await import('../../main/engine/export/cu.js');
-  const { openSession } = await import('../../main/engine/session/store.js');
-  const { ApiService } = await import('../../main/core/service.js');
   const fs = await import('node:fs');
   const os = await import('node:os');
   const path = await import('node:path');
@@ -165,10 +162,10 @@ test('kernelduel confirm and the workbench\'s sessions.confirm: a session\'s bas
   const ev = await evaluatorFor(softmax);
   const at = new Date().toISOString();
   const base = { id: 'v0', source: softmax.baselineSource, config: defaultConfig(softmax), flags: { opt: 3 as const }, origin: 'baseline', parents: [], createdAt: at };
-  const best = { id: 'v1', source: softmax.baselineSource, config: { ...defaultConfig(softmax), BLOCK: 256, TPR: 32, VEC: 4, ONLINE: 1 }, flags: { opt: 3 as const }, origin: 'random', parents: ['v0'], createdAt: at };
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-gpu-confirm-'));
+  const variants = configs.map(({ id, config }) => ({ id, source: softmax.baselineSource, config, flags: { opt: 3 as const }, origin: 'random', parents: ['v0'], createdAt: at }));
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), `kd-gpu-${tag}-`));
   const s = createSession(path.join(home, 'sessions'), { id: newSessionId(), task: { name: 'softmax', dir: softmax.dir, manifestHash: softmax.hash }, gpu: { name: gpu.name, uuid: gpu.uuid, arch: gpu.arch! }, settings: {}, createdAt: at, kernelduelVersion: 'test' });
-  for (const v of [base, best]) {
+  for (const v of [base, ...variants]) {
     s.append({ type: 'variant', variant: v });
     const r = await ev.evaluate(v);
     assert.equal(r.failure, undefined, r.failure?.reason);
@@ -177,6 +174,28 @@ test('kernelduel confirm and the workbench\'s sessions.confirm: a session\'s bas
   ev.close();
   const dir = s.dir;
   s.close();
+  return { dir, home };
+}
+
+test('a confirmation duels the best against a variant tied with it: the same configuration under two ids comes out tied, and its precise duel says same', async () => {
+  const { confirmStoredSession } = await import('../../main/core/confirm.js');
+  const cfg = { ...defaultConfig(softmax), BLOCK: 256, TPR: 32, VEC: 4, ONLINE: 1 };
+  const { dir, home } = await softmaxSession([{ id: 'v1', config: cfg }, { id: 'v2', config: cfg }], 'tieduel');
+  const { report } = await confirmStoredSession({ session: dir, top: 2, env: { ...process.env, KERNELDUEL_HOME: home } });
+  console.log(`# twins confirmed: ${report.variants.map((l) => `${l.variantId} ${l.ms?.toFixed(4)} ms`).join(', ')}; tied ${report.tiedWithBest.join(', ') || 'none'}; duels ${report.tieDuels.map((d) => `${d.variantId} ${d.verdict} ${d.ratio.toFixed(4)} [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} pairs${d.setRelSd !== undefined ? `, placements sd ${(d.setRelSd * 100).toFixed(3)}%` : ''}`).join('; ')}`);
+  assert.equal(report.tiedWithBest.length, 1, 'one configuration under two ids is within the precise timing\'s reproducibility of itself');
+  assert.equal(report.tieDuels.length, 1, 'the tied twin was duelled');
+  assert.equal(report.tieDuels[0].verdict, 'same', 'a variant against itself in a precise duel');
+});
+
+test('kernelduel confirm and the workbench\'s sessions.confirm: a session\'s baseline and best measured again with the precise timing; the two confirmations agree on the speedup within 1%, and the export carries it', async () => {
+  const { confirmStoredSession } = await import('../../main/core/confirm.js');
+  const { exportVariant } = await import('../../main/engine/export/cu.js');
+  const { openSession } = await import('../../main/engine/session/store.js');
+  const { ApiService } = await import('../../main/core/service.js');
+  const fs = await import('node:fs');
+  const path = await import('node:path');
+  const { dir, home } = await softmaxSession([{ id: 'v1', config: { ...defaultConfig(softmax), BLOCK: 256, TPR: 32, VEC: 4, ONLINE: 1 } }], 'confirm');
   const env = { ...process.env, KERNELDUEL_HOME: home };
   const speedups: number[] = [];
   // The first confirmation as `kernelduel confirm` runs it, the second as the workbench's Confirm button

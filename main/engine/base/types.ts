@@ -195,6 +195,21 @@ export interface GpuActivity {
   simulated?: boolean;
 }
 
+/** A confirmation's duel of its best (A) against a variant tied with it (B): interleaved pairs in one process with the precise timing (engine/session/confirm.ts). */
+export interface TieDuel {
+  variantId: string;
+  /** The best's speed over the tied variant's (> 1: the best is faster), median over pairs, and its 95% CI. */
+  ratio: number;
+  ratioLow: number;
+  ratioHigh: number;
+  /** The best against the tied variant: 'faster' (the best is faster), 'slower', 'same', 'unsure'. */
+  verdict: Verdict;
+  pairs: number;
+  /** The buffer placements' share of the ratio's uncertainty, when the judge reported it (DuelResult.setRelSd). */
+  setRelSd?: number;
+  at: string;
+}
+
 /** One variant's line of a session's confirmation (kernelduel confirm: engine/session/confirm.ts): the search's median beside the precise one. */
 export interface ConfirmLine {
   variantId: string;

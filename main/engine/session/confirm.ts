@@ -6,11 +6,16 @@
 // in the wrong order, and the speedup it reports moves by that much from run to run. A confirmation
 // journals one `confirm` event per variant (the search's results stay as they were); the speedups
 // below are precise median over precise median, the baseline's and the variant's, same size.
-import type { ConfirmLine, EvalResult, VariantRecord } from '../base/types.js';
+// Variants whose precise medians are too close to tell apart by separate timings (tied with the
+// best) are then timed against the best in a duel (interleaved pairs in one process, which resolves
+// differences far below what separate processes reproduce), journaled as ordinary `duel` events.
+import type { ConfirmLine, DuelResult, EvalResult, Failure, TieDuel, Verdict, VariantRecord } from '../base/types.js';
 import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import type { MeasuredSpec } from '../measure/measurer.js';
 import type { SessionEvent } from './events.js';
 import type { Session } from './store.js';
+
+export type { TieDuel } from '../base/types.js';
 
 /** The timing a confirmation used (the only one so far). */
 export type ConfirmTiming = 'precise';
@@ -38,6 +43,16 @@ export interface ConfirmReport {
   searchBestId: string | null;
   /** Confirmed variants within PRECISE_REPRODUCIBILITY of the best's median: not told apart by separate precise timings. */
   tiedWithBest: string[];
+  /** The duel of the best against each tied variant measured since this confirmation began (the latest of each pair), as the best's speed over the tied variant's. */
+  tieDuels: TieDuel[];
+}
+
+/** A duel as the speed of `a` over `b`, whichever side each was on. */
+function duelFrom(d: DuelResult, aIsA: boolean): Pick<TieDuel, 'ratio' | 'ratioLow' | 'ratioHigh' | 'verdict' | 'pairs' | 'setRelSd'> {
+  const sd = d.setRelSd !== undefined ? { setRelSd: d.setRelSd } : {};
+  if (aIsA) return { ratio: d.ratio, ratioLow: d.ratioLow, ratioHigh: d.ratioHigh, verdict: d.verdict, pairs: d.pairs, ...sd };
+  const flip: Record<Verdict, Verdict> = { faster: 'slower', slower: 'faster', same: 'same', unsure: 'unsure' };
+  return { ratio: 1 / d.ratio, ratioLow: 1 / d.ratioHigh, ratioHigh: 1 / d.ratioLow, verdict: flip[d.verdict] ?? d.verdict, pairs: d.pairs, ...sd };
 }
 
 /** The variants a confirmation measures: the baseline and the `top` fastest correct, timed variants by the search's median. */
@@ -72,10 +87,16 @@ function failureOf(r: EvalResult): string | null {
  */
 export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 'resultOf'>): ConfirmReport | null {
   const runs = new Map<string, Map<string, { result: EvalResult; at: string }>>();
+  const runStart = new Map<Map<string, unknown>, number>(); // each confirmation's first entry
+  const duels: Array<{ i: number; a: string; b: string; result: DuelResult; at: string }> = [];
+  let i = 0;
   for (const { rec, t } of session.entries()) {
+    i++;
+    if (rec.type === 'duel') duels.push({ i, a: rec.a, b: rec.b, result: rec.result, at: t });
     if (rec.type !== 'confirm') continue;
     const key = rec.run ?? '';
     const run = runs.get(key) ?? new Map<string, { result: EvalResult; at: string }>();
+    if (!runStart.has(run)) runStart.set(run, i);
     runs.delete(key); // re-inserted: the map's order is that of each confirmation's last event
     run.set(rec.variantId, { result: rec.result, at: t });
     runs.set(key, run);
@@ -83,6 +104,7 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
   const all = [...runs.values()];
   if (!all.length) return null;
   const last = [...all].reverse().find((r) => [...r.keys()].some((id) => session.variant(id)?.origin !== 'baseline')) ?? all[all.length - 1];
+  const since = runStart.get(last) ?? 0;
   let baseline: ConfirmedVariant | null = null;
   const lines: ConfirmedVariant[] = [];
   for (const [id, { result, at }] of last) {
@@ -110,10 +132,16 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
   lines.sort((x, y) => (x.ms ?? Infinity) - (y.ms ?? Infinity));
   const best = lines.find((l) => l.ms !== null) ?? null;
   const bySearch = lines.filter((l) => l.searchMs !== null).sort((x, y) => x.searchMs! - y.searchMs!)[0];
+  const tiedWithBest = best ? lines.filter((l) => l !== best && l.ms !== null && l.ms < best.ms! * (1 + PRECISE_REPRODUCIBILITY)).map((l) => l.variantId) : [];
+  const tieDuels: TieDuel[] = [];
+  for (const id of tiedWithBest) {
+    const d = [...duels].reverse().find((x) => x.i > since && ((x.a === best!.variantId && x.b === id) || (x.a === id && x.b === best!.variantId)));
+    if (d) tieDuels.push({ variantId: id, ...duelFrom(d.result, d.a === best!.variantId), at: d.at });
+  }
   return {
     timing: 'precise', baseline, variants: lines, bestId: best?.variantId ?? null,
     searchBestId: best && bySearch && bySearch.variantId !== best.variantId ? bySearch.variantId : null,
-    tiedWithBest: best ? lines.filter((l) => l !== best && l.ms !== null && l.ms < best.ms! * (1 + PRECISE_REPRODUCIBILITY)).map((l) => l.variantId) : [],
+    tiedWithBest, tieDuels,
   };
 }
 
@@ -125,6 +153,17 @@ export interface ConfirmOptions {
   onVariant?: (v: VariantRecord, i: number, n: number) => void;
   /** Told each variant's confirmation once it is journaled. */
   onResult?: (v: VariantRecord, result: EvalResult) => void;
+  /** Duel the best against each variant tied with it, when the measurer can duel (default true). */
+  duelTies?: boolean;
+  /** Told before each such duel (i of n, from 1), and its outcome once journaled (a failure's reason, or null). */
+  onTieDuel?: (best: VariantRecord, tied: VariantRecord, i: number, n: number) => void;
+  onTieDuelDone?: (best: VariantRecord, tied: VariantRecord, failure: string | null) => void;
+}
+
+/** What a confirmation measures with: the evaluate of the precise timing, and its duel where it has one. */
+export interface ConfirmMeasurer {
+  evaluate(spec: MeasuredSpec, o?: { signal?: AbortSignal }): Promise<EvalResult>;
+  duel?(a: MeasuredSpec, b: MeasuredSpec, signal?: AbortSignal): Promise<{ duels?: DuelResult[]; failure?: Failure }>;
 }
 
 /**
@@ -133,7 +172,7 @@ export interface ConfirmOptions {
  * event the moment it exists (a killed confirmation keeps what it measured). Returns the report of
  * every confirmation the session now holds. Throws when the session has nothing to confirm.
  */
-export async function confirmSession(session: Session, measurer: { evaluate(spec: MeasuredSpec, o?: { signal?: AbortSignal }): Promise<EvalResult> }, o: ConfirmOptions = {}): Promise<ConfirmReport> {
+export async function confirmSession(session: Session, measurer: ConfirmMeasurer, o: ConfirmOptions = {}): Promise<ConfirmReport> {
   const { baseline, variants } = confirmCandidates(session, o.top ?? 3);
   if (!variants.length) throw new Error(`session ${session.meta.id} has no variant that was checked correct and timed: nothing to confirm`);
   if (!baseline) throw new Error(`session ${session.meta.id} has no baseline: a speedup cannot be confirmed without one`);
@@ -147,6 +186,27 @@ export async function confirmSession(session: Session, measurer: { evaluate(spec
     const ev: SessionEvent = { type: 'confirm', variantId: v.id, timing: 'precise', result, run };
     session.append(ev);
     o.onResult?.(v, result);
+  }
+  const report = confirmReport(session)!;
+  if (o.signal?.aborted || o.duelTies === false || !measurer.duel || !report.bestId || !report.tiedWithBest.length) return report;
+  // The best against each variant tied with it, in one process each: what separate timings cannot tell apart.
+  const best = session.variant(report.bestId)!;
+  for (const [k, id] of report.tiedWithBest.entries()) {
+    const tied = session.variant(id);
+    if (!tied || o.signal?.aborted) break;
+    o.onTieDuel?.(best, tied, k + 1, report.tiedWithBest.length);
+    let failure: string | null = null;
+    try {
+      const d = await measurer.duel(best, tied, o.signal);
+      if (o.signal?.aborted) break;
+      const first = d.duels?.[0];
+      if (first) session.append({ type: 'duel', a: best.id, b: tied.id, result: first });
+      else failure = d.failure ? `${d.failure.kind}: ${d.failure.reason.split('\n')[0]}` : 'the duel gave no result';
+    } catch (e) {
+      failure = e instanceof Error ? e.message : String(e);
+    }
+    if (failure) session.append({ type: 'note', level: 'warn', message: `the confirmation's duel of ${best.id} against ${tied.id} (tied with it) failed: ${failure}` });
+    o.onTieDuelDone?.(best, tied, failure);
   }
   return confirmReport(session)!;
 }
