@@ -416,7 +416,6 @@ export interface ConfirmDTO {
   tieDuels: TieDuelDTO[];
 }
 
-
 /** A confirmation's duel of its best against a tied variant, as the engine reports it (no samples in it). */
 export type TieDuelDTO = TieDuel;
 

@@ -1,9 +1,9 @@
 // `kernelduel confirm` (and `optimize --confirm`): a session's baseline and fastest variants measured
 // again with the precise timing on the session's GPU (or another of its model), each checked again,
 // journaled as `confirm` events (engine/session/confirm.ts); variants tied with the best are then
-// timed against it in a duel with the same precise settings, journaled as `duel` events. Refused, with the reason, for sessions
-// whose times no GPU here can measure again: REPLAY, compile-only, Python candidates, a run still
-// appending to it.
+// timed against it in a duel with the same precise settings, journaled as `duel` events. Refused,
+// with the reason, for sessions whose times no GPU here can measure again: REPLAY, compile-only,
+// Python candidates, a run still appending to it.
 import type { EvalResult, GpuInfo, VariantRecord } from '../engine/base/types.js';
 import { normaliseGpuName } from '../engine/platform/gpu/detect.js';
 import { resolveTaskOrSpace } from '../engine/measure/space-task.js';
