@@ -15,7 +15,7 @@ import { listSessions } from '../main/engine/session/list.js';
 import { describeSession } from '../main/doors/cli/format.js';
 import { describeConfirmReport } from '../main/doors/cli/confirm.js';
 import type { MeasuredSpec } from '../main/engine/measure/measurer.js';
-import type { EvalResult } from '../main/engine/base/types.js';
+import type { DuelResult, EvalResult } from '../main/engine/base/types.js';
 import { makeMeta, makeVariant, timedResult } from './fixtures/session-data.js';
 
 let tmp: string;
@@ -240,6 +240,19 @@ describe('export after a confirmation', () => {
     expect(res.confirmedSpeedup).toBeCloseTo(0.5 / 0.249, 10);
     const header = fs.readFileSync(out, 'utf8').split('*/')[0];
     expect(header).toMatch(/Confirmed:\s+0\.2490 ms median \(precise timing: 3 samples over 1 executors x 1 placements, \+\/-1\.00%\) at \d{4}-.*; 2\.008x vs the baseline's confirmed 0\.5000 ms \(1\.961-2\.056x\)/);
+  });
+
+  it('the header names the variants tied with the confirmed best and what their duels found, on both sides', async () => {
+    seed();
+    // v3 best (0.2490), v2 tied (0.2495); the duel puts v2 ahead by 0.3%.
+    const duel = (): Promise<{ duels: DuelResult[] }> => Promise.resolve({ duels: [{ size: 0, aMs: [0.25], bMs: [0.25], ratio: 1 / 1.003, ratioLow: 0.9965, ratioHigh: 0.9975, verdict: 'same', timer: 'events', pairs: 40 }] });
+    await confirmSession(s, { ...fixtureMeasurer({ 256: timedResult(0.5), 200: timedResult(0.2495), 300: timedResult(0.2490), 400: timedResult(0.3) }), duel }, { top: 3 });
+    exportVariant(s, 'best', path.join(tmp, 'best.cu'));
+    expect(fs.readFileSync(path.join(tmp, 'best.cu'), 'utf8').split('*/')[0]).toMatch(/Tied:\s+v2 within 0\.35% by separate precise timings; duel v3 vs v2: v2 faster by 0\.30% \(speed ratio 0\.9970x, 95% 0\.9965-0\.9975, 40 interleaved pairs\)/);
+    exportVariant(s, 'v2', path.join(tmp, 'v2.cu'));
+    expect(fs.readFileSync(path.join(tmp, 'v2.cu'), 'utf8').split('*/')[0]).toMatch(/Tied:\s+with the confirmed best v3, within 0\.35% by separate precise timings; duel v3 vs v2: v2 faster by 0\.30%/);
+    exportVariant(s, 'v4', path.join(tmp, 'v4.cu'));
+    expect(fs.readFileSync(path.join(tmp, 'v4.cu'), 'utf8')).not.toContain('Tied:');
   });
 
   it('says a variant was not confirmed, and how to confirm an unconfirmed session', async () => {

@@ -5,7 +5,7 @@ import type { BuildFlags, Config, EvalResult, VariantRecord } from '../base/type
 import { writeFileAtomic } from '../base/atomic.js';
 import { timingSetSpread } from '../measure/stats.js';
 import type { Session } from '../session/store.js';
-import { confirmReport, type ConfirmedVariant } from '../session/confirm.js';
+import { confirmReport, PRECISE_REPRODUCIBILITY, type ConfirmedVariant } from '../session/confirm.js';
 
 export interface ProvenanceInput {
   kernelduelVersion: string;
@@ -27,6 +27,8 @@ export interface ProvenanceInput {
    * undefined: it has none.
    */
   confirmed?: { line: ConfirmedVariant; baselineMs: number | null } | null;
+  /** The confirmation's ties of this variant (with the best, or the best's with others) and their duels, in words; absent when none. */
+  ties?: string;
 }
 
 function confirmedLine(p: ProvenanceInput): string | null {
@@ -135,6 +137,7 @@ export function renderProvenanceHeader(p: ProvenanceInput): string {
   lines.push(['Speedup', speedupLine(p, medianMs)]);
   const conf = confirmedLine(p);
   if (conf) lines.push(['Confirmed', conf]);
+  if (p.ties) lines.push(['Tied', p.ties]);
 
   const w = Math.max(...lines.map(([k]) => k.length)) + 1;
   const body = lines.map(([k, v]) => ` * ${(k + ':').padEnd(w)} ${clean(v)}`);
@@ -232,6 +235,7 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
       measuredAt: session.measuredAt(variant.id),
       baseline,
       confirmed: confirmedOf(confirmed, variant.id),
+      ...((ties) => (ties ? { ties } : {}))(tiesOf(confirmed, variant.id)),
     });
     defines = renderDefines(variant.config);
   } catch (e) {
@@ -254,6 +258,24 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
     confirmedSpeedup: line?.speedup ?? null,
     ...(chosenBy ? { chosenBy } : {}),
   };
+}
+
+/**
+ * The confirmation's ties as the export's header says them (ASCII): for the confirmed best, which
+ * variants are within PRECISE_REPRODUCIBILITY of it and what each duel against it found (from the
+ * duel's interval); for a tied variant, the same of its own duel with the best.
+ */
+function tiesOf(r: ReturnType<typeof confirmReport>, id: string): string | undefined {
+  if (!r?.bestId) return undefined;
+  const within = `within ${(PRECISE_REPRODUCIBILITY * 100).toFixed(2)}% by separate precise timings`;
+  const duelOf = (other: string): string => {
+    const d = r.tieDuels.find((x) => x.variantId === other);
+    if (!d) return `${other} not duelled`;
+    const who = d.ratioLow > 1 ? `${r.bestId} faster by ${((d.ratio - 1) * 100).toFixed(2)}%` : d.ratioHigh < 1 ? `${other} faster by ${((1 / d.ratio - 1) * 100).toFixed(2)}%` : 'not told apart';
+    return `duel ${r.bestId} vs ${other}: ${who} (speed ratio ${d.ratio.toFixed(4)}x, 95% ${d.ratioLow.toFixed(4)}-${d.ratioHigh.toFixed(4)}, ${d.pairs} interleaved pairs)`;
+  };
+  if (id === r.bestId) return r.tiedWithBest.length ? `${r.tiedWithBest.join(', ')} ${within}; ${r.tiedWithBest.map(duelOf).join('; ')}` : undefined;
+  return r.tiedWithBest.includes(id) ? `with the confirmed best ${r.bestId}, ${within}; ${duelOf(id)}` : undefined;
 }
 
 function confirmedOf(r: ReturnType<typeof confirmReport>, id: string): ProvenanceInput['confirmed'] {
