@@ -195,5 +195,5 @@ function lineDTO(l: ConfirmedVariant): ConfirmLineDTO {
 
 /** A confirmation as the contract sends it (no samples). */
 export function confirmDTO(r: ConfirmReport): ConfirmDTO {
-  return { timing: r.timing, baseline: r.baseline ? lineDTO(r.baseline) : null, variants: r.variants.map(lineDTO), bestId: r.bestId, searchBestId: r.searchBestId, tiedWithBest: r.tiedWithBest, reproducibility: PRECISE_REPRODUCIBILITY, tieDuels: r.tieDuels.map((d) => ({ ...d })) };
+  return { timing: r.timing, baseline: r.baseline ? lineDTO(r.baseline) : null, variants: r.variants.map(lineDTO), bestId: r.bestId, searchBestId: r.searchBestId, tiedWithBest: r.tiedWithBest, reproducibility: PRECISE_REPRODUCIBILITY, tieDuels: r.tieDuels };
 }

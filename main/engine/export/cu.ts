@@ -27,8 +27,8 @@ export interface ProvenanceInput {
    * undefined: it has none.
    */
   confirmed?: { line: ConfirmedVariant; baselineMs: number | null } | null;
-  /** The confirmation's ties of this variant (with the best, or the best's with others) and their duels, in words; absent when none. */
-  ties?: string;
+  /** The confirmation's ties of this variant (with the best, or the best's with others) and their duels, in words; undefined when none. */
+  ties?: string | undefined;
 }
 
 function confirmedLine(p: ProvenanceInput): string | null {
@@ -235,7 +235,7 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
       measuredAt: session.measuredAt(variant.id),
       baseline,
       confirmed: confirmedOf(confirmed, variant.id),
-      ...((ties) => (ties ? { ties } : {}))(tiesOf(confirmed, variant.id)),
+      ties: tiesOf(confirmed, variant.id),
     });
     defines = renderDefines(variant.config);
   } catch (e) {

@@ -409,7 +409,6 @@ export function capturePhases(body: CaptureBody | undefined, startedAtMs: number
   const p0 = body?.phasesMs;
   if (!p0 || startedAtMs === undefined || endedAtMs === undefined) return undefined;
   const p: Record<string, number | undefined> = { ...p0, go: p0.go ?? p0.runtimeCode }; // a harness before the gate reports no "go"
-
   const marks = [startedAtMs, ...CAPTURE_PHASE_MARKS.map((k) => p[k]), endedAtMs];
   // A millisecond of slack: the engine's clock reads whole milliseconds.
   if (!marks.every((m): m is number => typeof m === 'number' && Number.isFinite(m)) || marks.some((m, i) => i > 0 && m < marks[i - 1]! - 1)) return undefined;
