@@ -22,10 +22,12 @@ export type ConfirmTiming = 'precise';
 
 /**
  * How far apart two precise medians of fresh processes may be for the same variant: the suite's
- * 5-process spreads were 0.02–0.33% on an H200 (bench/results/h200-timing-stability-precise-d406e4f.md).
+ * 5-process spreads were 0.02–0.33% on an H200 (bench/results/h200-timing-stability-precise-d406e4f.md),
+ * and one softmax configuration confirmed under two ids came out 0.42% apart on an H100
+ * (bench/results/h100-gpu-tests-5cd5fb7.log, 2026-12-05: the bound was 0.35% until then).
  * Variants whose confirmed medians are closer than this to the best are tied with it.
  */
-export const PRECISE_REPRODUCIBILITY = 0.0035;
+export const PRECISE_REPRODUCIBILITY = 0.005;
 
 /** One variant's line of a confirmation, with the result it was measured with. */
 export interface ConfirmedVariant extends ConfirmLine {
