@@ -76,6 +76,6 @@ describe('sessions.confirm', () => {
     expect(c.tiedWithBest).toEqual(['v1']);
     expect(c.tieDuels).toMatchObject([{ variantId: 'v1', ratio: 0.998, verdict: 'same', pairs: 120 }]);
     const md = (await service.handlers()['export.report']({ sessionId: SID, format: 'md' })).content;
-    expect(md).toContain("Duel of v2 against v1 (120 interleaved pairs in one process): v1 is faster by 0.20%, within the duel's ±1% \"same\" band: v2's speed over v1's 0.9980× (95% interval 0.9975–0.9985).");
+    expect(md).toContain("Duel of v2 against v1 (120 interleaved pairs in one process): v1 is faster by 0.20%, within the duel's ±1% \"same\" band: v2's speed over v1's 0.9980× (95% interval 0.9975–0.9985 over the pairs and the buffer placements; the pairs alone 0.9975–0.9985).");
   });
 });

@@ -43,17 +43,17 @@ describe('confirmNotes', () => {
     expect(n[1]).toBe('The search ranked v3 first; the precise timing ranks v7 first, so "Best variant" exports v7.');
     expect(n).toHaveLength(2);
     // 0.2490 and 0.2495 ms (0.2% apart): tied within what fresh precise timings reproduce.
-    expect(confirmNotes({ ...fixture(), tiedWithBest: ['v3'] })[2]).toBe('v3 is within 0.50% of v7: fresh precise timings of one variant spread that much, so it is tied with it (a duel tells them apart).');
+    expect(confirmNotes({ ...fixture(), tiedWithBest: ['v3'] })[2]).toBe('v3 is within 0.50% of v7: separate precise timings of these variants spread that much (their buffer placements), so it is tied with it (a duel tells them apart).');
   });
 
   it('gives the duel of the best against a tied variant, the faster side named', () => {
-    const duel = { variantId: 'v3', ratio: 0.997, ratioLow: 0.9965, ratioHigh: 0.9975, verdict: 'slower' as const, pairs: 400, at: '2026-12-05T07:01:00.000Z' };
+    const duel = { variantId: 'v3', ratio: 0.997, ratioLow: 0.9965, ratioHigh: 0.9975, pairsLow: 0.9966, pairsHigh: 0.9974, verdict: 'slower' as const, pairs: 400, at: '2026-12-05T07:01:00.000Z' };
     const n = confirmNotes({ ...fixture(), tiedWithBest: ['v3'], tieDuels: [duel] });
-    expect(n[2]).toBe('v3 is within 0.50% of v7: fresh precise timings of one variant spread that much, so it is tied with it.');
-    expect(n[3]).toBe("Duel of v7 against v3 (400 interleaved pairs in one process): v3 is faster by 0.30%: v7's speed over v3's 0.9970× (95% interval 0.9965–0.9975).");
-    // Within the duel's "same" band, the interval still names the faster side; the placements' sd beside it.
-    expect(confirmNotes({ ...fixture(), tiedWithBest: ['v3'], tieDuels: [{ ...duel, ratio: 1.002, ratioLow: 1.001, ratioHigh: 1.003, verdict: 'same', setRelSd: 0.0004 }] })[3]).toBe('Duel of v7 against v3 (400 interleaved pairs in one process): v7 is faster by 0.20%, within the duel\'s ±1% "same" band: v7\'s speed over v3\'s 1.0020× (95% interval 1.0010–1.0030; the placements\' sd 0.04%).');
-    expect(confirmNotes({ ...fixture(), tiedWithBest: ['v3'], tieDuels: [{ ...duel, ratio: 1.0001, ratioLow: 0.9996, ratioHigh: 1.0006, verdict: 'same' }] })[3]).toBe("Duel of v7 against v3 (400 interleaved pairs in one process): not told apart: v7's speed over v3's 1.0001× (95% interval 0.9996–1.0006).");
+    expect(n[2]).toBe('v3 is within 0.50% of v7: separate precise timings of these variants spread that much (their buffer placements), so it is tied with it.');
+    expect(n[3]).toBe("Duel of v7 against v3 (400 interleaved pairs in one process): v3 is faster by 0.30%: v7's speed over v3's 0.9970× (95% interval 0.9965–0.9975 over the pairs and the buffer placements; the pairs alone 0.9966–0.9974).");
+    // Within the duel's "same" band, the interval still names the faster side; the placements' sd in it.
+    expect(confirmNotes({ ...fixture(), tiedWithBest: ['v3'], tieDuels: [{ ...duel, ratio: 1.002, ratioLow: 1.001, ratioHigh: 1.003, verdict: 'same', setRelSd: 0.0004 }] })[3]).toBe('Duel of v7 against v3 (400 interleaved pairs in one process): v7 is faster by 0.20%, within the duel\'s ±1% "same" band: v7\'s speed over v3\'s 1.0020× (95% interval 1.0010–1.0030 over the pairs and the buffer placements, whose sd is 0.04%; the pairs alone 0.9966–0.9974).');
+    expect(confirmNotes({ ...fixture(), tiedWithBest: ['v3'], tieDuels: [{ ...duel, ratio: 1.0001, ratioLow: 0.9996, ratioHigh: 1.0006, verdict: 'same' }] })[3]).toBe("Duel of v7 against v3 (400 interleaved pairs in one process): not told apart: v7's speed over v3's 1.0001× (95% interval 0.9996–1.0006 over the pairs and the buffer placements; the pairs alone 0.9966–0.9974).");
   });
 
   it('says when the baseline failed and nothing was confirmed', () => {

@@ -409,7 +409,7 @@ export interface ConfirmDTO {
   bestId: string | null;
   /** The search's best, when the precise timing ranks another variant first. */
   searchBestId: string | null;
-  /** Variants within the precise timing's reproducibility of the best (engine/session/confirm.ts PRECISE_REPRODUCIBILITY), and that bound. */
+  /** Variants within the precise timing's reproducibility of the best, and that bound (engine/session/confirm.ts: at least PRECISE_REPRODUCIBILITY, more where the confirmed variants' buffer placements run apart). */
   tiedWithBest: string[];
   reproducibility: number;
   /** The best's duel against each tied variant (its speed over theirs, > 1: the best is faster), where one was measured. */

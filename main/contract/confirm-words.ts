@@ -6,11 +6,11 @@ import type { TieDuelDTO } from './api.js';
  * The duel's outcome in words, from its interval rather than its verdict: a tied pair is within
  * the duel's ±1% "same" band by construction, but the interleaved pairs of one process may still
  * put one ahead of the other by a fraction of a percent, which is what a tie duel is for. The
- * interval takes the pairs as independent; where the placements' share of the ratio's uncertainty
- * is known (`setRelSd`), it is given beside it.
+ * interval is over the pairs and the buffer placements (the engine widens the pairs' own interval
+ * by the placements' share, `setRelSd`); the pairs' own interval is given beside it.
  */
-export function tieDuelWords(d: Pick<TieDuelDTO, 'variantId' | 'ratio' | 'ratioLow' | 'ratioHigh' | 'verdict' | 'setRelSd'>, bestId: string): string {
-  const ci = `${bestId}'s speed over ${d.variantId}'s ${d.ratio.toFixed(4)}× (95% interval ${d.ratioLow.toFixed(4)}–${d.ratioHigh.toFixed(4)}${d.setRelSd !== undefined ? `; the placements' sd ${(d.setRelSd * 100).toFixed(2)}%` : ''})`;
+export function tieDuelWords(d: Pick<TieDuelDTO, 'variantId' | 'ratio' | 'ratioLow' | 'ratioHigh' | 'pairsLow' | 'pairsHigh' | 'verdict' | 'setRelSd'>, bestId: string): string {
+  const ci = `${bestId}'s speed over ${d.variantId}'s ${d.ratio.toFixed(4)}× (95% interval ${d.ratioLow.toFixed(4)}–${d.ratioHigh.toFixed(4)} over the pairs and the buffer placements${d.setRelSd !== undefined ? `, whose sd is ${(d.setRelSd * 100).toFixed(2)}%` : ''}; the pairs alone ${d.pairsLow.toFixed(4)}–${d.pairsHigh.toFixed(4)})`;
   const band = d.verdict === 'same' ? ', within the duel\'s ±1% "same" band' : '';
   if (d.ratioLow > 1) return `${bestId} is faster by ${((d.ratio - 1) * 100).toFixed(2)}%${band}: ${ci}`;
   if (d.ratioHigh < 1) return `${d.variantId} is faster by ${((1 / d.ratio - 1) * 100).toFixed(2)}%${band}: ${ci}`;

@@ -2,7 +2,7 @@
 // plot series, build outcomes. No I/O here, so the shapes the UI depends on are testable without a GPU.
 import { GUARANTEE_LEVELS, type EvalResult, type VariantRecord } from '../engine/base/types.js';
 import { pytorchBaselinesIn, type SessionEvent } from '../engine/session/events.js';
-import { PRECISE_REPRODUCIBILITY, type ConfirmedVariant, type ConfirmReport } from '../engine/session/confirm.js';
+import type { ConfirmedVariant, ConfirmReport } from '../engine/session/confirm.js';
 import { parseCompilerMessages } from '../engine/build/compile.js';
 import { timedMedianMs } from '../engine/measure/verdict.js';
 import { baselineFigureMs, rooflinePoint, speedupOf, timelineOf, type PytorchBaselinesDTO, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow, type ConfirmDTO, type ConfirmLineDTO } from '../contract/api.js';
@@ -195,5 +195,5 @@ function lineDTO(l: ConfirmedVariant): ConfirmLineDTO {
 
 /** A confirmation as the contract sends it (no samples). */
 export function confirmDTO(r: ConfirmReport): ConfirmDTO {
-  return { timing: r.timing, baseline: r.baseline ? lineDTO(r.baseline) : null, variants: r.variants.map(lineDTO), bestId: r.bestId, searchBestId: r.searchBestId, tiedWithBest: r.tiedWithBest, reproducibility: PRECISE_REPRODUCIBILITY, tieDuels: r.tieDuels };
+  return { timing: r.timing, baseline: r.baseline ? lineDTO(r.baseline) : null, variants: r.variants.map(lineDTO), bestId: r.bestId, searchBestId: r.searchBestId, tiedWithBest: r.tiedWithBest, reproducibility: r.reproducibility, tieDuels: r.tieDuels };
 }

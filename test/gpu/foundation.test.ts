@@ -177,15 +177,20 @@ async function softmaxSession(configs: Array<{ id: string; config: Record<string
   return { dir, home };
 }
 
-test('a confirmation duels the best against a variant tied with it: the same configuration under two ids comes out tied, and its precise duel says same', async () => {
+test('a confirmation duels the best against a variant tied with it: the same configuration under two ids comes out tied, and its precise duel does not tell them apart', async () => {
   const { confirmStoredSession } = await import('../../main/core/confirm.js');
   const cfg = { ...defaultConfig(softmax), BLOCK: 256, TPR: 32, VEC: 4, ONLINE: 1 };
   const { dir, home } = await softmaxSession([{ id: 'v1', config: cfg }, { id: 'v2', config: cfg }], 'tieduel');
   const { report } = await confirmStoredSession({ session: dir, top: 2, env: { ...process.env, KERNELDUEL_HOME: home } });
-  console.log(`# twins confirmed: ${report.variants.map((l) => `${l.variantId} ${l.ms?.toFixed(4)} ms`).join(', ')}; tied ${report.tiedWithBest.join(', ') || 'none'}; duels ${report.tieDuels.map((d) => `${d.variantId} ${d.verdict} ${d.ratio.toFixed(4)} [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} pairs${d.setRelSd !== undefined ? `, placements sd ${(d.setRelSd * 100).toFixed(3)}%` : ''}`).join('; ')}`);
-  assert.equal(report.tiedWithBest.length, 1, 'one configuration under two ids is within the precise timing\'s reproducibility of itself');
+  const placements = report.variants.map((l) => `${l.variantId} ${l.ms?.toFixed(4)} ms (placements' sd ${((l.result.timing?.[0]?.setRelSd ?? NaN) * 100).toFixed(3)}%)`).join(', ');
+  console.log(`# twins confirmed: ${placements}; reproducibility ${(report.reproducibility * 100).toFixed(2)}%; tied ${report.tiedWithBest.join(', ') || 'none'}; duels ${report.tieDuels.map((d) => `${d.variantId} ${d.verdict} ${d.ratio.toFixed(4)} [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] (pairs alone [${d.pairsLow.toFixed(4)}, ${d.pairsHigh.toFixed(4)}]) over ${d.pairs} pairs${d.setRelSd !== undefined ? `, placements sd ${(d.setRelSd * 100).toFixed(3)}%` : ''}`).join('; ')}`);
+  assert.equal(report.tiedWithBest.length, 1, 'one configuration under two ids is within the precise timings\' reproducibility of itself');
   assert.equal(report.tieDuels.length, 1, 'the tied twin was duelled');
-  assert.equal(report.tieDuels[0].verdict, 'same', 'a variant against itself in a precise duel');
+  const d = report.tieDuels[0];
+  // Identical code: the duel's 95% interval over pairs and placements holds 1 (on two H100s the pairs' own
+  // interval put one twin 0.5% ahead of the other), and its verdict is never faster or slower.
+  assert.ok(d.ratioLow <= 1 && d.ratioHigh >= 1, `the duel of a variant against itself holds 1 in its interval (${d.ratioLow}–${d.ratioHigh})`);
+  assert.ok(d.verdict === 'same' || d.verdict === 'unsure', `a variant against itself: ${d.verdict}`);
 });
 
 test('kernelduel confirm and the workbench\'s sessions.confirm: a session\'s baseline and best measured again with the precise timing; the two confirmations agree on the speedup within 1%, and the export carries it', async () => {

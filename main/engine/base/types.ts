@@ -198,14 +198,20 @@ export interface GpuActivity {
 /** A confirmation's duel of its best (A) against a variant tied with it (B): interleaved pairs in one process with the precise timing (engine/session/confirm.ts). */
 export interface TieDuel {
   variantId: string;
-  /** The best's speed over the tied variant's (> 1: the best is faster), median over pairs, and its 95% CI. */
+  /**
+   * The best's speed over the tied variant's (> 1: the best is faster), median over pairs, and its
+   * 95% interval over the pairs and the placements (the pairs' interval widened by `setRelSd`).
+   */
   ratio: number;
   ratioLow: number;
   ratioHigh: number;
-  /** The best against the tied variant: 'faster' (the best is faster), 'slower', 'same', 'unsure'. */
+  /** The pairs' own 95% interval (pairs taken as independent, as the duel's verdict in a search). */
+  pairsLow: number;
+  pairsHigh: number;
+  /** The best against the tied variant, from the interval over pairs and placements: 'faster' (the best is faster), 'slower', 'same', 'unsure'. */
   verdict: Verdict;
   pairs: number;
-  /** The buffer placements' share of the ratio's uncertainty, when the judge reported it (DuelResult.setRelSd). */
+  /** The buffer placements' share of the ratio's uncertainty (relative sd), when the judge reported it (DuelResult.setRelSd). */
   setRelSd?: number;
   at: string;
 }
@@ -225,8 +231,9 @@ export interface ConfirmLine {
   speedup: number | null;
   /**
    * Bounds of that ratio: from the two medians' 95% intervals (baseline low / variant high .. baseline
-   * high / variant low), widened by what fresh precise timings of one variant spread
-   * (engine/session/confirm.ts PRECISE_REPRODUCIBILITY), which an interval of one process leaves out.
+   * high / variant low), widened by what fresh precise timings of the two spread, which an interval
+   * of one process leaves out (engine/session/confirm.ts reproducibilityOf: at least
+   * PRECISE_REPRODUCIBILITY, more where their buffer placements run apart).
    */
   speedupLow: number | null;
   speedupHigh: number | null;

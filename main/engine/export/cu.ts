@@ -5,7 +5,7 @@ import type { BuildFlags, Config, EvalResult, VariantRecord } from '../base/type
 import { writeFileAtomic } from '../base/atomic.js';
 import { timingSetSpread } from '../measure/stats.js';
 import type { Session } from '../session/store.js';
-import { confirmReport, PRECISE_REPRODUCIBILITY, type ConfirmedVariant } from '../session/confirm.js';
+import { confirmReport, type ConfirmedVariant } from '../session/confirm.js';
 
 export interface ProvenanceInput {
   kernelduelVersion: string;
@@ -262,12 +262,12 @@ export function exportVariant(session: Session, which: string | 'best', outPath:
 
 /**
  * The confirmation's ties as the export's header says them (ASCII): for the confirmed best, which
- * variants are within PRECISE_REPRODUCIBILITY of it and what each duel against it found (from the
+ * variants are within the confirmation's reproducibility of it and what each duel against it found (from the
  * duel's interval); for a tied variant, the same of its own duel with the best.
  */
 function tiesOf(r: ReturnType<typeof confirmReport>, id: string): string | undefined {
   if (!r?.bestId) return undefined;
-  const within = `within ${(PRECISE_REPRODUCIBILITY * 100).toFixed(2)}% by separate precise timings`;
+  const within = `within ${(r.reproducibility * 100).toFixed(2)}% by separate precise timings`;
   const duelOf = (other: string): string => {
     const d = r.tieDuels.find((x) => x.variantId === other);
     if (!d) return `${other} not duelled`;

@@ -9,7 +9,8 @@
 // Variants whose precise medians are too close to tell apart by separate timings (tied with the
 // best) are then timed against the best in a duel (interleaved pairs in one process, which resolves
 // differences far below what separate processes reproduce), journaled as ordinary `duel` events.
-import type { ConfirmLine, DuelResult, EvalResult, Failure, TieDuel, Verdict, VariantRecord } from '../base/types.js';
+import type { ConfirmLine, DuelResult, EvalResult, Failure, TieDuel, TimingResult, VariantRecord } from '../base/types.js';
+import { timingSetSpread, verdictOf } from '../measure/stats.js';
 import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import type { MeasuredSpec } from '../measure/measurer.js';
 import type { SessionEvent } from './events.js';
@@ -21,13 +22,32 @@ export type { TieDuel } from '../base/types.js';
 export type ConfirmTiming = 'precise';
 
 /**
- * How far apart two precise medians of fresh processes may be for the same variant: the suite's
- * 5-process spreads were 0.02–0.33% on an H200 (bench/results/h200-timing-stability-precise-d406e4f.md),
- * and one softmax configuration confirmed under two ids came out 0.42% apart on an H100
- * (bench/results/h100-gpu-tests-5cd5fb7.log, 2026-12-05: the bound was 0.35% until then).
- * Variants whose confirmed medians are closer than this to the best are tied with it.
+ * How far apart two precise medians of fresh processes may be for the same variant, at least: the
+ * suite's 5-process spreads were 0.02–0.33% on an H200 (bench/results/h200-timing-stability-precise-d406e4f.md)
+ * and 0.01–0.18% on an H100 (h100-80gb-hbm3-timing-stability-01d9021.md). A variant whose buffer
+ * placements run far apart spreads more: one softmax configuration confirmed under two ids came out
+ * 0.42% and 0.45% apart on two H100s (its placements' sd ~0.3% a median; h100-gpu-tests-*.log), so a
+ * confirmation's bound is this or the 95% bound of its own placements' spread, the larger
+ * (reproducibilityOf). Variants whose confirmed medians are closer than that to the best are tied with it.
  */
 export const PRECISE_REPRODUCIBILITY = 0.005;
+
+/** 95% two-sided normal quantile. */
+const Z95 = 1.96;
+
+/** The placements' share of a timing's median (relative sd), 0 when unknown. */
+function placementSd(t: TimingResult): number {
+  const s = timingSetSpread(t)?.setRelSd;
+  return s !== undefined && Number.isFinite(s) ? s : 0;
+}
+
+/**
+ * How far apart fresh precise medians of these two timings' variants may come out, relative: the
+ * 95% bound of the difference of their placements' shares, at least PRECISE_REPRODUCIBILITY.
+ */
+export function reproducibilityOf(a: TimingResult, b: TimingResult): number {
+  return Math.max(PRECISE_REPRODUCIBILITY, Z95 * Math.hypot(placementSd(a), placementSd(b)));
+}
 
 /** One variant's line of a confirmation, with the result it was measured with. */
 export interface ConfirmedVariant extends ConfirmLine {
@@ -43,18 +63,33 @@ export interface ConfirmReport {
   bestId: string | null;
   /** The search's best among the confirmed variants, when the confirmation ranks another one first. */
   searchBestId: string | null;
-  /** Confirmed variants within PRECISE_REPRODUCIBILITY of the best's median: not told apart by separate precise timings. */
+  /** Confirmed variants within `reproducibility` of the best's median: not told apart by separate precise timings. */
   tiedWithBest: string[];
+  /**
+   * How far apart separate precise medians of the confirmed variants may come out: the largest
+   * reproducibilityOf the best and another confirmed variant (PRECISE_REPRODUCIBILITY without one).
+   */
+  reproducibility: number;
   /** The duel of the best against each tied variant measured since this confirmation began (the latest of each pair), as the best's speed over the tied variant's. */
   tieDuels: TieDuel[];
 }
 
-/** A duel as the speed of `a` over `b`, whichever side each was on. */
-function duelFrom(d: DuelResult, aIsA: boolean): Pick<TieDuel, 'ratio' | 'ratioLow' | 'ratioHigh' | 'verdict' | 'pairs' | 'setRelSd'> {
+/**
+ * A duel as the speed of `a` over `b`, whichever side each was on, its interval widened by the
+ * placements' share (`setRelSd`, which the pairs' interval leaves out: the same configuration under
+ * two ids duelled 0.9948× with pairs' interval 0.9936–0.9954 and placements' sd 0.92% on an H100),
+ * and its verdict from that wider interval.
+ */
+function duelFrom(d: DuelResult, aIsA: boolean): Pick<TieDuel, 'ratio' | 'ratioLow' | 'ratioHigh' | 'pairsLow' | 'pairsHigh' | 'verdict' | 'pairs' | 'setRelSd'> {
+  const ratio = aIsA ? d.ratio : 1 / d.ratio;
+  const pairsLow = aIsA ? d.ratioLow : 1 / d.ratioHigh;
+  const pairsHigh = aIsA ? d.ratioHigh : 1 / d.ratioLow;
+  const s = d.setRelSd !== undefined && Number.isFinite(d.setRelSd) ? d.setRelSd : 0;
+  // On the log scale, each side's half-width and the placements' 95% bound added in quadrature.
+  const ratioLow = ratio * Math.exp(-Math.hypot(Math.log(Math.max(1, ratio / pairsLow)), Z95 * s));
+  const ratioHigh = ratio * Math.exp(Math.hypot(Math.log(Math.max(1, pairsHigh / ratio)), Z95 * s));
   const sd = d.setRelSd !== undefined ? { setRelSd: d.setRelSd } : {};
-  if (aIsA) return { ratio: d.ratio, ratioLow: d.ratioLow, ratioHigh: d.ratioHigh, verdict: d.verdict, pairs: d.pairs, ...sd };
-  const flip: Record<Verdict, Verdict> = { faster: 'slower', slower: 'faster', same: 'same', unsure: 'unsure' };
-  return { ratio: 1 / d.ratio, ratioLow: 1 / d.ratioHigh, ratioHigh: 1 / d.ratioLow, verdict: flip[d.verdict] ?? d.verdict, pairs: d.pairs, ...sd };
+  return { ratio, ratioLow, ratioHigh, pairsLow, pairsHigh, verdict: verdictOf(ratioLow, ratioHigh), pairs: d.pairs, ...sd };
 }
 
 /** The variants a confirmation measures: the baseline and the `top` fastest correct, timed variants by the search's median. */
@@ -127,14 +162,19 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
     const t = l.result.timing[0];
     const bt = isTimedSuccess(baseline!.result) ? (baseline!.result.timing.find((x) => x.size === t.size) ?? b) : b;
     l.speedup = bt.medianMs / t.medianMs;
-    // A median's interval is of its own process; fresh processes spread by up to PRECISE_REPRODUCIBILITY more.
-    l.speedupLow = bt.ciLowMs / t.ciHighMs / (1 + PRECISE_REPRODUCIBILITY);
-    l.speedupHigh = (bt.ciHighMs / t.ciLowMs) * (1 + PRECISE_REPRODUCIBILITY);
+    // A median's interval is of its own process; fresh processes spread by up to reproducibilityOf more.
+    const r = reproducibilityOf(bt, t);
+    l.speedupLow = bt.ciLowMs / t.ciHighMs / (1 + r);
+    l.speedupHigh = (bt.ciHighMs / t.ciLowMs) * (1 + r);
   }
   lines.sort((x, y) => (x.ms ?? Infinity) - (y.ms ?? Infinity));
   const best = lines.find((l) => l.ms !== null) ?? null;
   const bySearch = lines.filter((l) => l.searchMs !== null).sort((x, y) => x.searchMs! - y.searchMs!)[0];
-  const tiedWithBest = best ? lines.filter((l) => l !== best && l.ms !== null && l.ms < best.ms! * (1 + PRECISE_REPRODUCIBILITY)).map((l) => l.variantId) : [];
+  const timingOf = (l: ConfirmedVariant): TimingResult | null => (l.ms !== null && isTimedSuccess(l.result) ? l.result.timing[0] : null);
+  const bestT = best ? timingOf(best) : null;
+  const others = lines.filter((l) => l !== best && timingOf(l));
+  const reproducibility = Math.max(PRECISE_REPRODUCIBILITY, ...(bestT ? others.map((l) => reproducibilityOf(bestT, timingOf(l)!)) : []));
+  const tiedWithBest = best ? others.filter((l) => l.ms! < best.ms! * (1 + reproducibility)).map((l) => l.variantId) : [];
   const tieDuels: TieDuel[] = [];
   for (const id of tiedWithBest) {
     const d = [...duels].reverse().find((x) => x.i > since && ((x.a === best!.variantId && x.b === id) || (x.a === id && x.b === best!.variantId)));
@@ -143,7 +183,7 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
   return {
     timing: 'precise', baseline, variants: lines, bestId: best?.variantId ?? null,
     searchBestId: best && bySearch && bySearch.variantId !== best.variantId ? bySearch.variantId : null,
-    tiedWithBest, tieDuels,
+    tiedWithBest, reproducibility, tieDuels,
   };
 }
 
