@@ -272,7 +272,7 @@ function tiesOf(r: ReturnType<typeof confirmReport>, id: string): string | undef
     const d = r.tieDuels.find((x) => x.variantId === other);
     if (!d) return `${other} not duelled`;
     const who = d.ratioLow > 1 ? `${r.bestId} faster by ${((d.ratio - 1) * 100).toFixed(2)}%` : d.ratioHigh < 1 ? `${other} faster by ${((1 / d.ratio - 1) * 100).toFixed(2)}%` : 'not told apart';
-    return `duel ${r.bestId} vs ${other}: ${who} (speed ratio ${d.ratio.toFixed(4)}x, 95% ${d.ratioLow.toFixed(4)}-${d.ratioHigh.toFixed(4)}, ${d.pairs} interleaved pairs)`;
+    return `duel ${r.bestId} vs ${other}: ${who} (speed ratio ${d.ratio.toFixed(4)}x, 95% ${d.ratioLow.toFixed(4)}-${d.ratioHigh.toFixed(4)} over pairs and placements, ${d.pairs} interleaved pairs)`;
   };
   if (id === r.bestId) return r.tiedWithBest.length ? `${r.tiedWithBest.join(', ')} ${within}; ${r.tiedWithBest.map(duelOf).join('; ')}` : undefined;
   return r.tiedWithBest.includes(id) ? `with the confirmed best ${r.bestId}, ${within}; ${duelOf(id)}` : undefined;
