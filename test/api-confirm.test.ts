@@ -43,7 +43,10 @@ describe('sessions.confirm', () => {
   it('sessions.get carries a confirmation journaled by the engine, without its samples', async () => {
     const s = openSession(path.join(home, 'sessions'), SID);
     s.append({ type: 'confirm', variantId: 'v0', timing: 'precise', result: timedResult(0.5) });
-    s.append({ type: 'confirm', variantId: 'v1', timing: 'precise', result: timedResult(0.2504) });
+    // v1's timing over 4 placements whose medians run 1% apart: its placements' share travels with it.
+    const placed = timedResult(0.2504);
+    placed.timing![0] = { ...placed.timing![0], bufferSets: 4, perSetMedianMs: [0.2492, 0.2516, 0.2492, 0.2516], setRelSd: 0.0024 };
+    s.append({ type: 'confirm', variantId: 'v1', timing: 'precise', result: placed });
     s.append({ type: 'confirm', variantId: 'v2', timing: 'precise', result: timedResult(0.2490) });
     s.close();
     const c = (await service.handlers()['sessions.get']({ id: SID })).confirm!;
@@ -60,6 +63,9 @@ describe('sessions.confirm', () => {
     const md = (await service.handlers()['export.report']({ sessionId: SID, format: 'md' })).content;
     expect(md).toContain('## Confirmation (precise timing)');
     expect(md).toMatch(/\| v2 \| 251\.00 µs \| 249\.00 µs \| 246\.51 µs – 251\.49 µs \| 2\.008x \| 1\.958 – 2\.059 \|/);
+    expect(md).toMatch(/\| v1 \| 250\.00 µs \| 250\.40 µs \| 247\.90 µs – 252\.90 µs \(placements' sd 0\.24%\) \|/);
+    expect(c.variants[1].placementSd).toBe(0.0024);
+    expect(c.variants[0].placementSd).toBeNull();
     expect(md).toContain('Confirmed best: v2 on NVIDIA GeForce RTX 4090, measured ');
     expect(md).toContain('(the search ranked v1 first).');
   });

@@ -201,6 +201,7 @@ describe('confirmSession', () => {
     expect(d.ratioLow).toBeLessThan(0.98);
     expect(d.ratioHigh).toBeGreaterThan(1.01);
     expect(d.verdict).toBe('unsure'); // not 'same': the placements alone may put either 1.8% ahead
+    expect(describeConfirmReport(r, SID).find((l) => l.startsWith('v3 '))).toMatch(/329\.90 µs ±1\.00%, placements' sd 0\.31%\s+1\.516×/);
     expect(describeConfirmReport(r, SID)).toContain("  duel v3 against v2 (1092 interleaved pairs in one process): not told apart: v3's speed over v2's 0.9948× (95% interval 0.9770–1.0129 over the pairs and the buffer placements, whose sd is 0.92%; the pairs alone 0.9936–0.9954)");
   });
 

@@ -7,7 +7,7 @@ import type { ConfirmDTO, ConfirmLineDTO } from '../main/contract/api.js';
 import { confirmBlocked, confirmNotes, confirmRows } from '../renderer/src/confirm-summary.js';
 
 const line = (id: string, over: Partial<ConfirmLineDTO> = {}): ConfirmLineDTO => ({
-  variantId: id, origin: 'contrastive', searchMs: 0.25, ms: 0.25, ciLowMs: 0.2499, ciHighMs: 0.2501, speedup: null, speedupLow: null, speedupHigh: null,
+  variantId: id, origin: 'contrastive', searchMs: 0.25, ms: 0.25, ciLowMs: 0.2499, ciHighMs: 0.2501, placementSd: null, speedup: null, speedupLow: null, speedupHigh: null,
   failure: null, at: '2026-12-05T07:00:00.000Z', gpu: 'NVIDIA H200', samples: 9000, contexts: 4, bufferSets: 16, ...over,
 });
 
@@ -15,7 +15,7 @@ const fixture = (): ConfirmDTO => ({
   timing: 'precise',
   baseline: line('v0', { origin: 'baseline', searchMs: 0.5, ms: 0.5, ciLowMs: 0.4995, ciHighMs: 0.5005 }),
   variants: [
-    line('v7', { searchMs: 0.2510, ms: 0.2490, ciLowMs: 0.2489, ciHighMs: 0.2491, speedup: 0.5 / 0.249, speedupLow: 0.4995 / 0.2491, speedupHigh: 0.5005 / 0.2489 }),
+    line('v7', { searchMs: 0.2510, ms: 0.2490, ciLowMs: 0.2489, ciHighMs: 0.2491, placementSd: 0.0031, speedup: 0.5 / 0.249, speedupLow: 0.4995 / 0.2491, speedupHigh: 0.5005 / 0.2489 }),
     line('v3', { searchMs: 0.2500, ms: 0.2504, ciLowMs: 0.2503, ciHighMs: 0.2505, speedup: 0.5 / 0.2504, speedupLow: 0.4995 / 0.2505, speedupHigh: 0.5005 / 0.2503 }),
     line('v9', { searchMs: 0.26, ms: null, ciLowMs: null, ciHighMs: null, failure: 'correctness: size 1: 3 elements differ' }),
   ],
@@ -31,7 +31,7 @@ describe('confirmRows', () => {
     const rows = confirmRows(fixture());
     expect(rows.map((r) => r.variantId)).toEqual(['v0', 'v7', 'v3', 'v9']);
     expect(rows[0]).toMatchObject({ search: '500.00 µs', precise: '500.00 µs ±0.10%', speedup: '1.000× (baseline)', failed: false });
-    expect(rows[1]).toMatchObject({ search: '251.00 µs', precise: '249.00 µs ±0.04%', speedup: '2.008× (2.005–2.011)' });
+    expect(rows[1]).toMatchObject({ search: '251.00 µs', precise: '249.00 µs ±0.04% · placements\' sd 0.31%', speedup: '2.008× (2.005–2.011)' });
     expect(rows[3]).toMatchObject({ precise: 'FAILED: correctness: size 1: 3 elements differ', speedup: '-', failed: true });
   });
 });

@@ -188,9 +188,9 @@ export function buildOutcome(r: EvalResult['build']): BuildOutcome {
 /** One line of a confirmation without its result (the samples stay in the journal). */
 function lineDTO(l: ConfirmedVariant): ConfirmLineDTO {
   const t = l.ms !== null ? l.result.timing?.[0] : undefined;
-  const { variantId, origin, searchMs, ms, ciLowMs, ciHighMs, speedup, speedupLow, speedupHigh, failure, at } = l;
+  const { variantId, origin, searchMs, ms, ciLowMs, ciHighMs, placementSd, speedup, speedupLow, speedupHigh, failure, at } = l;
   const gpu = l.result.source.kind === 'gpu' ? l.result.source.gpu : null;
-  return { variantId, origin, searchMs, ms, ciLowMs, ciHighMs, speedup, speedupLow, speedupHigh, failure, at, gpu, samples: t?.samplesMs?.length ?? null, contexts: t ? (t.contexts ?? 1) : null, bufferSets: t ? (t.bufferSets ?? 1) : null };
+  return { variantId, origin, searchMs, ms, ciLowMs, ciHighMs, placementSd, speedup, speedupLow, speedupHigh, failure, at, gpu, samples: t?.samplesMs?.length ?? null, contexts: t ? (t.contexts ?? 1) : null, bufferSets: t ? (t.bufferSets ?? 1) : null };
 }
 
 /** A confirmation as the contract sends it (no samples). */

@@ -25,7 +25,7 @@ export function confirmRows(c: ConfirmDTO): ConfirmRow[] {
       variantId: l.variantId,
       origin: l.origin,
       search: fmtMs(l.searchMs),
-      precise: l.ms === null ? `FAILED: ${l.failure ?? 'not timed'}` : `${fmtMs(l.ms)} ±${fmtPct(half, 2)}`,
+      precise: l.ms === null ? `FAILED: ${l.failure ?? 'not timed'}` : `${fmtMs(l.ms)} ±${fmtPct(half, 2)}${l.placementSd !== null ? ` · placements' sd ${fmtPct(l.placementSd, 2)}` : ''}`,
       speedup: isBase ? '1.000× (baseline)' : l.speedup !== null ? `${l.speedup.toFixed(3)}× (${l.speedupLow!.toFixed(3)}–${l.speedupHigh!.toFixed(3)})` : '-',
       failed: l.ms === null,
     };

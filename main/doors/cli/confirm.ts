@@ -18,16 +18,16 @@ const pct = (x: number): string => `${(x * 100).toFixed(2)}%`;
 function timeOf(l: ConfirmedVariant): string {
   if (l.ms === null) return `FAILED (${l.failure ?? 'not timed'})`;
   const half = l.ciLowMs !== null && l.ciHighMs !== null ? (l.ciHighMs - l.ciLowMs) / 2 / l.ms : null;
-  return `${fmtMs(l.ms)}${half !== null ? ` ±${pct(half)}` : ''}`;
+  return `${fmtMs(l.ms)}${half !== null ? ` ±${pct(half)}` : ''}${l.placementSd !== null ? `, placements' sd ${pct(l.placementSd)}` : ''}`;
 }
 
 /** The report as lines: one per variant (baseline first), then what to export. */
 export function describeConfirmReport(r: ConfirmReport, sessionId: string): string[] {
   const rows = [...(r.baseline ? [r.baseline] : []), ...r.variants];
-  const out = ['variant  origin        search       precise (95% interval of the median)    speedup vs the precise baseline'];
+  const out = ['variant  origin        search       precise (95% interval of the median; placements\' sd)   speedup vs the precise baseline'];
   for (const l of rows) {
     const sp = l.variantId === r.baseline?.variantId ? '1.00× (the baseline)' : l.speedup !== null ? `${l.speedup.toFixed(3)}× (${l.speedupLow!.toFixed(3)}–${l.speedupHigh!.toFixed(3)})` : '–';
-    out.push(`${l.variantId.padEnd(8)} ${l.origin.slice(0, 12).padEnd(13)} ${(l.searchMs !== null ? fmtMs(l.searchMs) : '–').padEnd(12)} ${timeOf(l).padEnd(39)} ${sp}`);
+    out.push(`${l.variantId.padEnd(8)} ${l.origin.slice(0, 12).padEnd(13)} ${(l.searchMs !== null ? fmtMs(l.searchMs) : '–').padEnd(12)} ${timeOf(l).padEnd(56)} ${sp}`);
   }
   if (r.baseline && r.baseline.ms === null) out.push(`the baseline's confirmation failed (${r.baseline.failure}): no speedup can be confirmed`);
   if (r.bestId) {

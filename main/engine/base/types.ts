@@ -224,9 +224,15 @@ export interface ConfirmLine {
   searchMs: number | null;
   /** The confirmation's median (timing[0]), null when it failed. */
   ms: number | null;
-  /** The confirmation median's 95% interval. */
+  /** The confirmation median's 95% interval (its samples taken as independent). */
   ciLowMs: number | null;
   ciHighMs: number | null;
+  /**
+   * The buffer placements' share of that median (relative sd of the per-placement medians' mean:
+   * TimingResult.setRelSd), which the interval leaves out and which decides how far a fresh
+   * process's median may land; null when unknown (one placement, or failed).
+   */
+  placementSd: number | null;
   /** Precise baseline / precise variant (>1: faster), null without both. */
   speedup: number | null;
   /**

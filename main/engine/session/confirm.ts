@@ -35,11 +35,13 @@ export const PRECISE_REPRODUCIBILITY = 0.005;
 /** 95% two-sided normal quantile. */
 const Z95 = 1.96;
 
-/** The placements' share of a timing's median (relative sd), 0 when unknown. */
-function placementSd(t: TimingResult): number {
+/** The placements' share of a timing's median (relative sd), null when unknown. */
+function placementSdOrNull(t: TimingResult): number | null {
   const s = timingSetSpread(t)?.setRelSd;
-  return s !== undefined && Number.isFinite(s) ? s : 0;
+  return s !== undefined && Number.isFinite(s) ? s : null;
 }
+
+const placementSd = (t: TimingResult): number => placementSdOrNull(t) ?? 0;
 
 /**
  * How far apart fresh precise medians of these two timings' variants may come out, relative: the
@@ -149,7 +151,7 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
     const t = isTimedSuccess(result) ? result.timing[0] : null;
     const line: ConfirmedVariant = {
       variantId: id, origin: v?.origin ?? '?', searchMs: timedMedianMs(session.resultOf(id)),
-      ms: t?.medianMs ?? null, ciLowMs: t?.ciLowMs ?? null, ciHighMs: t?.ciHighMs ?? null,
+      ms: t?.medianMs ?? null, ciLowMs: t?.ciLowMs ?? null, ciHighMs: t?.ciHighMs ?? null, placementSd: t ? placementSdOrNull(t) : null,
       speedup: null, speedupLow: null, speedupHigh: null, failure: failureOf(result), at, result,
     };
     if (v?.origin === 'baseline' && !baseline) baseline = line;
