@@ -871,7 +871,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await table.waitFor();
     const rows = await table.locator('tbody tr').allInnerTexts();
     expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(['v0', 'v2', 'v1']);
-    expect(rows[1]).toMatch(/160\.60 µs\s+159\.80 µs ±0\.04%\s+1\.747× \(1\.736–1\.757\)/);
+    expect(rows[1]).toMatch(/160\.60 µs\s+159\.80 µs ±0\.04% · placements' sd 0\.00%\s+1\.747× \(1\.736–1\.757\)/);
     expect(await page.getByTestId('confirm-note').allInnerTexts()).toEqual([
       expect.stringMatching(/^Confirmed best: v2, 1\.747× the baseline \(precise timing on FIXTURE \(no GPU ran: hand-written results\), 15000 samples over 4 executors × 16 placements; /),
       'The search ranked v1 first; the precise timing ranks v2 first, so "Best variant" exports v2.',
