@@ -26,7 +26,8 @@ export type ConfirmTiming = 'precise';
  * suite's 5-process spreads were 0.02–0.33% on an H200 (bench/results/h200-timing-stability-precise-d406e4f.md)
  * and 0.01–0.18% on an H100 (h100-80gb-hbm3-timing-stability-01d9021.md). A variant whose buffer
  * placements run far apart spreads more: one softmax configuration confirmed under two ids came out
- * 0.42% and 0.45% apart on two H100s (its placements' sd ~0.3% a median; h100-gpu-tests-*.log), so a
+ * 0.42%, 0.45% and 0.39% apart on three H100s (each median's placements' sd 0.35–0.40%;
+ * h100-gpu-tests-{5cd5fb7,01d9021,dab5eb7}.log), so a
  * confirmation's bound is this or the 95% bound of its own placements' spread, the larger
  * (reproducibilityOf). Variants whose confirmed medians are closer than that to the best are tied with it.
  */
