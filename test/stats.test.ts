@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../main/engine/base/random.js';
-import { chooseTimer, duelStats, mean, median, medianCI, quantile, setSpread, verdictOf } from '../main/engine/measure/stats.js';
+import { chooseTimer, duelStats, intervalWithPlacements, mean, median, medianCI, quantile, setSpread, verdictOf } from '../main/engine/measure/stats.js';
 
 const rng = mulberry32;
 /** n samples around `center` with uniform relative noise of ±`rel`. */
@@ -183,5 +183,22 @@ describe('duelStats with the judge\'s sets', () => {
     expect(d.setRelSd!).toBeLessThan(0.0027);
     expect(d.verdict).toBe(duelStats(0, a, a, b, b, undefined, { eventsBracketAll: true }).verdict);
     expect(duelStats(0, a, a, b, b).setRelSd).toBeUndefined();
+  });
+});
+
+describe('intervalWithPlacements', () => {
+  it('is the pairs\' interval without a placements\' share, and widens each side by it in quadrature on the log scale', () => {
+    expect(intervalWithPlacements(1.002, 1.001, 1.003, undefined)).toEqual({ low: 1.001, high: 1.003 });
+    expect(intervalWithPlacements(1.002, 1.001, 1.003, 0)).toEqual({ low: 1.001, high: 1.003 });
+    // The twins of an H100 (bench/results/h100-gpu-tests-01d9021.log): 0.9948x, pairs 0.9936-0.9954, placements' sd 0.92%.
+    const w = intervalWithPlacements(0.9948, 0.9936, 0.9954, 0.0092);
+    expect(w.low).toBeCloseTo(0.9948 * Math.exp(-Math.hypot(Math.log(0.9948 / 0.9936), 1.96 * 0.0092)), 12);
+    expect(w.high).toBeCloseTo(0.9948 * Math.exp(Math.hypot(Math.log(0.9954 / 0.9948), 1.96 * 0.0092)), 12);
+    expect(w.low).toBeLessThan(1);
+    expect(w.high).toBeGreaterThan(1);
+    // A zero-width interval still widens.
+    const z = intervalWithPlacements(1, 1, 1, 0.001);
+    expect(z.low).toBeCloseTo(Math.exp(-0.00196), 12);
+    expect(z.high).toBeCloseTo(Math.exp(0.00196), 12);
   });
 });

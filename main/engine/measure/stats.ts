@@ -94,6 +94,20 @@ export function chooseTimer(eventMs: readonly number[], wallMs: readonly number[
 /** The relative difference within which a duel says `same` (the judge stops a duel early once its interval lies beyond it). */
 export const SAME_TOL = 0.01;
 
+/**
+ * A duel's 95% interval over its pairs *and* its buffer placements: on the log scale, each side's
+ * half-width and 1.96 × the placements' share (`setRelSd`, which the pairs' interval leaves out)
+ * added in quadrature. The same configuration under two ids duelled 0.9948× with the pairs'
+ * interval 0.9936–0.9954 and placements' sd 0.92% on an H100 (bench/results/h100-gpu-tests-01d9021.log).
+ */
+export function intervalWithPlacements(ratio: number, low: number, high: number, setRelSd: number | undefined): { low: number; high: number } {
+  const s = setRelSd !== undefined && Number.isFinite(setRelSd) ? setRelSd : 0;
+  return {
+    low: ratio * Math.exp(-Math.hypot(Math.log(Math.max(1, ratio / low)), 1.96 * s)),
+    high: ratio * Math.exp(Math.hypot(Math.log(Math.max(1, high / ratio)), 1.96 * s)),
+  };
+}
+
 /** Verdict for a ratio CI of A's speedup over B: `same` within ±tolerance, faster/slower when the CI excludes 1. */
 export function verdictOf(low: number, high: number, sameTol = SAME_TOL): Verdict {
   if (low >= 1 - sameTol && high <= 1 + sameTol) return 'same';

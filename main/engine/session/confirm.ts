@@ -10,7 +10,7 @@
 // best) are then timed against the best in a duel (interleaved pairs in one process, which resolves
 // differences far below what separate processes reproduce), journaled as ordinary `duel` events.
 import type { ConfirmLine, DuelResult, EvalResult, Failure, TieDuel, TimingResult, VariantRecord } from '../base/types.js';
-import { timingSetSpread, verdictOf } from '../measure/stats.js';
+import { intervalWithPlacements, timingSetSpread, verdictOf } from '../measure/stats.js';
 import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import type { MeasuredSpec } from '../measure/measurer.js';
 import type { SessionEvent } from './events.js';
@@ -78,19 +78,14 @@ export interface ConfirmReport {
 }
 
 /**
- * A duel as the speed of `a` over `b`, whichever side each was on, its interval widened by the
- * placements' share (`setRelSd`, which the pairs' interval leaves out: the same configuration under
- * two ids duelled 0.9948× with pairs' interval 0.9936–0.9954 and placements' sd 0.92% on an H100),
- * and its verdict from that wider interval.
+ * A duel as the speed of `a` over `b`, whichever side each was on, its interval over the pairs and
+ * the placements (intervalWithPlacements), and its verdict from that wider interval.
  */
 function duelFrom(d: DuelResult, aIsA: boolean): Pick<TieDuel, 'ratio' | 'ratioLow' | 'ratioHigh' | 'pairsLow' | 'pairsHigh' | 'verdict' | 'pairs' | 'setRelSd'> {
   const ratio = aIsA ? d.ratio : 1 / d.ratio;
   const pairsLow = aIsA ? d.ratioLow : 1 / d.ratioHigh;
   const pairsHigh = aIsA ? d.ratioHigh : 1 / d.ratioLow;
-  const s = d.setRelSd !== undefined && Number.isFinite(d.setRelSd) ? d.setRelSd : 0;
-  // On the log scale, each side's half-width and the placements' 95% bound added in quadrature.
-  const ratioLow = ratio * Math.exp(-Math.hypot(Math.log(Math.max(1, ratio / pairsLow)), Z95 * s));
-  const ratioHigh = ratio * Math.exp(Math.hypot(Math.log(Math.max(1, pairsHigh / ratio)), Z95 * s));
+  const { low: ratioLow, high: ratioHigh } = intervalWithPlacements(ratio, pairsLow, pairsHigh, d.setRelSd);
   const sd = d.setRelSd !== undefined ? { setRelSd: d.setRelSd } : {};
   return { ratio, ratioLow, ratioHigh, pairsLow, pairsHigh, verdict: verdictOf(ratioLow, ratioHigh), pairs: d.pairs, ...sd };
 }
