@@ -36,7 +36,8 @@ import { Evaluator } from '../main/engine/measure/evaluate.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
 import { configKey, defaultConfig, isValidConfig } from '../main/engine/task/space.js';
-import type { BuildFlags, Config, TimingResult, Verdict } from '../main/engine/base/types.js';
+import type { BuildFlags, Config, DuelResult, TimingResult, Verdict } from '../main/engine/base/types.js';
+import { selfDuelCalibration, type SelfDuelCalibration } from './lib/self-duel-calibration.js';
 import { baselineTransforms } from '../main/engine/search/strategies.js';
 import { DEFAULT_TIMING, PRECISE_TIMING, type TimingSettings } from '../main/engine/measure/harness.js';
 import { spreadSources, type SpreadSources } from './lib/spread-sources.js';
@@ -160,8 +161,8 @@ const save = (): void => {
     '',
     `Command: \`${String(result.command)}\`. Real GPU measurements. Goals: ${String(result.goals)}.`,
     '',
-    '| task | variant (from) | timing | median ms | spread of ' + processes + ' processes | sd between processes (what the sets explain: per-set sd / √sets) | self duels same / n | other verdicts |',
-    '|---|---|---|---|---|---|---|---|',
+    '| task | variant (from) | timing | median ms | spread of ' + processes + ' processes | sd between processes (what the sets explain: per-set sd / √sets) | self duels same / n | other verdicts | self duels whose 95% interval misses 1: pairs / pairs and placements (verdicts of the latter) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...rows.map((r) => {
       const v = r.verdicts as Record<string, number>;
       const other = Object.entries(v).filter(([k]) => k !== 'same').map(([k, n]) => `${k} ${n}`).join(', ');
@@ -169,7 +170,9 @@ const save = (): void => {
       const sources = src ? `${src.betweenSdPct.toFixed(2)}% (${src.expectedFromSetsPct.toFixed(2)}%)` : '-';
       const tr = (r.transforms as string[]).length ? ` + ${(r.transforms as string[]).join(' ')}` : '';
       const fl = Object.entries(r.flags as BuildFlags).filter(([k, x]) => k !== 'opt' || x !== 3).map(([k, x]) => ` ${k}=${String(x)}`).join('');
-      return `| ${r.task} | ${configKey(r.config as Config)}${fl}${tr} (${String(r.variantFrom)}) | ${String(r.timingLabel)} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${sources} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} |`;
+      const cal = r.calibration as SelfDuelCalibration | null | undefined;
+      const calCell = cal ? `${cal.pairsMiss1} / ${cal.placementsMiss1} of ${cal.n}${cal.withSets < cal.n ? ` (${cal.withSets} with a placements' share)` : ''} (${Object.entries(cal.verdictsWithPlacements).map(([k, n]) => `${k} ${n}`).join(', ')})` : '-';
+      return `| ${r.task} | ${configKey(r.config as Config)}${fl}${tr} (${String(r.variantFrom)}) | ${String(r.timingLabel)} | ${(r.medianMs as number | null)?.toFixed(4) ?? '-'} | ${r.spreadPct === null ? '-' : `${(r.spreadPct as number).toFixed(2)}%`} | ${sources} | ${v.same ?? 0} / ${r.duels} | ${other || '-'} | ${calCell} |`;
     }),
     '',
   ].join('\n');
@@ -252,21 +255,26 @@ for (const beside of besides) for (const timing of timingVariants()) {
     const spreadPct = medians.length === processes && m ? ((Math.max(...medians) - Math.min(...medians)) / m) * 100 : null;
     const verdicts: Partial<Record<Verdict | 'failed', number>> = {};
     const ratios: number[] = [];
+    const duelFigures: DuelResult[] = [];
     const ev = new Evaluator({ task: run.task, toolchain, gpu, workRoot, timing });
     for (let d = 0; d < selfDuels; d++) {
       const r = await ev.duel(spec, spec);
       const x = r.duels?.[0];
       const key = x ? x.verdict : 'failed';
       verdicts[key] = (verdicts[key] ?? 0) + 1;
-      if (x) ratios.push(x.ratio);
-      else failures.push(`duel: ${r.failure?.kind}: ${r.failure?.reason}`);
+      if (x) {
+        ratios.push(x.ratio);
+        duelFigures.push(x);
+      } else failures.push(`duel: ${r.failure?.kind}: ${r.failure?.reason}`);
     }
     ev.close();
     if (selfDuels > 0) previous = name;
     // Between-process sd well above what the sets explain: an offset each process shares (more sets will not help).
     const sources = spreadSources(details.map((d) => (d.perSetMedianMs as number[] | undefined) ?? []));
-    rows.push({ task: name, config, variantFrom: run.from, flags: spec.flags, transforms: spec.transforms ?? [], timing, timingLabel: tag, beside, sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, failures });
-    log(`${name} ${tag}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
+    // Self duels' intervals against their true ratio, 1: the pairs' own and the one over pairs and placements.
+    const calibration = selfDuels > 0 ? selfDuelCalibration(duelFigures) : null;
+    rows.push({ task: name, config, variantFrom: run.from, flags: spec.flags, transforms: spec.transforms ?? [], timing, timingLabel: tag, beside, sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, calibration, failures });
+    log(`${name} ${tag}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${calibration ? ` (intervals missing 1: pairs ${calibration.pairsMiss1}, with placements ${calibration.placementsMiss1} of ${calibration.n})` : ''}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
     save();
   }
   if (loop) {
