@@ -94,6 +94,9 @@ export function chooseTimer(eventMs: readonly number[], wallMs: readonly number[
 /** The relative difference within which a duel says `same` (the judge stops a duel early once its interval lies beyond it). */
 export const SAME_TOL = 0.01;
 
+/** The two-sided 95% normal quantile. */
+export const Z95 = 1.96;
+
 /**
  * A duel's 95% interval over its pairs *and* its buffer placements: on the log scale, each side's
  * half-width and 1.96 × the placements' share (`setRelSd`, which the pairs' interval leaves out)
@@ -103,8 +106,8 @@ export const SAME_TOL = 0.01;
 export function intervalWithPlacements(ratio: number, low: number, high: number, setRelSd: number | undefined): { low: number; high: number } {
   const s = setRelSd !== undefined && Number.isFinite(setRelSd) ? setRelSd : 0;
   return {
-    low: ratio * Math.exp(-Math.hypot(Math.log(Math.max(1, ratio / low)), 1.96 * s)),
-    high: ratio * Math.exp(Math.hypot(Math.log(Math.max(1, high / ratio)), 1.96 * s)),
+    low: ratio * Math.exp(-Math.hypot(Math.log(Math.max(1, ratio / low)), Z95 * s)),
+    high: ratio * Math.exp(Math.hypot(Math.log(Math.max(1, high / ratio)), Z95 * s)),
   };
 }
 

@@ -10,7 +10,7 @@
 // best) are then timed against the best in a duel (interleaved pairs in one process, which resolves
 // differences far below what separate processes reproduce), journaled as ordinary `duel` events.
 import type { ConfirmLine, DuelResult, EvalResult, Failure, TieDuel, TimingResult, VariantRecord } from '../base/types.js';
-import { intervalWithPlacements, timingSetSpread, verdictOf } from '../measure/stats.js';
+import { intervalWithPlacements, timingSetSpread, verdictOf, Z95 } from '../measure/stats.js';
 import { isTimedSuccess, timedMedianMs } from '../measure/verdict.js';
 import type { MeasuredSpec } from '../measure/measurer.js';
 import type { SessionEvent } from './events.js';
@@ -33,23 +33,18 @@ export type ConfirmTiming = 'precise';
  */
 export const PRECISE_REPRODUCIBILITY = 0.005;
 
-/** 95% two-sided normal quantile. */
-const Z95 = 1.96;
-
 /** The placements' share of a timing's median (relative sd), null when unknown. */
-function placementSdOrNull(t: TimingResult): number | null {
+function placementSd(t: TimingResult): number | null {
   const s = timingSetSpread(t)?.setRelSd;
   return s !== undefined && Number.isFinite(s) ? s : null;
 }
-
-const placementSd = (t: TimingResult): number => placementSdOrNull(t) ?? 0;
 
 /**
  * How far apart fresh precise medians of these two timings' variants may come out, relative: the
  * 95% bound of the difference of their placements' shares, at least PRECISE_REPRODUCIBILITY.
  */
 export function reproducibilityOf(a: TimingResult, b: TimingResult): number {
-  return Math.max(PRECISE_REPRODUCIBILITY, Z95 * Math.hypot(placementSd(a), placementSd(b)));
+  return Math.max(PRECISE_REPRODUCIBILITY, Z95 * Math.hypot(placementSd(a) ?? 0, placementSd(b) ?? 0));
 }
 
 /** One variant's line of a confirmation, with the result it was measured with. */
@@ -147,7 +142,7 @@ export function confirmReport(session: Pick<Session, 'entries' | 'variant' | 're
     const t = isTimedSuccess(result) ? result.timing[0] : null;
     const line: ConfirmedVariant = {
       variantId: id, origin: v?.origin ?? '?', searchMs: timedMedianMs(session.resultOf(id)),
-      ms: t?.medianMs ?? null, ciLowMs: t?.ciLowMs ?? null, ciHighMs: t?.ciHighMs ?? null, placementSd: t ? placementSdOrNull(t) : null,
+      ms: t?.medianMs ?? null, ciLowMs: t?.ciLowMs ?? null, ciHighMs: t?.ciHighMs ?? null, placementSd: t ? placementSd(t) : null,
       speedup: null, speedupLow: null, speedupHigh: null, failure: failureOf(result), at, result,
     };
     if (v?.origin === 'baseline' && !baseline) baseline = line;
