@@ -2,6 +2,12 @@
 // session report and the workbench's Export view.
 import type { TieDuelDTO } from './api.js';
 
+/** Which variants are tied with the confirmed best, and why, in words (no closing full stop). */
+export function tiedWords(ids: readonly string[], reproducibility: number, bestId: string): string {
+  const one = ids.length === 1;
+  return `${ids.join(', ')} ${one ? 'is' : 'are'} within ${(reproducibility * 100).toFixed(2)}% of ${bestId}: separate precise timings of these variants spread that much (their buffer placements), so ${one ? 'it is' : 'they are'} tied with it`;
+}
+
 /**
  * The duel's outcome in words, from its interval rather than its verdict: a tied pair is within
  * the duel's ±1% "same" band by construction, but the interleaved pairs of one process may still

@@ -1,7 +1,7 @@
 // A session's run report: markdown (for a pull request), HTML (self-contained, with the plots'
 // data embedded and drawn as inline SVG, no scripts) and JSON (everything, for other tools).
 import type { ExportFile, SessionDetail, FullVariantRow } from '../contract/api.js';
-import { tieDuelWords } from '../contract/confirm-words.js';
+import { tiedWords, tieDuelWords } from '../contract/confirm-words.js';
 
 function ms(x: number | null): string {
   if (x === null || !Number.isFinite(x)) return '-';
@@ -61,7 +61,7 @@ export function renderMarkdown(d: SessionDetail<FullVariantRow>): string {
       lines.push(`| ${l.variantId}${isBase ? ' (baseline)' : ''} | ${ms(l.searchMs)} | ${l.ms === null ? `FAILED: ${mdCell(l.failure ?? 'not timed')}` : ms(l.ms)} | ${l.ciLowMs !== null ? `${ms(l.ciLowMs)} – ${ms(l.ciHighMs)}${l.placementSd !== null ? ` (placements' sd ${(l.placementSd * 100).toFixed(2)}%)` : ''}` : '-'} | ${isBase ? '1.000x' : l.speedup !== null ? `${l.speedup.toFixed(3)}x` : '-'} | ${l.speedupLow !== null ? `${l.speedupLow.toFixed(3)} – ${l.speedupHigh!.toFixed(3)}` : '-'} |`);
     }
     const cb = c.variants.find((l) => l.variantId === c.bestId);
-    lines.push('', `Confirmed best: ${cb ? `${cb.variantId}${cb.gpu ? ` on ${cb.gpu}` : ''}, measured ${cb.at}` : 'none'}${c.searchBestId ? ` (the search ranked ${c.searchBestId} first)` : ''}.${c.tiedWithBest.length ? ` Tied with it (within ${(c.reproducibility * 100).toFixed(2)}%, what separate precise timings of these variants spread): ${c.tiedWithBest.join(', ')}.` : ''}${c.tieDuels.map((d) => ` Duel of ${c.bestId} against ${d.variantId} (${d.pairs} interleaved pairs in one process): ${tieDuelWords(d, c.bestId!)}.`).join('')}`, '');
+    lines.push('', `Confirmed best: ${cb ? `${cb.variantId}${cb.gpu ? ` on ${cb.gpu}` : ''}, measured ${cb.at}` : 'none'}${c.searchBestId ? ` (the search ranked ${c.searchBestId} first)` : ''}.${c.tiedWithBest.length && c.bestId ? ` ${tiedWords(c.tiedWithBest, c.reproducibility, c.bestId)}.` : ''}${c.tieDuels.map((d) => ` Duel of ${c.bestId} against ${d.variantId} (${d.pairs} interleaved pairs in one process): ${tieDuelWords(d, c.bestId!)}.`).join('')}`, '');
   }
   const top = topRows(d, 10);
   if (top.length) {

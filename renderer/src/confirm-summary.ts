@@ -2,7 +2,7 @@
 // with the precise timing) as table rows and notes, for the Export view. No React, no DOM;
 // unit-tested in test/renderer-confirm-summary.test.ts.
 import type { ConfirmDTO, SessionDetail } from '../../main/contract/api.js';
-import { tieDuelWords } from '../../main/contract/confirm-words.js';
+import { tiedWords, tieDuelWords } from '../../main/contract/confirm-words.js';
 import { fmtMs, fmtPct } from './store.js';
 import { isFinalPhase } from './reducers.js';
 
@@ -40,7 +40,7 @@ export function confirmNotes(c: ConfirmDTO): string[] {
   if (best) out.push(`Confirmed best: ${best.variantId}${best.speedup !== null ? `, ${best.speedup.toFixed(3)}× the baseline` : ''} (precise timing${best.gpu ? ` on ${best.gpu}` : ''}, ${best.samples ?? '?'} samples over ${best.contexts ?? 1} executors × ${best.bufferSets ?? 1} placements; ${best.at}).`);
   else out.push('No variant was confirmed with a time.');
   if (c.searchBestId && c.bestId) out.push(`The search ranked ${c.searchBestId} first; the precise timing ranks ${c.bestId} first, so "Best variant" exports ${c.bestId}.`);
-  if (c.tiedWithBest.length) out.push(`${c.tiedWithBest.join(', ')} ${c.tiedWithBest.length === 1 ? 'is' : 'are'} within ${fmtPct(c.reproducibility, 2)} of ${c.bestId}: separate precise timings of these variants spread that much (their buffer placements), so ${c.tiedWithBest.length === 1 ? 'it is' : 'they are'} tied with it${c.tieDuels.length ? '' : ' (a duel tells them apart)'}.`);
+  if (c.tiedWithBest.length && c.bestId) out.push(`${tiedWords(c.tiedWithBest, c.reproducibility, c.bestId)}${c.tieDuels.length ? '' : ' (a duel tells them apart)'}.`);
   for (const d of c.tieDuels) out.push(`Duel of ${c.bestId} against ${d.variantId} (${d.pairs} interleaved pairs in one process): ${tieDuelWords(d, c.bestId!)}.`);
   return out;
 }

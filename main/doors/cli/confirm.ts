@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { confirmStoredSession } from '../../core/confirm.js';
 import type { ConfirmReport, ConfirmedVariant } from '../../engine/session/confirm.js';
-import { tieDuelWords } from '../../contract/confirm-words.js';
+import { tiedWords, tieDuelWords } from '../../contract/confirm-words.js';
 import { fmtMs } from './format.js';
 
 export interface ConfirmFlags {
@@ -34,7 +34,7 @@ export function describeConfirmReport(r: ConfirmReport, sessionId: string): stri
     const best = r.variants.find((l) => l.variantId === r.bestId)!;
     out.push(`confirmed best: ${best.variantId}${best.speedup !== null ? `, ${best.speedup.toFixed(3)}× the baseline (precise timing)` : ''}`);
     if (r.searchBestId) out.push(`the search ranked ${r.searchBestId} first; the precise timing ranks ${r.bestId} first, and export --best now takes ${r.bestId}`);
-    if (r.tiedWithBest.length) out.push(`${r.tiedWithBest.join(', ')} ${r.tiedWithBest.length === 1 ? 'is' : 'are'} within ${(r.reproducibility * 100).toFixed(2)}% of ${r.bestId}: separate precise timings of these variants spread that much (their buffer placements), so they are tied with it`);
+    if (r.tiedWithBest.length) out.push(tiedWords(r.tiedWithBest, r.reproducibility, r.bestId));
     for (const d of r.tieDuels) out.push(`  duel ${r.bestId} against ${d.variantId} (${d.pairs} interleaved pairs in one process): ${tieDuelWords(d, r.bestId)}${d.ratioHigh < 1 ? `; export --best takes ${r.bestId}, the faster by separate precise timings: kernelduel export ${sessionId} --variant ${d.variantId} -o <file>.cu if that fraction matters` : ''}`);
     const unduelled = r.tiedWithBest.filter((id) => !r.tieDuels.some((d) => d.variantId === id));
     if (unduelled.length) out.push(`  not duelled: ${unduelled.join(', ')} (a duel tells them apart: export both, then kernelduel eval <task> one.cu --duel other.cu)`);
