@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../main/engine/base/random.js';
-import { chooseTimer, duelStats, intervalWithPlacements, mean, median, medianCI, quantile, setSpread, verdictOf } from '../main/engine/measure/stats.js';
+import { chooseTimer, duelStats, intervalWithPlacements, mean, median, medianCI, placementsInterval, quantile, setSpread, verdictOf } from '../main/engine/measure/stats.js';
 
 const rng = mulberry32;
 /** n samples around `center` with uniform relative noise of ±`rel`. */
@@ -183,6 +183,22 @@ describe('duelStats with the judge\'s sets', () => {
     expect(d.setRelSd!).toBeLessThan(0.0027);
     expect(d.verdict).toBe(duelStats(0, a, a, b, b, undefined, { eventsBracketAll: true }).verdict);
     expect(duelStats(0, a, a, b, b).setRelSd).toBeUndefined();
+    // It carries the interval over the pairs and the placements, wider than the pairs' own.
+    const w = intervalWithPlacements(d.ratio, d.ratioLow, d.ratioHigh, d.setRelSd);
+    expect(d.placementsLow).toBe(w.low);
+    expect(d.placementsHigh).toBe(w.high);
+    expect(d.placementsLow!).toBeLessThan(d.ratioLow);
+    expect(d.placementsHigh!).toBeGreaterThan(d.ratioHigh);
+    expect(duelStats(0, a, a, b, b).placementsLow).toBeUndefined();
+  });
+});
+
+describe('placementsInterval', () => {
+  it('is the duel\'s own, else computed from an older journal\'s setRelSd, else null', () => {
+    const old = { ratio: 0.9948, ratioLow: 0.9936, ratioHigh: 0.9954, setRelSd: 0.0092 };
+    expect(placementsInterval(old)).toEqual(intervalWithPlacements(0.9948, 0.9936, 0.9954, 0.0092));
+    expect(placementsInterval({ ...old, placementsLow: 0.97, placementsHigh: 1.02 })).toEqual({ low: 0.97, high: 1.02 });
+    expect(placementsInterval({ ratio: 1, ratioLow: 0.99, ratioHigh: 1.01 })).toBeNull();
   });
 });
 

@@ -547,13 +547,27 @@ export interface PairPrediction {
   model: string;
 }
 
+/** A duel's 95% interval over its pairs and its buffer placements (engine/measure/stats.ts intervalWithPlacements). */
+export interface PlacementsInterval {
+  low: number;
+  high: number;
+  /** sd of the buffer sets' median ratios' mean, over the ratio. */
+  setRelSd: number;
+  sets: number;
+}
+
 export interface CompareResult {
   sessionId: string;
   a: VariantDetail;
   b: VariantDetail;
   /** Speedup of a over b (b's time / a's time), with a 95% interval. */
   /** method: an interleaved duel on the GPU, a duel resampled from a recorded space (REPLAY), or separate measurements. */
-  ratio: { value: number; low: number; high: number; verdict: Verdict; method: 'duel' | 'replay-duel' | 'independent' } | null;
+  /**
+   * placements (a duel with buffer sets): the 95% interval over the pairs and the buffer placements,
+   * the placements' sd (of the sets' median ratios' mean) and the sets. Reported beside the
+   * verdict, which is the pairs' interval's.
+   */
+  ratio: { value: number; low: number; high: number; verdict: Verdict; method: 'duel' | 'replay-duel' | 'independent'; placements?: PlacementsInterval } | null;
   duel: DuelResult | null;
   prediction: PairPrediction | null;
   notes: string[];

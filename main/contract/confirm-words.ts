@@ -1,6 +1,6 @@
 // How a confirmation's duel of its best against a tied variant reads, the same in the CLI, the
 // session report and the workbench's Export view.
-import type { TieDuelDTO } from './api.js';
+import type { PlacementsInterval, TieDuelDTO } from './api.js';
 
 /** Which variants are tied with the confirmed best, and why, in words (no closing full stop). */
 export function tiedWords(ids: readonly string[], reproducibility: number, bestId: string): string {
@@ -21,4 +21,16 @@ export function tieDuelWords(d: Pick<TieDuelDTO, 'variantId' | 'ratio' | 'ratioL
   if (d.ratioLow > 1) return `${bestId} is faster by ${((d.ratio - 1) * 100).toFixed(2)}%${band}: ${ci}`;
   if (d.ratioHigh < 1) return `${d.variantId} is faster by ${((1 / d.ratio - 1) * 100).toFixed(2)}%${band}: ${ci}`;
   return `not told apart: ${ci}`;
+}
+
+/**
+ * A search duel's interval over its pairs and its buffer placements, beside the verdict the pairs'
+ * interval gave (the CLI's `eval --duel` and the Compare view). Where the verdict says faster or
+ * slower but this interval holds 1, the placements alone could make the difference: say so.
+ */
+export function placementsWords(verdict: TieDuelDTO['verdict'], p: PlacementsInterval): string {
+  const holds1 = p.low <= 1 && p.high >= 1;
+  const head = `over the pairs and the buffer placements ${p.low.toFixed(4)}–${p.high.toFixed(4)} (95%; the placements' sd ${(p.setRelSd * 100).toFixed(2)}% over ${p.sets} buffer sets, which more pairs do not shrink)`;
+  if ((verdict === 'faster' || verdict === 'slower') && holds1) return `${head}: this interval holds 1, so the buffer placements alone could make this difference`;
+  return head;
 }

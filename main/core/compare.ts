@@ -5,11 +5,12 @@
 import type { CompareResult, VariantDetail } from '../contract/api.js';
 import type { DuelResult } from '../engine/base/types.js';
 import type { SessionEvent } from '../engine/session/events.js';
-import { verdictOf } from '../engine/measure/stats.js';
+import { placementsInterval, verdictOf } from '../engine/measure/stats.js';
 
 /** A duel of B against A, told as A against B. */
 export function reverseDuel(d: DuelResult): DuelResult {
-  return { ...d, aMs: d.bMs, bMs: d.aMs, ratio: 1 / d.ratio, ratioLow: 1 / d.ratioHigh, ratioHigh: 1 / d.ratioLow, verdict: d.verdict === 'faster' ? 'slower' : d.verdict === 'slower' ? 'faster' : d.verdict };
+  const placements = d.placementsLow !== undefined && d.placementsHigh !== undefined ? { placementsLow: 1 / d.placementsHigh, placementsHigh: 1 / d.placementsLow } : {};
+  return { ...d, aMs: d.bMs, bMs: d.aMs, ratio: 1 / d.ratio, ratioLow: 1 / d.ratioHigh, ratioHigh: 1 / d.ratioLow, verdict: d.verdict === 'faster' ? 'slower' : d.verdict === 'slower' ? 'faster' : d.verdict, ...placements };
 }
 
 export function compareVariants(sessionId: string, da: VariantDetail, db: VariantDetail, events: SessionEvent[]): CompareResult {
@@ -33,7 +34,9 @@ export function compareVariants(sessionId: string, da: VariantDetail, db: Varian
   const replayed = da.result?.source.kind === 'replay' || db.result?.source.kind === 'replay';
   if (duel) {
     // A replay's duel draws pairs from the two variants' recorded samples: not an interleaved measurement.
-    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: replayed ? 'replay-duel' : 'duel' };
+    const wide = placementsInterval(duel);
+    const placements = wide && duel.setRelSd !== undefined ? { placements: { low: wide.low, high: wide.high, setRelSd: duel.setRelSd, sets: duel.sets ?? 0 } } : {};
+    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: replayed ? 'replay-duel' : 'duel', ...placements };
   } else if (da.row.medianMs !== null && db.row.medianMs !== null) {
     const low = (db.row.ciLowMs ?? db.row.medianMs) / (da.row.ciHighMs ?? da.row.medianMs);
     const high = (db.row.ciHighMs ?? db.row.medianMs) / (da.row.ciLowMs ?? da.row.medianMs);

@@ -827,6 +827,16 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await sets.waitFor();
     expect(await sets.innerText()).toMatch(/150\.00 µs · 165\.00 µs · 135\.00 µs · 150\.00 µs .*their mean's sd is 4\.08% of the median: placement, which the interval above leaves out and more samples do not shrink/);
     await shot('variant-sets');
+    // A duel over buffer sets: the Compare view gives its interval over the pairs and the
+    // placements beside the verdict, and says when the placements alone could make the difference.
+    await page.getByTestId('nav-compare').click();
+    await page.getByTestId('compare-a').selectOption('v2');
+    await page.getByTestId('compare-b').selectOption('v1');
+    const placements = page.getByTestId('compare-placements');
+    await placements.waitFor();
+    expect(await page.getByTestId('compare-verdict').innerText()).toMatch(/A is faster: 1\.012× \[1\.011, 1\.013\] 95% CI/);
+    expect(await placements.innerText()).toMatch(/^over the pairs and the buffer placements 0\.99\d\d–1\.02\d\d \(95%; the placements' sd 0\.75% over 4 buffer sets, which more pairs do not shrink\): this interval holds 1, so the buffer placements alone could make this difference$/);
+    await shot('compare-placements');
   });
 
   it('a REPLAY run on 2 SIMULATED GPUs shows each GPU\'s activity: state, results, evaluations a minute, busy share (issue 19\'s panel)', async () => {

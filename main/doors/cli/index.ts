@@ -36,6 +36,7 @@ import { registerSpaceCommands } from './spaces.js';
 import { registerKernelBenchImport } from './kernelbench.js';
 import { registerConfirm, runConfirm } from './confirm.js';
 import { describePythonResult, evalPythonCandidate, findPython, PythonCandidateError } from '../../core/pytorch.js';
+import { placementsWords } from '../../contract/confirm-words.js';
 
 class UsageError extends Error {}
 
@@ -378,7 +379,9 @@ program
       if (duelNote) lines.push(duelNote);
       for (const d of duel?.duels ?? []) {
         lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
-        if (d.sets && d.setRelSd !== undefined) lines.push(`  over ${d.sets} buffer sets: their median ratios' mean has an sd of ${(d.setRelSd * 100).toFixed(2)}% (placement: more pairs do not shrink it)`);
+        if (d.sets && d.setRelSd !== undefined && d.placementsLow !== undefined && d.placementsHigh !== undefined) {
+          lines.push(`  ${placementsWords(d.verdict, { low: d.placementsLow, high: d.placementsHigh, setRelSd: d.setRelSd, sets: d.sets })}`);
+        }
       }
       return lines.join('\n');
     });

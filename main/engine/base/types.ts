@@ -156,6 +156,14 @@ export interface DuelResult {
    */
   setRelSd?: number;
   /**
+   * The 95% interval over the pairs *and* the buffer placements (stats.ts intervalWithPlacements,
+   * with setRelSd), where the duel has sets. Reported only: the verdict is the pairs' interval's
+   * (whether search duels should judge by this one waits on a GPU calibration of self duels,
+   * docs/GPU-RUNS.md "Next 00000"; the confirmation's tie duels already do).
+   */
+  placementsLow?: number;
+  placementsHigh?: number;
+  /**
    * Set when this duel ran with a capture beside it (captureBesideDuels), failed, and was run again
    * with the GPU alone: the first attempt's failure. The figures are the second attempt's.
    */

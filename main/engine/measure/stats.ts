@@ -137,8 +137,20 @@ export function duelStats(
   const ci = medianCI(ratios);
   // Pair i ran on set i mod sets of each side's buffers (the judge's duel): the sets' share of the ratio.
   const sets = o.sets !== undefined ? setSpread(ratios, o.sets) : null;
+  const wide = sets ? intervalWithPlacements(ci.median, ci.low, ci.high, sets.setRelSd) : null;
   return {
     size, aMs: a, bMs: b, ratio: ci.median, ratioLow: ci.low, ratioHigh: ci.high, verdict: verdictOf(ci.low, ci.high), timer, pairs: a.length,
-    ...(sets ? { sets: o.sets, setRelSd: sets.setRelSd } : {}),
+    ...(sets && wide ? { sets: o.sets, setRelSd: sets.setRelSd, placementsLow: wide.low, placementsHigh: wide.high } : {}),
   };
+}
+
+/**
+ * A duel's interval over its pairs and its buffer placements: the one it carries, else (a duel
+ * journaled before duels carried it) from its setRelSd; null for a duel without buffer sets
+ * (a REPLAY duel, or one timed before the judge rotated sets).
+ */
+export function placementsInterval(d: Pick<DuelResult, 'ratio' | 'ratioLow' | 'ratioHigh' | 'setRelSd' | 'placementsLow' | 'placementsHigh'>): { low: number; high: number } | null {
+  if (d.placementsLow !== undefined && d.placementsHigh !== undefined) return { low: d.placementsLow, high: d.placementsHigh };
+  if (d.setRelSd === undefined || !Number.isFinite(d.setRelSd)) return null;
+  return intervalWithPlacements(d.ratio, d.ratioLow, d.ratioHigh, d.setRelSd);
 }

@@ -1,0 +1,57 @@
+// The Compare view's ratio from a GPU duel carries the duel's interval over pairs and buffer
+// placements (engine/measure/stats.ts intervalWithPlacements), flipped with the pair, and computed
+// from setRelSd for duels journaled before duels carried it.
+import { describe, expect, it } from 'vitest';
+import { compareVariants, reverseDuel } from '../main/core/compare.js';
+import { placementsWords } from '../main/contract/confirm-words.js';
+import type { VariantDetail } from '../main/contract/api.js';
+import type { DuelResult } from '../main/engine/base/types.js';
+import type { SessionEvent } from '../main/engine/session/events.js';
+import { intervalWithPlacements } from '../main/engine/measure/stats.js';
+
+function detail(id: string, medianMs: number): VariantDetail {
+  // Only what compareVariants reads: the id, the result's source and the row's median.
+  return {
+    variant: { id },
+    result: { source: { kind: 'gpu', gpu: 'FIXTURE' } },
+    row: { medianMs, ciLowMs: medianMs, ciHighMs: medianMs },
+  } as unknown as VariantDetail;
+}
+
+// A FIXTURE shaped like the H100 twins' duel (bench/results/h100-gpu-tests-01d9021.log): the pairs
+// put A 0.5% behind, the placements' sd 0.92%.
+const twins: DuelResult = { size: 0, aMs: [0.33], bMs: [0.33], ratio: 0.9948, ratioLow: 0.9936, ratioHigh: 0.9954, verdict: 'same', timer: 'events', pairs: 1200, sets: 4, setRelSd: 0.0092 };
+
+describe('compareVariants: the interval over pairs and placements', () => {
+  it('comes with a GPU duel that has buffer sets, flipped when the pair is asked the other way round', () => {
+    const w = intervalWithPlacements(twins.ratio, twins.ratioLow, twins.ratioHigh, twins.setRelSd);
+    const stored: DuelResult = { ...twins, placementsLow: w.low, placementsHigh: w.high };
+    const events: SessionEvent[] = [{ type: 'duel', a: 'v1', b: 'v2', result: stored }];
+    const ab = compareVariants('s', detail('v1', 0.33), detail('v2', 0.33), events);
+    expect(ab.ratio!.method).toBe('duel');
+    expect(ab.ratio!.placements).toEqual({ low: w.low, high: w.high, setRelSd: 0.0092, sets: 4 });
+    const ba = compareVariants('s', detail('v2', 0.33), detail('v1', 0.33), events);
+    expect(ba.ratio!.low).toBeCloseTo(1 / twins.ratioHigh, 12);
+    expect(ba.ratio!.placements!.low).toBeCloseTo(1 / w.high, 12);
+    expect(ba.ratio!.placements!.high).toBeCloseTo(1 / w.low, 12);
+    expect(reverseDuel(stored).placementsLow).toBeCloseTo(1 / w.high, 12);
+  });
+
+  it('is computed for a duel journaled without it, and absent for a duel without sets', () => {
+    const events: SessionEvent[] = [{ type: 'duel', a: 'v1', b: 'v2', result: twins }];
+    const ab = compareVariants('s', detail('v1', 0.33), detail('v2', 0.33), events);
+    expect(ab.ratio!.placements!.low).toBeCloseTo(intervalWithPlacements(0.9948, 0.9936, 0.9954, 0.0092).low, 12);
+    const noSets: DuelResult = { ...twins, sets: undefined, setRelSd: undefined };
+    const plain = compareVariants('s', detail('v1', 0.33), detail('v2', 0.33), [{ type: 'duel', a: 'v1', b: 'v2', result: noSets }]);
+    expect(plain.ratio!.placements).toBeUndefined();
+  });
+});
+
+describe('placementsWords', () => {
+  it('says when a faster or slower verdict could be the placements alone', () => {
+    const p = { low: 0.99, high: 1.03, setRelSd: 0.009, sets: 4 };
+    expect(placementsWords('faster', p)).toMatch(/^over the pairs and the buffer placements 0\.9900–1\.0300 \(95%; the placements' sd 0\.90% over 4 buffer sets.*: this interval holds 1, so the buffer placements alone could make this difference$/);
+    expect(placementsWords('same', p)).not.toMatch(/holds 1/);
+    expect(placementsWords('faster', { ...p, low: 1.005 })).not.toMatch(/holds 1/);
+  });
+});
