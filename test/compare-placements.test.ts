@@ -1,7 +1,12 @@
 // The Compare view's ratio from a GPU duel carries the duel's interval over pairs and buffer
 // placements (engine/measure/stats.ts intervalWithPlacements), flipped with the pair, and computed
 // from setRelSd for duels journaled before duels carried it.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ApiService } from '../main/core/service.js';
+import { setsSession } from './fixtures/sets-session.js';
 import { compareVariants, reverseDuel } from '../main/core/compare.js';
 import { placementsWords } from '../main/contract/confirm-words.js';
 import type { VariantDetail } from '../main/contract/api.js';
@@ -53,5 +58,25 @@ describe('placementsWords', () => {
     expect(placementsWords('faster', p)).toMatch(/^over the pairs and the buffer placements 0\.9900–1\.0300 \(95%; the placements' sd 0\.90% over 4 buffer sets.*: this interval holds 1, so the buffer placements alone could make this difference$/);
     expect(placementsWords('same', p)).not.toMatch(/holds 1/);
     expect(placementsWords('faster', { ...p, low: 1.005 })).not.toMatch(/holds 1/);
+  });
+});
+
+describe('the session\'s duels and its run report', () => {
+  it('carry the interval over pairs and placements, and mark a verdict the placements alone could explain (FIXTURE session)', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-placements-'));
+    const service = new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NO_GPU: '1' } });
+    try {
+      const { id } = setsSession({ home, root: path.resolve(import.meta.dirname, '..') });
+      const d = (await service.handlers()['sessions.get']({ id })).duels;
+      const w = intervalWithPlacements(1.012, 1.011, 1.013, 0.0075);
+      expect(d).toHaveLength(1);
+      expect(d[0].placements).toEqual({ low: w.low, high: w.high, setRelSd: 0.0075, sets: 4 });
+      const md = (await service.handlers()['export.report']({ sessionId: id, format: 'md' })).content;
+      expect(md).toContain('| v2 | v1 | 1.012x | 1.011 – 1.013 | faster | 400 | 0.997 – 1.027 \\* |');
+      expect(md).toContain('the interval over the pairs and the placements is given beside it');
+    } finally {
+      await service.stopAll();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 });

@@ -299,6 +299,8 @@ export interface DuelDTO {
   pairs: number;
   /** P(a faster than b) from the preference model, recorded before the duel was measured. */
   prediction?: PairPrediction;
+  /** A duel over buffer sets: its interval over the pairs and the placements (reported; the verdict is the pairs' interval's). */
+  placements?: PlacementsInterval;
 }
 
 export interface PlotPoint {

@@ -29,8 +29,12 @@ export function tieDuelWords(d: Pick<TieDuelDTO, 'variantId' | 'ratio' | 'ratioL
  * slower but this interval holds 1, the placements alone could make the difference: say so.
  */
 export function placementsWords(verdict: TieDuelDTO['verdict'], p: PlacementsInterval): string {
-  const holds1 = p.low <= 1 && p.high >= 1;
   const head = `over the pairs and the buffer placements ${p.low.toFixed(4)}–${p.high.toFixed(4)} (95%; the placements' sd ${(p.setRelSd * 100).toFixed(2)}% over ${p.sets} buffer sets, which more pairs do not shrink)`;
-  if ((verdict === 'faster' || verdict === 'slower') && holds1) return `${head}: this interval holds 1, so the buffer placements alone could make this difference`;
+  if (placementsCouldExplain(verdict, p)) return `${head}: this interval holds 1, so the buffer placements alone could make this difference`;
   return head;
+}
+
+/** A faster or slower verdict whose interval over pairs and placements still holds 1. */
+export function placementsCouldExplain(verdict: TieDuelDTO['verdict'], p: Pick<PlacementsInterval, 'low' | 'high'>): boolean {
+  return (verdict === 'faster' || verdict === 'slower') && p.low <= 1 && p.high >= 1;
 }
