@@ -57,8 +57,12 @@ const { values } = parseArgs({
     order: { type: 'string', default: 'grouped' },
     beside: { type: 'string', default: 'none' },
     out: { type: 'string', default: 'bench/results' },
+    // Suffix of the files written (<gpu>-timing-stability-<tag>.json/.md), so that two runs into one
+    // folder keep both (on 2026-12-07 the second command of a batch overwrote the first's file).
+    tag: { type: 'string' },
   },
 });
+if (values.tag !== undefined && !/^[A-Za-z0-9._-]+$/.test(values.tag)) throw new Error(`--tag: "${values.tag}" may hold only letters, digits, '.', '_' and '-' (it names the results files)`);
 const order = values.order!;
 // --beside none,contexts: the whole measurement once quiet and once with a loop of fresh processes
 // creating and destroying CUDA contexts on the same GPU beside it (bench/lib/context-loop.ts).
@@ -102,6 +106,7 @@ const det = await detectGpus();
 const gpu = det.gpus.find((g) => g.arch);
 if (!gpu) throw new Error(`timing-stability needs a GPU: ${det.problems.join(' ')}`);
 const slug = gpuSlug(gpu.name);
+const base = `${slug}-timing-stability${values.tag ? `-${values.tag}` : ''}`;
 const toolchain = await findToolchain();
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
 const processes = Number(values.processes);
@@ -146,7 +151,7 @@ const result: Record<string, unknown> = {
   benchmark: 'timing-stability',
   measured: 'real GPU measurements (not simulated, not replayed)',
   date: new Date().toISOString(),
-  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${order !== 'grouped' ? ` --order ${order}` : ''}${values.configs ? ` --configs ${values.configs}` : ''}${values['variants-from'] ? ` --variants-from ${values['variants-from']}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}${values.beside !== 'none' ? ` --beside ${values.beside}` : ''}`),
+  command: invokedAs(`npx tsx bench/timing-stability.ts --tasks ${values.tasks} --processes ${processes} --self-duels ${selfDuels}${values.tag ? ` --tag ${values.tag}` : ''}${order !== 'grouped' ? ` --order ${order}` : ''}${values.configs ? ` --configs ${values.configs}` : ''}${values['variants-from'] ? ` --variants-from ${values['variants-from']}` : ''}${values.sets ? ` --sets ${values.sets}` : ''}${values.timing ? ` --timing '${values.timing}'` : ''}${values.beside !== 'none' ? ` --beside ${values.beside}` : ''}`),
   gpu: { name: gpu.name, uuid: gpu.uuid, driver: gpu.driverVersion },
   bundle: process.env.KERNELDUEL_BUNDLE ?? 'repository checkout',
   goals: 'same variant in fresh processes: spread of medians (max-min)/median <= 0.5%; self duels say "same" in >= 99 of 100',
@@ -155,7 +160,7 @@ const rows: Array<Record<string, unknown>> = [];
 const outDir = resolve(values.out!);
 mkdirSync(outDir, { recursive: true });
 const save = (): void => {
-  writeFileSync(join(outDir, `${slug}-timing-stability.json`), JSON.stringify({ ...result, rows, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + '\n');
+  writeFileSync(join(outDir, `${base}.json`), JSON.stringify({ ...result, rows, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + '\n');
   const md = [
     `# Timing stability on ${gpu.name} (${String(result.date).slice(0, 10)})`,
     '',
@@ -176,7 +181,7 @@ const save = (): void => {
     }),
     '',
   ].join('\n');
-  writeFileSync(join(outDir, `${slug}-timing-stability.md`), md);
+  writeFileSync(join(outDir, `${base}.md`), md);
 };
 
 /** One process's measurement of one task: a fresh evaluator (new judge, new CUDA context, new buffer placements). */
@@ -287,4 +292,4 @@ for (const beside of besides) for (const timing of timingVariants()) {
   }
 }
 save();
-log(`wrote ${join(outDir, `${slug}-timing-stability.json`)}`);
+log(`wrote ${join(outDir, `${base}.json`)}`);
