@@ -2,10 +2,16 @@
 // (paired and interleaved: the best evidence), else from their separate measurements (the ratio of
 // medians, its interval from the two medians' intervals), and what the preference model predicted
 // for the pair before the duel. Pure: the session is read by the caller.
-import type { CompareResult, VariantDetail } from '../contract/api.js';
+import type { CompareResult, PlacementsInterval, VariantDetail } from '../contract/api.js';
 import type { DuelResult } from '../engine/base/types.js';
 import type { SessionEvent } from '../engine/session/events.js';
 import { placementsInterval, verdictOf } from '../engine/measure/stats.js';
+
+/** A duel's interval over its pairs and its buffer placements as the contract carries it; undefined for a duel without sets. */
+export function placementsOf(d: Pick<DuelResult, 'ratio' | 'ratioLow' | 'ratioHigh' | 'sets' | 'setRelSd' | 'placementsLow' | 'placementsHigh'>): PlacementsInterval | undefined {
+  const wide = placementsInterval(d);
+  return wide && d.setRelSd !== undefined ? { low: wide.low, high: wide.high, setRelSd: d.setRelSd, sets: d.sets ?? 0 } : undefined;
+}
 
 /** A duel of B against A, told as A against B. */
 export function reverseDuel(d: DuelResult): DuelResult {
@@ -34,9 +40,8 @@ export function compareVariants(sessionId: string, da: VariantDetail, db: Varian
   const replayed = da.result?.source.kind === 'replay' || db.result?.source.kind === 'replay';
   if (duel) {
     // A replay's duel draws pairs from the two variants' recorded samples: not an interleaved measurement.
-    const wide = placementsInterval(duel);
-    const placements = wide && duel.setRelSd !== undefined ? { placements: { low: wide.low, high: wide.high, setRelSd: duel.setRelSd, sets: duel.sets ?? 0 } } : {};
-    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: replayed ? 'replay-duel' : 'duel', ...placements };
+    const placements = placementsOf(duel);
+    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: replayed ? 'replay-duel' : 'duel', ...(placements ? { placements } : {}) };
   } else if (da.row.medianMs !== null && db.row.medianMs !== null) {
     const low = (db.row.ciLowMs ?? db.row.medianMs) / (da.row.ciHighMs ?? da.row.medianMs);
     const high = (db.row.ciHighMs ?? db.row.medianMs) / (da.row.ciLowMs ?? da.row.medianMs);

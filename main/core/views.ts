@@ -5,7 +5,7 @@ import { pytorchBaselinesIn, type SessionEvent } from '../engine/session/events.
 import type { ConfirmedVariant, ConfirmReport } from '../engine/session/confirm.js';
 import { parseCompilerMessages } from '../engine/build/compile.js';
 import { timedMedianMs } from '../engine/measure/verdict.js';
-import { placementsInterval } from '../engine/measure/stats.js';
+import { placementsOf } from './compare.js';
 import { baselineFigureMs, rooflinePoint, speedupOf, timelineOf, type PytorchBaselinesDTO, type BuildOutcome, type DuelDTO, type ParamEffect, type RooflinePoint, type SessionPlots, type SizeWork, type FullVariantRow, type ConfirmDTO, type ConfirmLineDTO } from '../contract/api.js';
 
 export interface SessionEventLike {
@@ -90,9 +90,8 @@ export function duels(f: SessionFacts): DuelDTO[] {
     const prediction = p && typeof p.pAFaster === 'number' && typeof p.model === 'string' ? { prediction: { pAFaster: p.pAFaster, model: p.model } } : {};
     const ratioLow = r.ratioLow ?? r.ratio;
     const ratioHigh = r.ratioHigh ?? r.ratio;
-    const wide = placementsInterval({ ...r, ratioLow, ratioHigh });
-    const placements = wide && r.setRelSd !== undefined ? { placements: { low: wide.low, high: wide.high, setRelSd: r.setRelSd, sets: r.sets ?? 0 } } : {};
-    out.push({ a: String(e.a), b: String(e.b), size: r.size, ratio: r.ratio, ratioLow, ratioHigh, verdict: r.verdict, pairs: r.pairs, ...prediction, ...placements });
+    const placements = placementsOf({ ...r, ratioLow, ratioHigh });
+    out.push({ a: String(e.a), b: String(e.b), size: r.size, ratio: r.ratio, ratioLow, ratioHigh, verdict: r.verdict, pairs: r.pairs, ...prediction, ...(placements ? { placements } : {}) });
   }
   return out;
 }

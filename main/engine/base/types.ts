@@ -158,8 +158,9 @@ export interface DuelResult {
   /**
    * The 95% interval over the pairs *and* the buffer placements (stats.ts intervalWithPlacements,
    * with setRelSd), where the duel has sets. Reported only: the verdict is the pairs' interval's
-   * (whether search duels should judge by this one waits on a GPU calibration of self duels,
-   * docs/GPU-RUNS.md "Next 00000"; the confirmation's tie duels already do).
+   * (the confirmation's tie duels judge by this one). Self duels on an H100 (2026-12-07) missed 1
+   * less often with it, but a placement-sensitive configuration's side bias fooled both intervals
+   * alike (docs/GPU-RUNS.md "Next 000000"), so the search's verdicts were left as they are.
    */
   placementsLow?: number;
   placementsHigh?: number;
