@@ -37,6 +37,7 @@ import { registerKernelBenchImport } from './kernelbench.js';
 import { registerConfirm, runConfirm } from './confirm.js';
 import { describePythonResult, evalPythonCandidate, findPython, PythonCandidateError } from '../../core/pytorch.js';
 import { placementsWords } from '../../contract/confirm-words.js';
+import { placementsOf } from '../../core/compare.js';
 
 class UsageError extends Error {}
 
@@ -379,9 +380,8 @@ program
       if (duelNote) lines.push(duelNote);
       for (const d of duel?.duels ?? []) {
         lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
-        if (d.sets && d.setRelSd !== undefined && d.placementsLow !== undefined && d.placementsHigh !== undefined) {
-          lines.push(`  ${placementsWords(d.verdict, { low: d.placementsLow, high: d.placementsHigh, setRelSd: d.setRelSd, sets: d.sets })}`);
-        }
+        const placements = placementsOf(d);
+        if (placements) lines.push(`  ${placementsWords(d.verdict, placements)}`);
       }
       return lines.join('\n');
     });
