@@ -837,6 +837,12 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const placements = page.getByTestId('compare-placements');
     expect(await placements.innerText()).toMatch(/^over the pairs and the buffer placements 0\.99\d\d–1\.02\d\d \(95%; the placements' sd 0\.75% over 4 buffer sets, which more pairs do not shrink\): this interval holds 1, so the buffer placements alone could make this difference$/);
     await shot('compare-placements');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    try {
+      await shot('compare-placements-1024');
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
   });
 
   it('a REPLAY run on 2 SIMULATED GPUs shows each GPU\'s activity: state, results, evaluations a minute, busy share (issue 19\'s panel)', async () => {
