@@ -64,6 +64,11 @@ describe('renderPlan', () => {
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 4 } }), 'x')).toMatch(/^flushsets 4$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 1 } }), 'x')).not.toContain('flushsets');
     expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 17 } }), 'x')).toThrow(/flushSets must be a whole number from 1 to 16 \(got 17\)/);
+    // The duel's allocation order (an experiment, off by default): A first writes nothing.
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelAllocOrder: 1 } }), 'x')).toMatch(/^duelalloc 1$/m);
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelAllocOrder: 0 } }), 'x')).not.toContain('duelalloc');
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('duelalloc');
+    expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelAllocOrder: 3 } }), 'x')).toThrow(/duelAllocOrder must be 0 \(A first\), 1 \(a coin toss per duel\) or 2 \(B first\) \(got 3\)/);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, timingContexts: 2 } }), 'x')).toMatch(/^timectx 2$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('timectx');
     expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, timingContexts: 5 } }), 'x')).toThrow(/timingContexts must be a whole number from 1 to 4 \(got 5\)/);

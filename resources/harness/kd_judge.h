@@ -648,8 +648,9 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     for (const Size& s : J.plan.sizes) {
       if (!is_timed(J.plan, s.index)) continue;
       int nsets = timing_sets(J, s, 2), next_set = 0;
-      jexec_alloc(a, s, deadline, nsets);
-      jexec_alloc(b, s, deadline, nsets);
+      const bool b_first = J.plan.duel_alloc == 2 || (J.plan.duel_alloc == 1 && (random_u64() & 1));
+      jexec_alloc(b_first ? b : a, s, deadline, nsets);
+      jexec_alloc(b_first ? a : b, s, deadline, nsets);
       int pv = 0;
       for (JExec* e : {&a, &b}) {
         double w0 = now_ms();

@@ -52,6 +52,11 @@ struct Plan {
   int flush_sets = 1;
   // A duel's own noise target (plan: dueltarget); 0: target_rel.
   double duel_target = 0;
+  // Which side of a duel allocates its buffers first (plan: duelalloc): 0 A (the default), 1 a coin
+  // toss per duel, 2 B. An experiment: on an H100 a placement-sensitive softmax configuration duelled
+  // itself with a side bias of up to 1.7% (bench/results/README.md, 2026-12-07); the two sides'
+  // executors allocate in this order from the GPU's one physical memory.
+  int duel_alloc = 0;
   // N > 1 (plan timectx N): a variant's timed calls rotate over N executors of it (N CUDA contexts,
   // each with its own buffer sets), so that no one process's offset decides its time.
   int time_ctx = 1;
@@ -121,6 +126,9 @@ static Plan read_plan(const char* path) {
     } else if (!strcmp(key, "timectx")) {
       p.time_ctx = atoi(rest);
       if (p.time_ctx < 1 || p.time_ctx > 4) bad(line);
+    } else if (!strcmp(key, "duelalloc")) {
+      p.duel_alloc = atoi(rest);
+      if (p.duel_alloc < 0 || p.duel_alloc > 2) bad(line);
     } else if (!strcmp(key, "flushsets")) {
       p.flush_sets = atoi(rest);
       if (p.flush_sets < 1 || p.flush_sets > 16) bad(line);

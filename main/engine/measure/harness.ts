@@ -46,6 +46,13 @@ export interface TimingSettings {
    */
   flushSets?: number;
   /**
+   * Which side of a duel allocates its buffers first (plan line `duelalloc`): 0 A (the default), 1 a
+   * coin toss per duel, 2 B. Off by default: an experiment, does the allocation order of the two
+   * sides' executors make the side bias of a placement-sensitive configuration's self duels
+   * (bench/results/README.md, 2026-12-07; docs/GPU-RUNS.md "Next 000000")?
+   */
+  duelAllocOrder?: number;
+  /**
    * N > 1: a variant's timed calls rotate over N executors of it, each a process with its own CUDA
    * context and buffer sets (plan line `timectx`; call i on executor i mod N). Off by default (1):
    * an experiment of issue 17, is the offset one process's times share the executor's own?
@@ -122,6 +129,10 @@ export function renderPlan(p: PlanInput, nonce: string): string {
     if (!t.flushClean) throw new Error('flushCleanBytes needs flushClean 1 (it sizes the clean read after the memset)');
     if (!(Number.isInteger(t.flushCleanBytes) && t.flushCleanBytes >= 16 && t.flushCleanBytes % 16 === 0 && t.flushCleanBytes <= 2 ** 34)) throw new Error(`flushCleanBytes must be a multiple of 16 from 16 to 2^34 (got ${t.flushCleanBytes})`);
     lines.push(`flushcleanbytes ${t.flushCleanBytes}`);
+  }
+  if (t.duelAllocOrder !== undefined && t.duelAllocOrder !== 0) {
+    if (!(t.duelAllocOrder === 1 || t.duelAllocOrder === 2)) throw new Error(`duelAllocOrder must be 0 (A first), 1 (a coin toss per duel) or 2 (B first) (got ${t.duelAllocOrder})`);
+    lines.push(`duelalloc ${t.duelAllocOrder}`);
   }
   if (t.flushSets !== undefined && t.flushSets !== 1) {
     if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
