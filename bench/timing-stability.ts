@@ -113,7 +113,7 @@ const processes = Number(values.processes);
 const gpuEnv = { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }; // the context loop's processes use the GPU under test
 const contextProgram = besides.includes('contexts') ? buildContextProgram(toolchain.nvcc!, workRoot, gpuEnv) : null;
 const besideContexts: Array<{ timing: string; started: number; failed: number }> = [];
-const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'duelAllocOrder', 'timingContexts', 'duelTargetRelNoise'] as const;
+const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'duelAllocOrder', 'duelWarmOrder', 'timingContexts', 'duelTargetRelNoise'] as const;
 /** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
 function timingVariants(): Array<Partial<TimingSettings>> {
   if (!values.timing && !values.sets) return [{}]; // the product's own timing settings
@@ -278,8 +278,15 @@ for (const beside of besides) for (const timing of timingVariants()) {
     const sources = spreadSources(details.map((d) => (d.perSetMedianMs as number[] | undefined) ?? []));
     // Self duels' intervals against their true ratio, 1: the pairs' own and the one over pairs and placements.
     const calibration = selfDuels > 0 ? selfDuelCalibration(duelFigures) : null;
-    rows.push({ task: name, config, variantFrom: run.from, flags: spec.flags, transforms: spec.transforms ?? [], timing, timingLabel: tag, beside, sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, calibration, failures });
-    log(`${name} ${tag}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${calibration ? ` (intervals missing 1: pairs ${calibration.pairsMiss1}, with placements ${calibration.placementsMiss1} of ${calibration.n})` : ''}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
+    // Each self duel in order, each side's median per buffer set (pair i on set i mod sets): which
+    // side, which set and which duel of the run a bias follows (docs/GPU-RUNS.md "Next 000000").
+    const duelSides = duelFigures.map((x) => {
+      const n = Math.max(1, x.sets ?? 1);
+      const perSet = (xs: number[]): number[] => Array.from({ length: n }, (_, k) => Number(median(xs.filter((_, i) => i % n === k)).toFixed(5)));
+      return { verdict: x.verdict, ratio: Number(x.ratio.toFixed(5)), pairs: x.pairs, aSetMs: perSet(x.aMs), bSetMs: perSet(x.bMs) };
+    });
+    rows.push({ task: name, config, variantFrom: run.from, flags: spec.flags, transforms: spec.transforms ?? [], timing, timingLabel: tag, beside, sets, order, processDetails: details, medianMs: m, medians, spreadPct, spreadSources: sources, duels: selfDuels, verdicts, ratios, duelSides, calibration, failures });
+    log(`${name} ${tag}: medians ${medians.map((x) => x.toFixed(4)).join(' ')} spread ${spreadPct?.toFixed(2) ?? '-'}%; self duels ${JSON.stringify(verdicts)}${duelSides.length ? ` in order ${duelSides.map((d) => ({ faster: 'F', slower: 'S', same: '=' } as Record<string, string>)[d.verdict] ?? '?').join('')}` : ''}${calibration ? ` (intervals missing 1: pairs ${calibration.pairsMiss1}, with placements ${calibration.placementsMiss1} of ${calibration.n})` : ''}${failures.length ? `; failures: ${failures.slice(0, 2).join(' | ')}` : ''}`);
     save();
   }
   if (loop) {

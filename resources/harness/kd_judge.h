@@ -652,7 +652,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
       jexec_alloc(b_first ? b : a, s, deadline, nsets);
       jexec_alloc(b_first ? a : b, s, deadline, nsets);
       int pv = 0;
-      for (JExec* e : {&a, &b}) {
+      for (JExec* e : J.plan.duel_warm == 2 ? std::initializer_list<JExec*>{&b, &a} : std::initializer_list<JExec*>{&a, &b}) {
         double w0 = now_ms();
         int warm = 0;
         do {

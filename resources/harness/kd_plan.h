@@ -57,6 +57,9 @@ struct Plan {
   // itself with a side bias of up to 1.7% (bench/results/README.md, 2026-12-07); the two sides'
   // executors allocate in this order from the GPU's one physical memory.
   int duel_alloc = 0;
+  // Which side of a duel warms up first (plan: duelwarm): 0 A (the default), 2 B. The same experiment:
+  // the side that warmed up last starts the timed pairs with the warmer GPU state.
+  int duel_warm = 0;
   // N > 1 (plan timectx N): a variant's timed calls rotate over N executors of it (N CUDA contexts,
   // each with its own buffer sets), so that no one process's offset decides its time.
   int time_ctx = 1;
@@ -129,6 +132,9 @@ static Plan read_plan(const char* path) {
     } else if (!strcmp(key, "duelalloc")) {
       p.duel_alloc = atoi(rest);
       if (p.duel_alloc < 0 || p.duel_alloc > 2) bad(line);
+    } else if (!strcmp(key, "duelwarm")) {
+      p.duel_warm = atoi(rest);
+      if (p.duel_warm != 0 && p.duel_warm != 2) bad(line);
     } else if (!strcmp(key, "flushsets")) {
       p.flush_sets = atoi(rest);
       if (p.flush_sets < 1 || p.flush_sets > 16) bad(line);

@@ -52,6 +52,8 @@ export interface TimingSettings {
    * (bench/results/README.md, 2026-12-07; docs/GPU-RUNS.md "Next 000000")?
    */
   duelAllocOrder?: number;
+  /** Which side of a duel warms up first (plan line `duelwarm`): 0 A (the default), 2 B. The same experiment. */
+  duelWarmOrder?: number;
   /**
    * N > 1: a variant's timed calls rotate over N executors of it, each a process with its own CUDA
    * context and buffer sets (plan line `timectx`; call i on executor i mod N). Off by default (1):
@@ -133,6 +135,10 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   if (t.duelAllocOrder !== undefined && t.duelAllocOrder !== 0) {
     if (!(t.duelAllocOrder === 1 || t.duelAllocOrder === 2)) throw new Error(`duelAllocOrder must be 0 (A first), 1 (a coin toss per duel) or 2 (B first) (got ${t.duelAllocOrder})`);
     lines.push(`duelalloc ${t.duelAllocOrder}`);
+  }
+  if (t.duelWarmOrder !== undefined && t.duelWarmOrder !== 0) {
+    if (t.duelWarmOrder !== 2) throw new Error(`duelWarmOrder must be 0 (A first) or 2 (B first) (got ${t.duelWarmOrder})`);
+    lines.push(`duelwarm ${t.duelWarmOrder}`);
   }
   if (t.flushSets !== undefined && t.flushSets !== 1) {
     if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
