@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   }
   std::string mode = argv[1];
   Plan plan = read_plan(argv[2]);
+  g_spread_large = plan.spread_large;
   if (mode == "judge" && argc >= 4) return mode_judge(argv[2], argv[3]);
   if (mode == "exec") return mode_exec(plan);
   if (argc < 4) {

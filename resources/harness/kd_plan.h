@@ -60,6 +60,10 @@ struct Plan {
   // Which side of a duel warms up first (plan: duelwarm): 0 A (the default), 2 B. The same experiment:
   // the side that warmed up last starts the timed pairs with the warmer GPU state.
   int duel_warm = 0;
+  // Large buffers spread too (plan: spreadlarge 1): every buffer, not only those under 2 MiB, at a
+  // random 256-byte-aligned offset in 2 MiB of spare bytes (kd_buffers.h). The same experiment: do
+  // a large input's and output's relative places make a placement-sensitive kernel's set 0 fast?
+  bool spread_large = false;
   // N > 1 (plan timectx N): a variant's timed calls rotate over N executors of it (N CUDA contexts,
   // each with its own buffer sets), so that no one process's offset decides its time.
   int time_ctx = 1;
@@ -135,6 +139,10 @@ static Plan read_plan(const char* path) {
     } else if (!strcmp(key, "duelwarm")) {
       p.duel_warm = atoi(rest);
       if (p.duel_warm != 0 && p.duel_warm != 2) bad(line);
+    } else if (!strcmp(key, "spreadlarge")) {
+      const int v = atoi(rest);
+      if (v != 0 && v != 1) bad(line);
+      p.spread_large = v == 1;
     } else if (!strcmp(key, "flushsets")) {
       p.flush_sets = atoi(rest);
       if (p.flush_sets < 1 || p.flush_sets > 16) bad(line);

@@ -54,6 +54,8 @@ export interface TimingSettings {
   duelAllocOrder?: number;
   /** Which side of a duel warms up first (plan line `duelwarm`): 0 A (the default), 2 B. The same experiment. */
   duelWarmOrder?: number;
+  /** 1: large buffers too sit at a random offset in 2 MiB of spare bytes (plan line `spreadlarge`); 0, the default: only buffers under 2 MiB do. The same experiment. */
+  spreadLarge?: number;
   /**
    * N > 1: a variant's timed calls rotate over N executors of it, each a process with its own CUDA
    * context and buffer sets (plan line `timectx`; call i on executor i mod N). Off by default (1):
@@ -139,6 +141,10 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   if (t.duelWarmOrder !== undefined && t.duelWarmOrder !== 0) {
     if (t.duelWarmOrder !== 2) throw new Error(`duelWarmOrder must be 0 (A first) or 2 (B first) (got ${t.duelWarmOrder})`);
     lines.push(`duelwarm ${t.duelWarmOrder}`);
+  }
+  if (t.spreadLarge !== undefined && t.spreadLarge !== 0) {
+    if (t.spreadLarge !== 1) throw new Error(`spreadLarge must be 0 or 1 (got ${t.spreadLarge})`);
+    lines.push('spreadlarge 1');
   }
   if (t.flushSets !== undefined && t.flushSets !== 1) {
     if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
