@@ -652,7 +652,9 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
       jexec_alloc(b_first ? b : a, s, deadline, nsets);
       jexec_alloc(b_first ? a : b, s, deadline, nsets);
       int pv = 0;
-      for (JExec* e : J.plan.duel_warm == 2 ? std::initializer_list<JExec*>{&b, &a} : std::initializer_list<JExec*>{&a, &b}) {
+      // A named array: an initializer_list chosen by ?: would leave its elements destroyed before the loop.
+      JExec* const warm_order[2] = {J.plan.duel_warm == 2 ? &b : &a, J.plan.duel_warm == 2 ? &a : &b};
+      for (JExec* e : warm_order) {
         double w0 = now_ms();
         int warm = 0;
         do {
