@@ -73,7 +73,8 @@ describe('renderPlan', () => {
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('duelwarm');
     expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelWarmOrder: 1 } }), 'x')).toThrow(/duelWarmOrder must be 0 \(A first\) or 2 \(B first\) \(got 1\)/);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, spreadLarge: 1 } }), 'x')).toMatch(/^spreadlarge 1$/m);
-    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('spreadlarge');
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).toMatch(/^spreadlarge 1$/m);
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, spreadLarge: 0 } }), 'x')).not.toContain('spreadlarge');
     expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, spreadLarge: 2 } }), 'x')).toThrow(/spreadLarge must be 0 or 1 \(got 2\)/);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, timingContexts: 2 } }), 'x')).toMatch(/^timectx 2$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('timectx');

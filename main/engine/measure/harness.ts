@@ -81,7 +81,7 @@ export interface TimingSettings {
 // median known to ±0.04-0.35%, and some buffer placements run ~0.5-1% faster than others (stencil2d:
 // per-set medians 0.1587-0.1605 ms in one process); four sets gave 0.06-0.22% there. With these
 // defaults, 7 of the 8 suite tasks spread 0.09-0.29%, histogram 0.65% (h200-timing-stability-db7293b.md).
-export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.0025, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 4 };
+export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.0025, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 4, spreadLarge: 1 };
 
 /**
  * The precise timing (`kernelduel eval --precise`, the workbench's "precise" Evaluate): at least
