@@ -160,7 +160,8 @@ export interface DuelResult {
    * with setRelSd), where the duel has sets. Reported only: the verdict is the pairs' interval's
    * (the confirmation's tie duels judge by this one). Self duels on an H100 (2026-12-07) missed 1
    * less often with it, but a placement-sensitive configuration's side bias fooled both intervals
-   * alike (docs/GPU-RUNS.md "Next 000000"), so the search's verdicts were left as they are.
+   * alike, so the search's verdicts were left as they are; the bias itself came from the large
+   * buffers' fixed places and is gone with every buffer placed at random (TimingSettings.spreadLarge).
    */
   placementsLow?: number;
   placementsHigh?: number;

@@ -47,14 +47,22 @@ export interface TimingSettings {
   flushSets?: number;
   /**
    * Which side of a duel allocates its buffers first (plan line `duelalloc`): 0 A (the default), 1 a
-   * coin toss per duel, 2 B. Off by default: an experiment, does the allocation order of the two
-   * sides' executors make the side bias of a placement-sensitive configuration's self duels
-   * (bench/results/README.md, 2026-12-07; docs/GPU-RUNS.md "Next 000000")?
+   * coin toss per duel, 2 B. A diagnostic: with large buffers at the start of their allocations
+   * (spreadLarge 0) it flipped a placement-sensitive configuration's self duels from 30 of 30
+   * `slower` to 30 of 30 `faster` (bench/results/README.md, 2026-12-07 08:41).
    */
   duelAllocOrder?: number;
   /** Which side of a duel warms up first (plan line `duelwarm`): 0 A (the default), 2 B. The same experiment. */
   duelWarmOrder?: number;
-  /** 1: large buffers too sit at a random offset in 2 MiB of spare bytes (plan line `spreadlarge`); 0, the default: only buffers under 2 MiB do. The same experiment. */
+  /**
+   * 1 (the default since 2026-12-07): every buffer, large ones too, sits at a random 256-byte-aligned
+   * offset in 2 MiB of spare bytes behind a guard region (plan line `spreadlarge`); 0: only buffers
+   * under 2 MiB do, large ones at the start of their allocations. Why: at the start of their
+   * allocations the large buffers' relative places repeated set after set and decided duels: a
+   * placement-sensitive softmax configuration on an H100 duelled itself `slower` 30 of 30 times,
+   * `faster` 30 of 30 when the other side allocated first; with 1, 100 of 100 `same`
+   * (resources/harness/kd_buffers.h, bench/results/README.md).
+   */
   spreadLarge?: number;
   /**
    * N > 1: a variant's timed calls rotate over N executors of it, each a process with its own CUDA
