@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiService } from '../main/core/service.js';
 import { setsSession } from './fixtures/sets-session.js';
 import { compareVariants, reverseDuel } from '../main/core/compare.js';
-import { placementsWords } from '../main/contract/confirm-words.js';
+import { oneSetWords, placementsWords } from '../main/contract/confirm-words.js';
 import type { VariantDetail } from '../main/contract/api.js';
 import type { DuelResult } from '../main/engine/base/types.js';
 import type { SessionEvent } from '../main/engine/session/events.js';
@@ -49,6 +49,23 @@ describe('compareVariants: the interval over pairs and placements', () => {
     const noSets: DuelResult = { ...twins, sets: undefined, setRelSd: undefined };
     const plain = compareVariants('s', detail('v1', 0.33), detail('v2', 0.33), [{ type: 'duel', a: 'v1', b: 'v2', result: noSets }]);
     expect(plain.ratio!.placements).toBeUndefined();
+  });
+});
+
+describe('compareVariants: a GPU duel on one buffer set a side', () => {
+  it('says it met one placement of each side (and that a decided verdict can be the placements\'), not for a replayed duel or one over sets', () => {
+    const one: DuelResult = { ...twins, sets: 1, setRelSd: undefined, ratio: 1.018, ratioLow: 1.016, ratioHigh: 1.02, verdict: 'faster' };
+    const events: SessionEvent[] = [{ type: 'duel', a: 'v1', b: 'v2', result: one }];
+    const ab = compareVariants('s', detail('v1', 0.33), detail('v2', 0.33), events);
+    expect(ab.ratio!.oneSet).toBe(true);
+    expect(ab.ratio!.placements).toBeUndefined();
+    expect(compareVariants('s', detail('v2', 0.33), detail('v1', 0.33), events).ratio!.oneSet).toBe(true);
+    expect(compareVariants('s', detail('v1', 0.33), detail('v2', 0.33), [{ type: 'duel', a: 'v1', b: 'v2', result: twins }]).ratio!.oneSet).toBeUndefined();
+    const replay = (id: string): VariantDetail => ({ ...detail(id, 0.33), result: { source: { kind: 'replay', recording: 'r.json' } } }) as unknown as VariantDetail;
+    expect(compareVariants('s', replay('v1'), replay('v2'), events).ratio!.oneSet).toBeUndefined();
+    expect(oneSetWords('faster')).toMatch(/^one buffer set a side: .*this verdict can be the placements'/);
+    expect(oneSetWords('slower')).toMatch(/this verdict can be the placements'/);
+    expect(oneSetWords('same')).toBe('one buffer set a side: this duel timed each variant on one placement of its buffers, so its interval leaves the placements out');
   });
 });
 

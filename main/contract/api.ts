@@ -567,9 +567,10 @@ export interface CompareResult {
   /**
    * placements (a duel with buffer sets): the 95% interval over the pairs and the buffer placements,
    * the placements' sd (of the sets' median ratios' mean) and the sets. Reported beside the
-   * verdict, which is the pairs' interval's.
+   * verdict, which is the pairs' interval's. oneSet: a GPU duel on one buffer set a side (one
+   * placement each: no interval over placements; confirm-words.ts oneSetWords).
    */
-  ratio: { value: number; low: number; high: number; verdict: Verdict; method: 'duel' | 'replay-duel' | 'independent'; placements?: PlacementsInterval } | null;
+  ratio: { value: number; low: number; high: number; verdict: Verdict; method: 'duel' | 'replay-duel' | 'independent'; placements?: PlacementsInterval; oneSet?: boolean } | null;
   duel: DuelResult | null;
   prediction: PairPrediction | null;
   notes: string[];

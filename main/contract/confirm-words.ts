@@ -34,6 +34,20 @@ export function placementsWords(verdict: TieDuelDTO['verdict'], p: PlacementsInt
   return head;
 }
 
+/**
+ * A GPU duel that timed each side on one buffer set (the buffers did not fit more, or the timing
+ * asked for one): it met one random placement of each variant's buffers, so no interval over
+ * placements exists and a placement-sensitive kernel's verdict can be the placements'. Measured on
+ * an H100 (2026-12-07, bench/results/h100-80gb-hbm3-timing-stability-spreadlarge-771f97e.md): a
+ * softmax configuration's self duels said faster or slower in 3 of 30 with one set, none of 30
+ * with four.
+ */
+export function oneSetWords(verdict: TieDuelDTO['verdict']): string {
+  const head = 'one buffer set a side: this duel timed each variant on one placement of its buffers, so its interval leaves the placements out';
+  if (verdict === 'faster' || verdict === 'slower') return `${head}, and for a kernel whose time depends on where its buffers lie this verdict can be the placements' (a placement-sensitive softmax configuration duelled itself faster or slower in 3 of 30 such duels on an H100); eval --precise times over 16 placements`;
+  return head;
+}
+
 /** A faster or slower verdict whose interval over pairs and placements still holds 1. */
 export function placementsCouldExplain(verdict: TieDuelDTO['verdict'], p: Pick<PlacementsInterval, 'low' | 'high'>): boolean {
   return (verdict === 'faster' || verdict === 'slower') && p.low <= 1 && p.high >= 1;

@@ -41,7 +41,8 @@ export function compareVariants(sessionId: string, da: VariantDetail, db: Varian
   if (duel) {
     // A replay's duel draws pairs from the two variants' recorded samples: not an interleaved measurement.
     const placements = placementsOf(duel);
-    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: replayed ? 'replay-duel' : 'duel', ...(placements ? { placements } : {}) };
+    const oneSet = !replayed && duel.sets === 1;
+    ratio = { value: duel.ratio, low: duel.ratioLow, high: duel.ratioHigh, verdict: duel.verdict, method: replayed ? 'replay-duel' : 'duel', ...(placements ? { placements } : {}), ...(oneSet ? { oneSet } : {}) };
   } else if (da.row.medianMs !== null && db.row.medianMs !== null) {
     const low = (db.row.ciLowMs ?? db.row.medianMs) / (da.row.ciHighMs ?? da.row.medianMs);
     const high = (db.row.ciHighMs ?? db.row.medianMs) / (da.row.ciLowMs ?? da.row.medianMs);

@@ -36,7 +36,7 @@ import { registerSpaceCommands } from './spaces.js';
 import { registerKernelBenchImport } from './kernelbench.js';
 import { registerConfirm, runConfirm } from './confirm.js';
 import { describePythonResult, evalPythonCandidate, findPython, PythonCandidateError } from '../../core/pytorch.js';
-import { placementsWords } from '../../contract/confirm-words.js';
+import { oneSetWords, placementsWords } from '../../contract/confirm-words.js';
 import { placementsOf } from '../../core/compare.js';
 
 class UsageError extends Error {}
@@ -382,6 +382,7 @@ program
         lines.push(`duel (size ${d.size}): ${variantArg ?? 'baseline'} is ${d.verdict} — ${d.ratio.toFixed(4)}× [${d.ratioLow.toFixed(4)}, ${d.ratioHigh.toFixed(4)}] over ${d.pairs} interleaved pairs (${d.timer})`);
         const placements = placementsOf(d);
         if (placements) lines.push(`  ${placementsWords(d.verdict, placements)}`);
+        if (d.sets === 1) lines.push(`  ${oneSetWords(d.verdict)}`);
       }
       return lines.join('\n');
     });

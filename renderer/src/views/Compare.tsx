@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { DiffEditor } from '@monaco-editor/react';
 import type { CompareResult, VariantDetail } from '../../../main/contract/api.js';
-import { placementsWords } from '../../../main/contract/confirm-words.js';
+import { oneSetWords, placementsWords } from '../../../main/contract/confirm-words.js';
 import { useApp, fmtMs, fmtPct, fmtRate, fmtX } from '../store.js';
 import { flagsText, pickerRows } from '../table.js';
 import { Distributions } from './Distributions.js';
@@ -146,6 +146,7 @@ export function CompareView() {
                   <span className={`v-${cmp.ratio.verdict}`}>A is {cmp.ratio.verdict}</span>: {cmp.ratio.value.toFixed(3)}× [{cmp.ratio.low.toFixed(3)}, {cmp.ratio.high.toFixed(3)}] 95% CI
                   <div className={cmp.ratio.method === 'replay-duel' ? 'replay-inline small' : 'muted small'} data-testid="compare-method">({METHOD[cmp.ratio.method]})</div>
                   {cmp.ratio.placements && <div className="muted small" data-testid="compare-placements">{placementsWords(cmp.ratio.verdict, cmp.ratio.placements)}</div>}
+                  {cmp.ratio.oneSet && <div className="muted small" data-testid="compare-one-set">{oneSetWords(cmp.ratio.verdict)}</div>}
                 </>
               ) : (
                 <span>No speed ratio</span>
