@@ -53,16 +53,15 @@ struct Plan {
   // A duel's own noise target (plan: dueltarget); 0: target_rel.
   double duel_target = 0;
   // Which side of a duel allocates its buffers first (plan: duelalloc): 0 A (the default), 1 a coin
-  // toss per duel, 2 B. An experiment: on an H100 a placement-sensitive softmax configuration duelled
-  // itself with a side bias of up to 1.7% (bench/results/README.md, 2026-12-07); the two sides'
-  // executors allocate in this order from the GPU's one physical memory.
+  // toss per duel, 2 B. A diagnostic: with large buffers at fixed places (spreadlarge 0) the side
+  // that allocated first lost every self duel of a placement-sensitive softmax configuration on an
+  // H100, and won every one with B first (bench/results/README.md, 2026-12-07 08:41).
   int duel_alloc = 0;
-  // Which side of a duel warms up first (plan: duelwarm): 0 A (the default), 2 B. The same experiment:
-  // the side that warmed up last starts the timed pairs with the warmer GPU state.
+  // Which side of a duel warms up first (plan: duelwarm): 0 A (the default), 2 B. A diagnostic too.
   int duel_warm = 0;
-  // Large buffers spread too (plan: spreadlarge 1): every buffer, not only those under 2 MiB, at a
-  // random 256-byte-aligned offset in 2 MiB of spare bytes (kd_buffers.h). The same experiment: do
-  // a large input's and output's relative places make a placement-sensitive kernel's set 0 fast?
+  // Large buffers spread too (plan: spreadlarge 1, which the default timing writes since
+  // 2026-12-07): every buffer, not only those under 2 MiB, at a random 256-byte-aligned offset in
+  // 2 MiB of spare bytes (kd_buffers.h). Without the line (older plans) only small ones are.
   bool spread_large = false;
   // N > 1 (plan timectx N): a variant's timed calls rotate over N executors of it (N CUDA contexts,
   // each with its own buffer sets), so that no one process's offset decides its time.
