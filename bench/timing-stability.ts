@@ -279,7 +279,8 @@ for (const beside of besides) for (const timing of timingVariants()) {
     // Self duels' intervals against their true ratio, 1: the pairs' own and the one over pairs and placements.
     const calibration = selfDuels > 0 ? selfDuelCalibration(duelFigures) : null;
     // Each self duel in order, each side's median per buffer set (pair i on set i mod sets): which
-    // side, which set and which duel of the run a bias follows (docs/GPU-RUNS.md "Next 000000").
+    // side, which set and which duel of the run a bias follows (how the side bias of 2026-12-07 was
+    // traced to the buffers' places: docs/GPU-RUNS.md "000000").
     const duelSides = duelFigures.map((x) => {
       const n = Math.max(1, x.sets ?? 1);
       const perSet = (xs: number[]): number[] => Array.from({ length: n }, (_, k) => Number(median(xs.filter((_, i) => i % n === k)).toFixed(5)));

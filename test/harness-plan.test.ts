@@ -64,7 +64,7 @@ describe('renderPlan', () => {
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 4 } }), 'x')).toMatch(/^flushsets 4$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 1 } }), 'x')).not.toContain('flushsets');
     expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, flushSets: 17 } }), 'x')).toThrow(/flushSets must be a whole number from 1 to 16 \(got 17\)/);
-    // The duel's allocation order (an experiment, off by default): A first writes nothing.
+    // The duel's allocation and warm-up order (diagnostics, off by default): A first writes nothing.
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelAllocOrder: 1 } }), 'x')).toMatch(/^duelalloc 1$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, duelAllocOrder: 0 } }), 'x')).not.toContain('duelalloc');
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('duelalloc');
