@@ -12,7 +12,9 @@ export async function startServe(home: string): Promise<{ server: ChildProcess; 
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     let err = '';
-    const t = setTimeout(() => reject(new Error(`kernelduel serve did not start in 30 s: ${err}`)), 30_000);
+    // 90 s: alone it prints its URL within seconds, but in the full suite on 2 cores, beside
+    // nvcc builds and REPLAY searches, one start took more than 30 s (2026-12-07).
+    const t = setTimeout(() => reject(new Error(`kernelduel serve did not start in 90 s: ${err}`)), 90_000);
     server.stderr!.on('data', (d) => (err += d));
     server.stdout!.on('data', (d) => {
       out += d;
