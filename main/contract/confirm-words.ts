@@ -44,11 +44,15 @@ export function placementsWords(verdict: TieDuelDTO['verdict'], p: PlacementsInt
  */
 export function oneSetWords(verdict: TieDuelDTO['verdict']): string {
   const head = 'one buffer set a side: this duel timed each variant on one placement of its buffers, so its interval leaves the placements out';
-  if (verdict === 'faster' || verdict === 'slower') return `${head}, and for a kernel whose time depends on where its buffers lie this verdict can be the placements' (a placement-sensitive softmax configuration duelled itself faster or slower in 3 of 30 such duels on an H100); eval --precise times over 16 placements`;
+  if (decided(verdict)) return `${head}, and for a kernel whose time depends on where its buffers lie this verdict can be the placements' (a placement-sensitive softmax configuration duelled itself faster or slower in 3 of 30 such duels on an H100); eval --precise times over 16 placements`;
   return head;
 }
 
 /** A faster or slower verdict whose interval over pairs and placements still holds 1. */
 export function placementsCouldExplain(verdict: TieDuelDTO['verdict'], p: Pick<PlacementsInterval, 'low' | 'high'>): boolean {
-  return (verdict === 'faster' || verdict === 'slower') && p.low <= 1 && p.high >= 1;
+  return decided(verdict) && p.low <= 1 && p.high >= 1;
+}
+
+function decided(verdict: TieDuelDTO['verdict']): boolean {
+  return verdict === 'faster' || verdict === 'slower';
 }

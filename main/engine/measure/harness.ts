@@ -52,7 +52,7 @@ export interface TimingSettings {
    * `slower` to 30 of 30 `faster` (bench/results/README.md, 2026-12-07 08:41).
    */
   duelAllocOrder?: number;
-  /** Which side of a duel warms up first (plan line `duelwarm`): 0 A (the default), 2 B. A diagnostic, like duelAllocOrder. */
+  /** Which side of a duel warms up first (plan line `duelwarm`): 0 A (the default), 2 B. A diagnostic, like duelAllocOrder; not measured yet (its only run, on 20c14ea, crashed: fixed in 1228a4c). */
   duelWarmOrder?: number;
   /**
    * 1 (the default since 2026-12-07): every buffer, large ones too, sits at a random 256-byte-aligned
