@@ -122,13 +122,13 @@ describe('--buffer-sets', () => {
       expect(r.stderr).toMatch(/--buffer-sets must be a whole number from 1 to 64 \(got (0|65|2\.5|NaN)\)/);
     }
   }, 60_000);
-  it.skipIf(NO_NVCC)('reaches the evaluator\'s timing settings (the plan the judge reads); the default is 4', async () => {
+  it.skipIf(NO_NVCC)('reaches the evaluator\'s timing settings (the plan the judge reads); the default is 8', async () => {
     const task = resolveTask('axpy');
     const ev = await makeEvaluator(task, { gpu: null, bufferSets: 16, maxMs: 500 });
     expect(ev.timing).toMatchObject({ bufferSets: 16, maxMs: 500 });
     const plain = await makeEvaluator(task, { gpu: null });
     expect(plain.timing.bufferSets).toBe(DEFAULT_BUFFER_SETS);
-    expect(DEFAULT_BUFFER_SETS).toBe(4);
+    expect(DEFAULT_BUFFER_SETS).toBe(8);
     ev.close();
     plain.close();
   });

@@ -89,12 +89,18 @@ export interface TimingSettings {
 // median known to ±0.04-0.35%, and some buffer placements run ~0.5-1% faster than others (stencil2d:
 // per-set medians 0.1587-0.1605 ms in one process); four sets gave 0.06-0.22% there. With these
 // defaults, 7 of the 8 suite tasks spread 0.09-0.29%, histogram 0.65% (h200-timing-stability-db7293b.md).
-export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.0025, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 4, spreadLarge: 1 };
+// Eight sets since every buffer sits at a random place (spreadLarge): on an H100 (2026-12-07,
+// bench/results/h100-80gb-hbm3-timing-stability-self100a-13c868a.md) the softmax best's placements
+// spread 0.49% (sd) and 2 of its 100 self duels on 4 sets a side said `slower` (0.991, 0.992): the
+// mean of 4 random placements a side left the two sides ~0.34% (sd) apart, so a 1-in-50 duel crossed
+// the ±1% band; 8 sets a side halve that variance (duels time on the same sets as a timing does).
+export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.0025, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 8, spreadLarge: 1 };
 
 /**
  * The precise timing (`kernelduel eval --precise`, the workbench's "precise" Evaluate): at least
- * 2.5 s of timed calls rotating over 4 executors of the variant (4 CUDA contexts, 4 buffer sets
- * each: 16 placements), for a final figure rather than for search. On the H200 (2026-12-05,
+ * 2.5 s of timed calls rotating over 4 executors of the variant (4 CUDA contexts, each with the
+ * default's buffer sets: 32 placements; 16 when the figures below were taken), for a final figure
+ * rather than for search. On the H200 (2026-12-05,
  * bench/results/h200-timing-stability-precise-fb4ded5.md) the medians of 5 fresh processes then
  * spread 0.02-0.18% on all 8 suite tasks, where the default timing's (about 0.1-0.35 s on 4 sets)
  * spread up to 0.54-0.69% on layernorm and histogram in the same session
