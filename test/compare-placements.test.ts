@@ -96,4 +96,20 @@ describe('the session\'s duels and its run report', () => {
       fs.rmSync(home, { recursive: true, force: true });
     }
   });
+  it('say where a duel met one buffer set a side (FIXTURE session)', async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-placements-'));
+    const service = new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NO_GPU: '1' } });
+    try {
+      const { id } = setsSession({ home, root: path.resolve(import.meta.dirname, '..'), oneSetDuel: true });
+      const d = (await service.handlers()['sessions.get']({ id })).duels;
+      expect(d.map((x) => x.sets)).toEqual([4, 1]);
+      expect(d[1].placements).toBeUndefined();
+      const md = (await service.handlers()['export.report']({ sessionId: id, format: 'md' })).content;
+      expect(md).toContain('| v1 | v2 | 0.988x | 0.987 – 0.989 | slower | 300 | one set a side † |');
+      expect(md).toContain('† a duel on one buffer set a side');
+    } finally {
+      await service.stopAll();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+  });
 });

@@ -301,6 +301,8 @@ export interface DuelDTO {
   prediction?: PairPrediction;
   /** A duel over buffer sets: its interval over the pairs and the placements (reported; the verdict is the pairs' interval's). */
   placements?: PlacementsInterval;
+  /** Buffer sets a side, where the duel recorded them (1: one placement of each variant, no interval over placements). */
+  sets?: number;
 }
 
 export interface PlotPoint {

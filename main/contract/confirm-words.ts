@@ -44,7 +44,7 @@ export function placementsWords(verdict: TieDuelDTO['verdict'], p: PlacementsInt
  */
 export function oneSetWords(verdict: TieDuelDTO['verdict']): string {
   const head = 'one buffer set a side: this duel timed each variant on one placement of its buffers, so its interval leaves the placements out';
-  if (decided(verdict)) return `${head}, and for a kernel whose time depends on where its buffers lie this verdict can be the placements' (a placement-sensitive softmax configuration duelled itself faster or slower in 3 of 30 such duels on an H100); eval --precise times over 16 placements`;
+  if (decided(verdict)) return `${head}, and for a kernel whose time depends on where its buffers lie this verdict can be the placements' (a placement-sensitive softmax configuration duelled itself faster or slower in 3 of 30 such duels on an H100); eval --precise times over 4 executors' buffer sets (32 placements)`;
   return head;
 }
 
@@ -53,6 +53,7 @@ export function placementsCouldExplain(verdict: TieDuelDTO['verdict'], p: Pick<P
   return decided(verdict) && p.low <= 1 && p.high >= 1;
 }
 
-function decided(verdict: TieDuelDTO['verdict']): boolean {
+/** A duel that said faster or slower (not same or unsure). */
+export function decided(verdict: TieDuelDTO['verdict']): boolean {
   return verdict === 'faster' || verdict === 'slower';
 }

@@ -1,7 +1,7 @@
 // A session's run report: markdown (for a pull request), HTML (self-contained, with the plots'
 // data embedded and drawn as inline SVG, no scripts) and JSON (everything, for other tools).
 import type { ExportFile, SessionDetail, FullVariantRow } from '../contract/api.js';
-import { placementsCouldExplain, tiedWords, tieDuelWords } from '../contract/confirm-words.js';
+import { decided, placementsCouldExplain, tiedWords, tieDuelWords } from '../contract/confirm-words.js';
 
 function ms(x: number | null): string {
   if (x === null || !Number.isFinite(x)) return '-';
@@ -70,12 +70,12 @@ export function renderMarkdown(d: SessionDetail<FullVariantRow>): string {
     lines.push('');
   }
   if (d.duels.length) {
-    lines.push('## Duels', '', 'The verdict is from the pairs\' 95% interval; where the duel rotated over buffer sets, the interval over the pairs and the placements is given beside it (\\* where it holds 1 against a faster or slower verdict: the placements alone could make that difference).', '');
+    lines.push('## Duels', '', 'The verdict is from the pairs\' 95% interval; where the duel rotated over buffer sets, the interval over the pairs and the placements is given beside it (\\* where it holds 1 against a faster or slower verdict: the placements alone could make that difference; † a duel on one buffer set a side, which met one placement of each variant, so a faster or slower verdict can be the placements\').', '');
     lines.push('| A | B | A over B | 95% CI (pairs) | verdict | pairs | 95% over pairs and placements |', '|---|---|---|---|---|---|---|');
     for (const x of d.duels.slice(-30)) {
       const p = x.placements;
       const flag = p && placementsCouldExplain(x.verdict, p) ? ' \\*' : '';
-      lines.push(`| ${x.a} | ${x.b} | ${x.ratio.toFixed(3)}x | ${x.ratioLow.toFixed(3)} – ${x.ratioHigh.toFixed(3)} | ${x.verdict} | ${x.pairs} | ${p ? `${p.low.toFixed(3)} – ${p.high.toFixed(3)}${flag}` : '-'} |`);
+      lines.push(`| ${x.a} | ${x.b} | ${x.ratio.toFixed(3)}x | ${x.ratioLow.toFixed(3)} – ${x.ratioHigh.toFixed(3)} | ${x.verdict} | ${x.pairs} | ${p ? `${p.low.toFixed(3)} – ${p.high.toFixed(3)}${flag}` : x.sets === 1 ? `one set a side${decided(x.verdict) ? ' †' : ''}` : '-'} |`);
     }
     lines.push('');
   }

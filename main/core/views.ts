@@ -91,7 +91,7 @@ export function duels(f: SessionFacts): DuelDTO[] {
     const ratioLow = r.ratioLow ?? r.ratio;
     const ratioHigh = r.ratioHigh ?? r.ratio;
     const placements = placementsOf({ ...r, ratioLow, ratioHigh });
-    out.push({ a: String(e.a), b: String(e.b), size: r.size, ratio: r.ratio, ratioLow, ratioHigh, verdict: r.verdict, pairs: r.pairs, ...prediction, ...(placements ? { placements } : {}) });
+    out.push({ a: String(e.a), b: String(e.b), size: r.size, ratio: r.ratio, ratioLow, ratioHigh, verdict: r.verdict, pairs: r.pairs, ...prediction, ...(placements ? { placements } : {}), ...(r.sets !== undefined ? { sets: r.sets } : {}) });
   }
   return out;
 }
