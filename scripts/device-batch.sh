@@ -9,6 +9,14 @@
 #   KD_LANE0='cmd;;cmd' KD_LANE1='cmd' KD_AFTER='cmd' scripts/device-batch.sh start
 #   scripts/device-batch.sh wait SECONDS     wait until done or SECONDS pass; pack $S/res into $OUT
 #                                            (exit 3 at once when no batch was started on this machine)
+#   scripts/device-batch.sh pack | unpack    here, before and after a device call: the device tool
+#                                            carries at most 64 MiB with the working tree, and a tree
+#                                            of ~27 MB, a bundle of ~38 MB and an old bundle for
+#                                            measure-truth went past it on 2026-12-07. `pack` moves all of
+#                                            the bundle but its runtime and README.txt into
+#                                            .kd-carry/bundle.tar.xz (~10 MB of files, ~1.3 MB packed without source maps;
+#                                            carry ["dist-gpu", ".kd-carry"]); `start` unpacks it on the
+#                                            device, `unpack` puts it back here.
 #
 # In the commands, $KD is the bundle folder, $RES the results folder, $ROOT the repository.
 # Each command is limited to KD_CMD_LIMIT_S seconds (default 600). Nothing here changes clocks or
@@ -50,9 +58,26 @@ work() {
   echo done > "$S/done"
 }
 
+PACKED="$ROOT/.kd-carry/bundle.tar.xz"
+unpack() { # the bundle's files that `pack` moved into $PACKED, back in place (once)
+  if [ -e "$PACKED" ] && [ ! -e "$KD/lib" ]; then tar xJf "$PACKED" -C "$KD" || { echo "could not unpack $PACKED into $KD" >&2; exit 2; }; fi
+}
+
 case ${1:-} in
+pack)
+  [ -x "$KD/kernelduel" ] || { echo "no bundle at $KD to pack: run node scripts/bundle-gpu.mjs first" >&2; exit 2; }
+  mkdir -p "$(dirname "$PACKED")"
+  files=$(cd "$KD" && ls -A | grep -v -x -e runtime -e README.txt)
+  # shellcheck disable=SC2086 # the bundle's top-level names, none with spaces
+  (cd "$KD" && tar cJf "$PACKED" $files) && (cd "$KD" && rm -rf $files) || { echo "pack failed" >&2; exit 2; }
+  echo "packed $(echo $files | wc -w) entries of $KD into $PACKED ($(du -h "$PACKED" | cut -f1)); carry [\"dist-gpu\", \".kd-carry\"]; scripts/device-batch.sh unpack puts them back here"
+  ;;
+unpack)
+  unpack
+  ;;
 start)
   . "$ROOT/scripts/lib-detached.sh"
+  unpack
   kd_start_once "$S" "$KD" || exit 0
   [ -x "$KD/kernelduel" ] || { echo "no bundle at $KD: run node scripts/bundle-gpu.mjs first (and carry dist-gpu)" >&2; exit 2; }
   mkdir -p "$RES"

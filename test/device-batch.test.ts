@@ -42,6 +42,39 @@ describe('scripts/device-batch.sh', () => {
     }
   });
 
+  it('pack moves all of the bundle but its runtime into .kd-carry (the 64 MiB carry), start unpacks it, unpack puts it back', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
+    try {
+      mkdirSync(join(root, 'scripts'));
+      for (const f of ['device-batch.sh', 'lib-detached.sh']) copyFileSync(join(repo, 'scripts', f), join(root, 'scripts', f));
+      const kd = join(root, 'dist-gpu', 'kernelduel');
+      mkdirSync(join(kd, 'lib'), { recursive: true });
+      mkdirSync(join(kd, 'runtime'));
+      writeFileSync(join(kd, 'kernelduel'), '#!/bin/sh\necho 0.0.0-test\n');
+      chmodSync(join(kd, 'kernelduel'), 0o755);
+      writeFileSync(join(kd, 'lib', 'main.js'), 'the engine\n');
+      writeFileSync(join(kd, 'runtime', 'node.xz'), 'a runtime\n');
+      writeFileSync(join(kd, 'README.txt'), 'Built 2026-12-07T00:00:00Z by a test.\n');
+      const session = join(root, 'session');
+      const env = { ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'), KD_LANE0: 'cat $KD/lib/main.js > $RES/lib.txt' };
+      const packed = execFileSync('bash', ['scripts/device-batch.sh', 'pack'], { cwd: root, env, encoding: 'utf8' });
+      expect(packed).toMatch(/packed 2 entries .*\.kd-carry\/bundle\.tar\.xz/);
+      expect(existsSync(join(kd, 'lib'))).toBe(false);
+      expect(existsSync(join(kd, 'kernelduel'))).toBe(false);
+      expect(readFileSync(join(kd, 'runtime', 'node.xz'), 'utf8')).toBe('a runtime\n');
+      expect(existsSync(join(root, '.kd-carry', 'bundle.tar.xz'))).toBe(true);
+      execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
+      const done = join(session, 'done');
+      for (let i = 0; i < 100 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(readFileSync(join(session, 'res', 'lib.txt'), 'utf8')).toBe('the engine\n');
+      rmSync(join(kd, 'lib'), { recursive: true });
+      execFileSync('bash', ['scripts/device-batch.sh', 'unpack'], { cwd: root, env, encoding: 'utf8' });
+      expect(readFileSync(join(kd, 'lib', 'main.js'), 'utf8')).toBe('the engine\n');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('wait on a machine where no batch was started (a lost lease: a new machine, /tmp empty) says so at once with exit 3', () => {
     const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
     try {
