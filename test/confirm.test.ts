@@ -269,7 +269,7 @@ describe('export after a confirmation', () => {
     expect(res.chosenBy).toBe('confirmed');
     expect(res.confirmedSpeedup).toBeCloseTo(0.5 / 0.249, 10);
     const header = fs.readFileSync(out, 'utf8').split('*/')[0];
-    expect(header).toMatch(/Confirmed:\s+0\.2490 ms median \(precise timing: 3 samples over 1 executors x 1 placements, \+\/-1\.00%\) at \d{4}-.*; 2\.008x vs the baseline's confirmed 0\.5000 ms \(1\.958-2\.059x\)/);
+    expect(header).toMatch(/Confirmed:\s+0\.2490 ms median \(precise timing: 3 samples over 1 placement in 1 executor, \+\/-1\.00%\) at \d{4}-.*; 2\.008x vs the baseline's confirmed 0\.5000 ms \(1\.958-2\.059x\)/);
   });
 
   it('the header names the variants tied with the confirmed best and what their duels found, on both sides', async () => {

@@ -39,7 +39,7 @@ describe('confirmRows', () => {
 describe('confirmNotes', () => {
   it('names the confirmed best with how it was timed, and a ranking that changed', () => {
     const n = confirmNotes(fixture());
-    expect(n[0]).toBe('Confirmed best: v7, 2.008× the baseline (precise timing on NVIDIA H200, 9000 samples over 4 executors × 16 placements; 2026-12-05T07:00:00.000Z).');
+    expect(n[0]).toBe('Confirmed best: v7, 2.008× the baseline (precise timing on NVIDIA H200, 9000 samples over 16 placements in 4 executors; 2026-12-05T07:00:00.000Z).');
     expect(n[1]).toBe('The search ranked v3 first; the precise timing ranks v7 first, so "Best variant" exports v7.');
     expect(n).toHaveLength(2);
     // 0.2490 and 0.2495 ms (0.2% apart): tied within what fresh precise timings reproduce.

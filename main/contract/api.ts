@@ -400,7 +400,7 @@ export interface ConfirmLineDTO extends ConfirmLine {
   /** The GPU that measured it (its result's source), null when none did. */
   gpu: string | null;
   samples: number | null;
-  /** Executors x buffer placements the timed calls rotated over. */
+  /** The executors (CUDA contexts) the timed calls rotated over, and the buffer placements in all (every executor's sets together). */
   contexts: number | null;
   bufferSets: number | null;
 }

@@ -889,7 +889,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(rows.map((r) => r.split(/\s+/)[0])).toEqual(['v0', 'v2', 'v1']);
     expect(rows[1]).toMatch(/160\.60 µs\s+159\.80 µs ±0\.04% · placements' sd 0\.00%\s+1\.747× \(1\.736–1\.757\)/);
     expect(await page.getByTestId('confirm-note').allInnerTexts()).toEqual([
-      expect.stringMatching(/^Confirmed best: v2, 1\.747× the baseline \(precise timing on FIXTURE \(no GPU ran: hand-written results\), 15000 samples over 4 executors × 16 placements; /),
+      expect.stringMatching(/^Confirmed best: v2, 1\.747× the baseline \(precise timing on FIXTURE \(no GPU ran: hand-written results\), 15000 samples over 16 placements in 4 executors; /),
       'The search ranked v1 first; the precise timing ranks v2 first, so "Best variant" exports v2.',
       'v1 is within 0.50% of v2: separate precise timings of these variants spread that much (their buffer placements), so it is tied with it.',
       'Duel of v2 against v1 (412 interleaved pairs in one process): v2 is faster by 0.21%, within the duel\'s ±1% "same" band: v2\'s speed over v1\'s 1.0021× (95% interval 1.0008–1.0034 over the pairs and the buffer placements, whose sd is 0.05%; the pairs alone 1.0012–1.0030).',
