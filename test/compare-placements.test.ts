@@ -9,7 +9,7 @@ import { ApiService } from '../main/core/service.js';
 import { setsSession } from './fixtures/sets-session.js';
 import { compareVariants, reverseDuel } from '../main/core/compare.js';
 import { oneSetWords, placementsWords } from '../main/contract/confirm-words.js';
-import type { VariantDetail } from '../main/contract/api.js';
+import type { DuelDTO, VariantDetail } from '../main/contract/api.js';
 import type { DuelResult } from '../main/engine/base/types.js';
 import type { SessionEvent } from '../main/engine/session/events.js';
 import { intervalWithPlacements } from '../main/engine/measure/stats.js';
@@ -78,38 +78,35 @@ describe('placementsWords', () => {
   });
 });
 
+/** The FIXTURE sets session served by a browser-mode service: its duels and its markdown report. */
+async function servedSetsSession(o: { oneSetDuel?: boolean } = {}): Promise<{ duels: DuelDTO[]; md: string }> {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-placements-'));
+  const service = new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NO_GPU: '1' } });
+  try {
+    const { id } = setsSession({ home, root: path.resolve(import.meta.dirname, '..'), ...o });
+    const duels = (await service.handlers()['sessions.get']({ id })).duels;
+    const md = (await service.handlers()['export.report']({ sessionId: id, format: 'md' })).content;
+    return { duels, md };
+  } finally {
+    await service.stopAll();
+    fs.rmSync(home, { recursive: true, force: true });
+  }
+}
+
 describe('the session\'s duels and its run report', () => {
   it('carry the interval over pairs and placements, and mark a verdict the placements alone could explain (FIXTURE session)', async () => {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-placements-'));
-    const service = new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NO_GPU: '1' } });
-    try {
-      const { id } = setsSession({ home, root: path.resolve(import.meta.dirname, '..') });
-      const d = (await service.handlers()['sessions.get']({ id })).duels;
-      const w = intervalWithPlacements(1.012, 1.011, 1.013, 0.0075);
-      expect(d).toHaveLength(1);
-      expect(d[0].placements).toEqual({ low: w.low, high: w.high, setRelSd: 0.0075, sets: 4 });
-      const md = (await service.handlers()['export.report']({ sessionId: id, format: 'md' })).content;
-      expect(md).toContain('| v2 | v1 | 1.012x | 1.011 – 1.013 | faster | 400 | 0.997 – 1.027 \\* |');
-      expect(md).toContain('the interval over the pairs and the placements is given beside it');
-    } finally {
-      await service.stopAll();
-      fs.rmSync(home, { recursive: true, force: true });
-    }
+    const { duels: d, md } = await servedSetsSession();
+    const w = intervalWithPlacements(1.012, 1.011, 1.013, 0.0075);
+    expect(d).toHaveLength(1);
+    expect(d[0].placements).toEqual({ low: w.low, high: w.high, setRelSd: 0.0075, sets: 4 });
+    expect(md).toContain('| v2 | v1 | 1.012x | 1.011 – 1.013 | faster | 400 | 0.997 – 1.027 \\* |');
+    expect(md).toContain('the interval over the pairs and the placements is given beside it');
   });
   it('say where a duel met one buffer set a side (FIXTURE session)', async () => {
-    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-placements-'));
-    const service = new ApiService({ mode: 'browser', env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NO_GPU: '1' } });
-    try {
-      const { id } = setsSession({ home, root: path.resolve(import.meta.dirname, '..'), oneSetDuel: true });
-      const d = (await service.handlers()['sessions.get']({ id })).duels;
-      expect(d.map((x) => x.sets)).toEqual([4, 1]);
-      expect(d[1].placements).toBeUndefined();
-      const md = (await service.handlers()['export.report']({ sessionId: id, format: 'md' })).content;
-      expect(md).toContain('| v1 | v2 | 0.988x | 0.987 – 0.989 | slower | 300 | one set a side † |');
-      expect(md).toContain('† a duel on one buffer set a side');
-    } finally {
-      await service.stopAll();
-      fs.rmSync(home, { recursive: true, force: true });
-    }
+    const { duels: d, md } = await servedSetsSession({ oneSetDuel: true });
+    expect(d.map((x) => x.sets)).toEqual([4, 1]);
+    expect(d[1].placements).toBeUndefined();
+    expect(md).toContain('| v1 | v2 | 0.988x | 0.987 – 0.989 | slower | 300 | one set a side † |');
+    expect(md).toContain('† a duel on one buffer set a side');
   });
 });

@@ -10,17 +10,23 @@ import { join } from 'node:path';
 
 const repo = join(import.meta.dirname, '..');
 
+/** A scratch repository holding the two scripts and a stand-in bundle (a launcher that prints a version, README.txt); returns its root and the bundle folder. */
+function scratchRepo(built: string): { root: string; kd: string } {
+  const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
+  mkdirSync(join(root, 'scripts'));
+  for (const f of ['device-batch.sh', 'lib-detached.sh']) copyFileSync(join(repo, 'scripts', f), join(root, 'scripts', f));
+  const kd = join(root, 'dist-gpu', 'kernelduel');
+  mkdirSync(kd, { recursive: true });
+  writeFileSync(join(kd, 'kernelduel'), '#!/bin/sh\necho 0.0.0-test\n');
+  chmodSync(join(kd, 'kernelduel'), 0o755);
+  writeFileSync(join(kd, 'README.txt'), `Built ${built} by a test.\n`);
+  return { root, kd };
+}
+
 describe('scripts/device-batch.sh', () => {
   it('logs the real exit status of each command of a lane, and runs the next one after a failure', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
+    const { root } = scratchRepo('2026-12-02T00:00:00Z');
     try {
-      mkdirSync(join(root, 'scripts'));
-      for (const f of ['device-batch.sh', 'lib-detached.sh']) copyFileSync(join(repo, 'scripts', f), join(root, 'scripts', f));
-      const kd = join(root, 'dist-gpu', 'kernelduel');
-      mkdirSync(kd, { recursive: true });
-      writeFileSync(join(kd, 'kernelduel'), '#!/bin/sh\necho 0.0.0-test\n');
-      chmodSync(join(kd, 'kernelduel'), 0o755);
-      writeFileSync(join(kd, 'README.txt'), 'Built 2026-12-02T00:00:00Z by a test.\n');
       const session = join(root, 'session');
       const env = {
         ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'),
@@ -43,18 +49,12 @@ describe('scripts/device-batch.sh', () => {
   });
 
   it('pack moves all of the bundle but its runtime into .kd-carry (the 64 MiB carry), start unpacks it, unpack puts it back', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
+    const { root, kd } = scratchRepo('2026-12-07T00:00:00Z');
     try {
-      mkdirSync(join(root, 'scripts'));
-      for (const f of ['device-batch.sh', 'lib-detached.sh']) copyFileSync(join(repo, 'scripts', f), join(root, 'scripts', f));
-      const kd = join(root, 'dist-gpu', 'kernelduel');
-      mkdirSync(join(kd, 'lib'), { recursive: true });
+      mkdirSync(join(kd, 'lib'));
       mkdirSync(join(kd, 'runtime'));
-      writeFileSync(join(kd, 'kernelduel'), '#!/bin/sh\necho 0.0.0-test\n');
-      chmodSync(join(kd, 'kernelduel'), 0o755);
       writeFileSync(join(kd, 'lib', 'main.js'), 'the engine\n');
       writeFileSync(join(kd, 'runtime', 'node.xz'), 'a runtime\n');
-      writeFileSync(join(kd, 'README.txt'), 'Built 2026-12-07T00:00:00Z by a test.\n');
       const session = join(root, 'session');
       const env = { ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'), KD_LANE0: 'cat $KD/lib/main.js > $RES/lib.txt' };
       const packed = execFileSync('bash', ['scripts/device-batch.sh', 'pack'], { cwd: root, env, encoding: 'utf8' });
