@@ -93,9 +93,12 @@ export interface TimingSettings {
 // bench/results/h100-80gb-hbm3-timing-stability-self100a-13c868a.md) the softmax best's placements
 // spread 0.49% (sd) and 2 of its 100 self duels on 4 sets a side said `slower` (0.991, 0.992): the
 // mean of 4 random placements a side left the two sides ~0.34% (sd) apart, so a 1-in-50 duel crossed
-// the ±1% band; 8 sets a side halve that variance (duels time on the same sets as a timing does).
-// On 8 sets (another H100, -self100s8-cc596fd.md) the softmax and layernorm bests said `same` in 100
-// of 100 self duels each and the hostile corpus passed 54/54; not yet run on an H200.
+// the ±1% band; 8 sets a side halve that variance (duels time on the same sets as a timing does):
+// resampling those set medians (bench/placement-resample.py) gives 1.78% of self duels beyond ±0.85%
+// at 4 sets a side and 0.10% at 8. On 8 sets (another H100, -self100s8-cc596fd.md) the softmax and
+// layernorm bests said `same` in 100 of 100 self duels each and the hostile corpus passed 54/54, but
+// that H100's placements spread less (0.31%: 0.01% predicted even at 4 sets), so no same-GPU
+// comparison of 4 and 8 sets exists yet; not yet run on an H200.
 export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.0025, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 8, spreadLarge: 1 };
 
 /**
