@@ -250,6 +250,8 @@ const f2 = (x: number | null | undefined, d = 2): string => (x === null || x ===
 
 let env: PyEnvFile | { ok: false; why: string } = { ok: false, why: 'not probed yet' };
 let pythonNote = '';
+/** Why the control did not run this time, when it did not (see runDevice below). */
+let controlSkipped: string | undefined;
 const notRun: string[] = [];
 
 function summary(): Record<string, unknown> {
@@ -275,6 +277,7 @@ function summary(): Record<string, unknown> {
   return {
     candidates: all.length,
     control: c ? { label: c.label, correct: c.correct, customShare: c.customShare, build: c.build, failure: c.failure, speedupEager: c.speedupEager } : null,
+    ...(controlSkipped && !c ? { controlNote: controlSkipped } : {}),
     toolchainOk: c ? c.build.ok === true && c.label === 'custom' && c.correct === true && (c.customShare ?? 0) >= 0.5 : null,
     audited: rs.length,
     builtOk: rs.filter((r) => r.usesExtension && r.build.ok).length,
@@ -355,7 +358,7 @@ function write(final: boolean): void {
     '',
     `- Host ${hostname()}: ${envLine}. ${pythonNote}`,
     `- Command: \`${doc.command}\`; written ${doc.writtenAt}; ${audited.length} of ${all.length} candidates audited${doc.complete ? '' : ' (incomplete: run again to resume)'}.`,
-    `- Control (a correct load_inline ReLU written for KernelDuel): ${s.control === null ? 'not run' : s.toolchainOk ? '**built, correct, labelled custom**: the toolchain works, build failures below are the candidates\' own' : `**NOT OK** (${JSON.stringify(s.control)}): build failures and labels below may be this machine's, not CUDA-L1's`}.`,
+    `- Control (a correct load_inline ReLU written for KernelDuel): ${s.control === null ? controlSkipped ?? 'not run' : s.toolchainOk ? '**built, correct, labelled custom**: the toolchain works, build failures below are the candidates\' own' : `**NOT OK** (${JSON.stringify(s.control)}): build failures and labels below may be this machine's, not CUDA-L1's`}.`,
     `- Labels: ${Object.entries(s.byLabel as Record<string, number>).map(([k, n]) => `${k} ${n}`).join(', ') || 'none yet'}. Candidates using a C++/CUDA extension: ${s.usesExtension} (built: ${s.builtOk}); with a \`__global__\` kernel: ${s.withGlobalKernel}.`,
     `- Correct at KernelBench's tolerance: **${s.correctKernelBenchTol}**; at 1e-2: **${s.correct1e2}**.`,
     `- Geometric mean speedup vs eager over correct candidates, one call (KernelBench's method, host-bound rows included): **${f2(s.geomeanVsEagerCorrect as number | null)}×** (CUDA-L1 claimed ${f2(s.geomeanClaimedSameSet as number | null)}× for the same set); vs torch.compile: ${f2(s.geomeanVsCompileCorrect as number | null)}× over ${s.compileTimed} timed (${f2(s.geomeanVsCompileCorrectEagerAgrees as number | null)}× over the ${s.compileEagerAgrees} whose torch.compile process timed eager within 10% of the audit's eager); over the ${s.custom50} whose own kernels did ≥ 50% of the device time: ${f2(s.geomeanVsEagerCustom50 as number | null)}×.`,
@@ -408,6 +411,14 @@ async function main(): Promise<void> {
   if (!compileOk) pythonNote += !wantCompile ? ' torch.compile baselines not run this time (--compile or --compile-pass runs them).' : ` torch.compile baselines skipped: ${!('compile' in env) || !env.compile ? 'this torch has no torch.compile' : !cudaOk ? 'no CUDA' : 'triton is missing'}.`;
   if ('torch' in env && env.ninja === null) pythonNote += ' ninja is not on PATH: torch cannot build load_inline extensions here, so every extension build fails for the machine, not the candidate.';
   const runDevice = cudaOk ? device : 'cpu';
+  // The control is a CUDA kernel built with load_inline: on the CPU it can only fail (for the
+  // machine, not the toolchain it is there to check), and its 16M-element problem takes ~20 s of
+  // CPU each run. So it runs only where the candidates run on a GPU; its row says why otherwise.
+  if (runDevice === 'cpu') {
+    const at = todo.indexOf(control);
+    if (at >= 0) todo.splice(at, 1);
+    controlSkipped = 'not run: the candidates run on the CPU here, and the control checks the CUDA toolchain';
+  }
   mkdirSync(join(work, 'lock'), { recursive: true });
   const lockFile = join(work, 'lock', 'gpu.lock');
   writeFileSync(lockFile, '');
