@@ -8,29 +8,19 @@ import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSession, newSessionId } from '../main/engine/session/store.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
+import { CLI_ARGV } from './fixtures/cli.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
-const CLI_TS = path.join(REPO, 'main', 'doors', 'cli', 'index.ts');
 const SOFTMAX = path.join(REPO, 'resources', 'tasks', 'softmax');
 let root: string;
 let home: string;
-let cliArgs: string[];
 
-beforeAll(async () => {
+beforeAll(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-bad-'));
   home = path.join(root, 'home');
-  try {
-    const { buildSync } = await import('esbuild');
-    const out = path.join(REPO, 'node_modules', '.kd-test', `cli-bad-${process.pid}.mjs`);
-    buildSync({ entryPoints: [CLI_TS], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: out, logLevel: 'silent' });
-    cliArgs = [out];
-  } catch {
-    cliArgs = ['--import', 'tsx', CLI_TS];
-  }
-}, 60_000);
+});
 afterAll(() => {
   fs.rmSync(root, { recursive: true, force: true });
-  if (cliArgs[0]?.endsWith('.mjs')) fs.rmSync(cliArgs[0], { force: true });
 });
 
 interface Run {
@@ -41,7 +31,7 @@ interface Run {
 function cli(...args: string[]): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent', KERNELDUEL_RESOURCES: path.join(REPO, 'resources') };
   return new Promise((res) => {
-    execFile(process.execPath, [...cliArgs, ...args], { cwd: REPO, env, timeout: 60_000, maxBuffer: 8 << 20 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...CLI_ARGV, ...args], { cwd: REPO, env, timeout: 60_000, maxBuffer: 8 << 20 }, (err, stdout, stderr) => {
       res({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0, stdout, stderr });
     });
   });

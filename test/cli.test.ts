@@ -4,13 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { openSession } from '../main/engine/session/store.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
+import { CLI_ARGV, cliEnv, runCli, SOURCE_BIN, type CliRun } from './fixtures/cli.js';
 
-const REPO = resolve(import.meta.dirname, '..');
-const CLI = join(REPO, 'main', 'doors', 'cli', 'index.ts');
 
 let home: string;
 let work: string;
@@ -23,24 +22,9 @@ afterAll(() => {
   rmSync(work, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-/** `node --import tsx main/doors/cli/index.ts ...` from the repository root (where tsx resolves). */
-function cli(...args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent' };
-  delete env.KERNELDUEL_NO_GPU;
-  delete env.CUDA_VISIBLE_DEVICES;
-  return new Promise((res) => {
-    execFile(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env, timeout: 170_000, maxBuffer: 32 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
-      res({ code, stdout, stderr });
-    });
-  });
-}
-const show = (r: Run): string => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+/** The CLI as test/fixtures/cli.ts runs it (the build of this run's sources), its files in `home`. */
+const cli = (...args: string[]): Promise<CliRun> => runCli(home, args);
+const show = (r: CliRun): string => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
 
 describe('kernelduel without a GPU', () => {
   it.skipIf(NO_NVCC)('gpus --json parses and reports no GPU with the compile-only message', async () => {
@@ -63,6 +47,18 @@ describe('kernelduel without a GPU', () => {
     const json = await cli('tasks', '--json');
     const list = JSON.parse(json.stdout) as Array<{ name: string; space: number }>;
     expect(list.find((t) => t.name === 'softmax')?.space).toBeGreaterThanOrEqual(200);
+  });
+
+  it("the checkout's launcher (bin/kernelduel.mjs) runs the sources through tsx and says the same", async () => {
+    // The other tests run the CLI built for this test run (test/global-setup.ts); this one the path a
+    // developer's checkout takes, from another folder (the launcher finds its own tsx).
+    const run = (argv: string[]): Promise<CliRun> =>
+      new Promise((res) => {
+        execFile(process.execPath, [...argv, 'tasks', '--json'], { cwd: work, env: cliEnv(home), timeout: 170_000 }, (err, stdout, stderr) => res({ code: err ? -1 : 0, stdout, stderr }));
+      });
+    const [fromSources, built] = await Promise.all([run([SOURCE_BIN]), run([...CLI_ARGV])]);
+    expect(fromSources.code, show(fromSources)).toBe(0);
+    expect(JSON.parse(fromSources.stdout)).toEqual(JSON.parse(built.stdout));
   });
 
   it.skipIf(NO_NVCC)('eval softmax builds the baseline and says it is compile-only (exit 0)', async () => {

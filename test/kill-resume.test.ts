@@ -10,29 +10,19 @@ import { spawn, spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSession, newSessionId, openSession, openSessionReadOnly } from '../main/engine/session/store.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
+import { CLI_ARGV } from './fixtures/cli.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
-const CLI_TS = path.join(REPO, 'main', 'doors', 'cli', 'index.ts');
 const BUDGET = 4;
 let home: string;
-let cliArgs: string[];
 
-beforeAll(async () => {
+// The CLI as test/fixtures/cli.ts runs it (built once for the run: ~0.4 s to start instead of ~1.5 s
+// under tsx, so many rounds fit).
+beforeAll(() => {
   home = fs.mkdtempSync(path.join(os.tmpdir(), 'kd-kill-'));
-  // The CLI bundled (packages external, resolved from the repository's node_modules): ~0.3 s to
-  // start instead of ~1.5 s under tsx, so many rounds fit.
-  try {
-    const { buildSync } = await import('esbuild');
-    const out = path.join(REPO, 'node_modules', '.kd-test', `cli-${process.pid}.mjs`);
-    buildSync({ entryPoints: [CLI_TS], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: out, logLevel: 'silent' });
-    cliArgs = [out];
-  } catch {
-    cliArgs = ['--import', 'tsx', CLI_TS];
-  }
-}, 60_000);
+});
 afterAll(() => {
   fs.rmSync(home, { recursive: true, force: true });
-  if (cliArgs[0]?.endsWith('.mjs')) fs.rmSync(cliArgs[0], { force: true });
 });
 
 function env(h = home): NodeJS.ProcessEnv {
@@ -48,7 +38,7 @@ interface Outcome {
 }
 function optimize(extra: string[], killAfterMs: number | null, h = home): Promise<Outcome> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...cliArgs, 'optimize', 'softmax', '--budget', String(BUDGET), '--strategy', 'random', '--tunables-only', ...extra], { cwd: REPO, env: env(h), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...CLI_ARGV, 'optimize', 'softmax', '--budget', String(BUDGET), '--strategy', 'random', '--tunables-only', ...extra], { cwd: REPO, env: env(h), stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = killAfterMs === null ? null : setTimeout(() => child.kill('SIGKILL'), killAfterMs);

@@ -12,6 +12,7 @@ import { GOOD_ANSWER, GOOD_CODE, MALFORMED_ANSWER } from './fixtures/llm/answers
 import { openSession, sessionsRoot } from '../main/engine/session/store.js';
 import { llmInfoOf } from '../main/engine/llm/variant-info.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
+import { CLI_ARGV } from './fixtures/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const KEY = 'sk-cli-SECRET-123456789';
@@ -30,7 +31,7 @@ afterAll(async () => {
 /** Runs the CLI asynchronously (the fake server lives in this process, so it must keep answering). */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'main/doors/cli/index.ts'), ...args], {
+    const p = spawn(process.execPath, [...CLI_ARGV, ...args], {
       cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent', MY_LLM_KEY: KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bestOf, breakdown, breakdownOf, type EventLine } from '../bench/lib/optimize-events.js';
+import { CLI_ARGV } from './fixtures/cli.js';
 
 const REPO = join(import.meta.dirname, '..');
 
@@ -15,7 +16,7 @@ describe('optimize --json event lines', () => {
   it('bestOf finds the best of a run and the best after each evaluation; breakdown has one interval per later result', () => {
     const home = mkdtempSync(join(tmpdir(), 'kd-events-'));
     try {
-      const out = execFileSync(process.execPath, ['--import', 'tsx', join(REPO, 'main', 'doors', 'cli', 'index.ts'), 'optimize', 'softmax', '--replay', join(REPO, 'bench', 'spaces', 'h200', 'softmax.json'), '--json', '--budget', '12', '--strategy', 'contrastive', '--seed', '3'], {
+      const out = execFileSync(process.execPath, [...CLI_ARGV, 'optimize', 'softmax', '--replay', join(REPO, 'bench', 'spaces', 'h200', 'softmax.json'), '--json', '--budget', '12', '--strategy', 'contrastive', '--seed', '3'], {
         cwd: REPO, env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent' }, encoding: 'utf8', maxBuffer: 64 << 20, timeout: 120_000,
       });
       const lines: EventLine[] = out.split('\n').filter(Boolean).map((text, i) => ({ t: i * 10, text }));
