@@ -12,7 +12,8 @@ import { chromium, type Browser, type Locator, type Page } from 'playwright-core
 import { browserTestsOneAtATime, ensureRendererBuilt } from './build-renderer.js';
 import { startServe } from './serve.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/server.js';
-import { kernelduelCli, PY_CANDIDATES, pyAnswer, writePythonTask } from '../fixtures/python-task.js';
+import { PY_CANDIDATES, pyAnswer, writePythonTask } from '../fixtures/python-task.js';
+import { kernelduelCli } from '../fixtures/cli.js';
 import { TORCH_PYTHON } from '../pytorch-env.js';
 
 const CHROMIUM = process.env.KERNELDUEL_CHROMIUM ?? '/usr/bin/chromium';
