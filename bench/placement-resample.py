@@ -27,8 +27,8 @@ d = json.load(open(a.file))
 print(f'# Placement resampling of {a.file}\n')
 print(f'Command: `python3 bench/placement-resample.py {a.file} --sets {a.sets} --edge {a.edge} --draws {a.draws} --seed {a.seed}`. '
       'Resampling of measured per-set medians (not a measurement).\n')
-print('| task | self duels | set medians | sd of set medians | ' + ' | '.join(f'P(difference > {a.edge * 100:.2f}%), {n} sets a side' for n in map(int, a.sets.split(','))) + ' |')
-print('|---|---|---|---|' + '---|' * len(a.sets.split(',')))
+print('| task | timing | self duels | set medians | sd of set medians | ' + ' | '.join(f'P(difference > {a.edge * 100:.2f}%), {n} sets a side' for n in map(int, a.sets.split(','))) + ' |')
+print('|---|---|---|---|---|' + '---|' * len(a.sets.split(',')))
 for r in d['rows']:
     sides = r.get('duelSides') or []
     pool = []
@@ -42,4 +42,4 @@ for r in d['rows']:
         rng = random.Random(a.seed)
         bad = sum(1 for _ in range(a.draws) if abs(math.log(st.fmean(rng.choices(pool, k=n)) / st.fmean(rng.choices(pool, k=n)))) > a.edge)
         cells.append(f'{bad / a.draws * 100:.2f}%')
-    print(f"| {r['task']} | {len(sides)} | {len(pool)} | {st.pstdev(pool) * 100:.2f}% | " + ' | '.join(cells) + ' |')
+    print(f"| {r['task']} | {r.get('timingLabel') or 'defaults'} | {len(sides)} | {len(pool)} | {st.pstdev(pool) * 100:.2f}% | " + ' | '.join(cells) + ' |')
