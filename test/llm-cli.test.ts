@@ -3,7 +3,6 @@
 // three parts are kept on the variant, the provider's settings (never the key) on the session, and
 // the analysis is printed as it streams in.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,9 +11,8 @@ import { GOOD_ANSWER, GOOD_CODE, MALFORMED_ANSWER } from './fixtures/llm/answers
 import { openSession, sessionsRoot } from '../main/engine/session/store.js';
 import { llmInfoOf } from '../main/engine/llm/variant-info.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
-import { CLI_ARGV } from './fixtures/cli.js';
+import { spawnCli } from './fixtures/cli.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const KEY = 'sk-cli-SECRET-123456789';
 let srv: FakeServer;
 let home: string;
@@ -28,19 +26,8 @@ afterAll(async () => {
   fs.rmSync(home, { recursive: true, force: true });
 });
 
-/** Runs the CLI asynchronously (the fake server lives in this process, so it must keep answering). */
-function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [...CLI_ARGV, ...args], {
-      cwd: ROOT, env: { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent', MY_LLM_KEY: KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The CLI with the key's variable set (asynchronous: the fake server lives in this process, so it must keep answering). */
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}): ReturnType<typeof spawnCli> => spawnCli(home, args, { MY_LLM_KEY: KEY, ...env });
 
 describe('kernelduel optimize --strategy llm', () => {
   it.skipIf(NO_NVCC)('streams the analysis, records the three parts and the provider settings without the key', async () => {
