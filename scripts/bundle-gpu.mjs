@@ -5,10 +5,11 @@
 //
 //   node scripts/bundle-gpu.mjs [--out DIR] [--allow-no-sandbox] [--xz-level 0-9]   (npm run bundle:gpu)
 //   node scripts/bundle-gpu.mjs --cli-only --out DIR
-//   --cli-only: only DIR/lib/kernelduel.mjs and the worker modules (no data, runtime or launchers; ~2 s),
+//   --cli-only: only DIR/lib/kernelduel.mjs and the worker modules (no data, runtime or launchers; ~1 s),
 //   for a machine that has Node and this checkout: it starts in ~0.4 s where the sources through tsx
-//   take ~1.4 s. Run it with KERNELDUEL_RESOURCES=<checkout>/resources. The test suite's CLI runs use
-//   one built this way (test/global-setup.ts).
+//   take ~1.4 s. It finds <checkout>/resources when DIR is directly inside a folder directly inside
+//   the checkout's node_modules (as test/global-setup.ts builds it for the test suite's CLI runs);
+//   elsewhere run it with KERNELDUEL_RESOURCES=<checkout>/resources.
 //   --xz-level: how hard the Node runtime is compressed (default 6: 29 MB; 0: 37 MB, ten times
 //   faster to make, as fast to unpack; test/bundle.test.ts uses 0 to spare CI a minute of xz)
 //

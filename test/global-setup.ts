@@ -24,8 +24,9 @@ export default function setup(project: TestProject): () => void {
     project.provide('kernelduelCli', '');
     return () => {};
   }
-  // Two levels under node_modules/.cache, so the built code finds <checkout>/resources by walking up
-  // from lib/chunks/ (main/engine/base/paths.ts looks six folders up), as the sources do.
+  // Directly under node_modules/.cache, so the built code finds <checkout>/resources by walking up
+  // from lib/chunks/ as the sources do (main/engine/base/paths.ts looks in six folders: chunks, lib,
+  // this one, .cache, node_modules and the checkout).
   const out = join(REPO, 'node_modules', '.cache', `kd-test-cli-${process.pid}`);
   const r = spawnSync(process.execPath, [join(REPO, 'scripts', 'bundle-gpu.mjs'), '--cli-only', '--out', out], { cwd: REPO, encoding: 'utf8' });
   const cli = join(out, 'lib', 'kernelduel.mjs');
