@@ -8,7 +8,11 @@
 #
 #   KD_LANE0='cmd;;cmd' KD_LANE1='cmd' KD_AFTER='cmd' scripts/device-batch.sh start
 #   scripts/device-batch.sh wait SECONDS     wait until done or SECONDS pass; pack $S/res into $OUT
-#                                            (exit 3 at once when no batch was started on this machine)
+#                                            (exit 3 at once when no batch was started on this machine).
+#                                            Call it with NO carry: a carried path replaces the device's
+#                                            copy, so carrying the packed dist-gpu again removes the
+#                                            unpacked bundle under the running batch (2026-12-07: every
+#                                            command after that point failed, "No such file")
 #   scripts/device-batch.sh pack | unpack    here, before and after a device call: the device tool
 #                                            carries at most 64 MiB with the working tree, and a tree
 #                                            of ~27 MB, a bundle of ~38 MB and an old bundle for
