@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import { openSession } from '../main/engine/session/store.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
-import { CLI_ARGV, cliEnv, runCli, SOURCE_BIN, type CliRun } from './fixtures/cli.js';
-
+import { CLI_ARGV, cliEnv, runCli, showRun, SOURCE_BIN, type CliRun } from './fixtures/cli.js';
 
 let home: string;
 let work: string;
@@ -24,7 +23,7 @@ afterAll(() => {
 
 /** The CLI as test/fixtures/cli.ts runs it (the build of this run's sources), its files in `home`. */
 const cli = (...args: string[]): Promise<CliRun> => runCli(home, args);
-const show = (r: CliRun): string => `exit ${r.code}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+const show = showRun;
 
 describe('kernelduel without a GPU', () => {
   it.skipIf(NO_NVCC)('gpus --json parses and reports no GPU with the compile-only message', async () => {
