@@ -14,7 +14,7 @@ import { LlmSettingsSchema, type LlmSettings } from '../engine/llm/settings.js';
 
 export { METHOD_NAMES, isMethodName, type MethodName } from './methods.js';
 export { decodeSession, encodeSession, compactRow, rooflinePoint, speedupOf, timelineOf, type SessionPayload, type VariantColumns } from './session-payload.js';
-export { baselineFigureMs, isHostBound } from '../engine/base/types.js';
+export { baselineFigureMs, isHostBound, placementsInExecutors } from '../engine/base/types.js';
 /** The LLM provider settings' schema: the renderer validates its settings form with it. */
 export { LlmSettingsSchema, type LlmSettings };
 /** A pool run's GPU as the workbench shows it (RunState.gpus). */

@@ -1,7 +1,7 @@
 // A session's confirmation (sessions.confirm: the baseline and the fastest variants measured again
 // with the precise timing) as table rows and notes, for the Export view. No React, no DOM;
 // unit-tested in test/renderer-confirm-summary.test.ts.
-import type { ConfirmDTO, SessionDetail } from '../../main/contract/api.js';
+import { placementsInExecutors, type ConfirmDTO, type SessionDetail } from '../../main/contract/api.js';
 import { tiedWords, tieDuelWords } from '../../main/contract/confirm-words.js';
 import { fmtMs, fmtPct } from './store.js';
 import { isFinalPhase } from './reducers.js';
@@ -37,7 +37,7 @@ export function confirmNotes(c: ConfirmDTO): string[] {
   const out: string[] = [];
   const best = c.variants.find((l) => l.variantId === c.bestId);
   if (c.baseline && c.baseline.ms === null) out.push(`The baseline's confirmation failed (${c.baseline.failure ?? 'not timed'}): no speedup is confirmed.`);
-  if (best) out.push(`Confirmed best: ${best.variantId}${best.speedup !== null ? `, ${best.speedup.toFixed(3)}× the baseline` : ''} (precise timing${best.gpu ? ` on ${best.gpu}` : ''}, ${best.samples ?? '?'} samples over ${best.bufferSets ?? 1} placement${(best.bufferSets ?? 1) === 1 ? '' : 's'} in ${best.contexts ?? 1} executor${(best.contexts ?? 1) === 1 ? '' : 's'}; ${best.at}).`);
+  if (best) out.push(`Confirmed best: ${best.variantId}${best.speedup !== null ? `, ${best.speedup.toFixed(3)}× the baseline` : ''} (precise timing${best.gpu ? ` on ${best.gpu}` : ''}, ${best.samples ?? '?'} samples over ${placementsInExecutors(best.bufferSets, best.contexts)}; ${best.at}).`);
   else out.push('No variant was confirmed with a time.');
   if (c.searchBestId && c.bestId) out.push(`The search ranked ${c.searchBestId} first; the precise timing ranks ${c.bestId} first, so "Best variant" exports ${c.bestId}.`);
   if (c.tiedWithBest.length && c.bestId) out.push(`${tiedWords(c.tiedWithBest, c.reproducibility, c.bestId)}${c.tieDuels.length ? '' : ' (a duel tells them apart)'}.`);

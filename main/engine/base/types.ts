@@ -480,6 +480,17 @@ export interface PytorchBaselineTime {
   perCallMs?: number;
 }
 
+/**
+ * How a precise timing's samples were spread, in words: "16 placements in 4 executors". `bufferSets`
+ * already counts every executor's sets together, so it is not written as a product ("4 executors ×
+ * 16 placements" read as 64). Shared by the exported .cu header and the Export view.
+ */
+export function placementsInExecutors(bufferSets: number | null | undefined, contexts: number | null | undefined): string {
+  const n = bufferSets ?? 1;
+  const k = contexts ?? 1;
+  return `${n} placement${n === 1 ? '' : 's'} in ${k} executor${k === 1 ? '' : 's'}`;
+}
+
 /** A baseline's time by the figure a session ranks by (per-call or one-call; absent: one-call). Null: none recorded, e.g. per-call in a record from before 2026-12-02. */
 export function baselineFigureMs(b: { figure?: PythonFigure }, t: PytorchBaselineTime | null | undefined): number | null {
   if (!t) return null;

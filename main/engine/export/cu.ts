@@ -1,7 +1,7 @@
 // Export a variant as a self-contained .cu file with a provenance header.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BuildFlags, Config, EvalResult, VariantRecord } from '../base/types.js';
+import { placementsInExecutors, type BuildFlags, type Config, type EvalResult, type VariantRecord } from '../base/types.js';
 import { writeFileAtomic } from '../base/atomic.js';
 import { timingSetSpread } from '../measure/stats.js';
 import type { Session } from '../session/store.js';
@@ -39,7 +39,7 @@ function confirmedLine(p: ProvenanceInput): string | null {
   if (l.ms === null) return `FAILED at ${l.at}: ${l.failure ?? 'not timed'}`;
   const t = l.result.timing![0];
   const half = l.ciLowMs !== null && l.ciHighMs !== null ? `, +/-${(((l.ciHighMs - l.ciLowMs) / 2 / l.ms) * 100).toFixed(2)}%` : '';
-  const how = `precise timing: ${t.samplesMs?.length ?? '?'} samples over ${t.bufferSets ?? 1} placement${(t.bufferSets ?? 1) === 1 ? '' : 's'} in ${t.contexts ?? 1} executor${(t.contexts ?? 1) === 1 ? '' : 's'}${half}`;
+  const how = `precise timing: ${t.samplesMs?.length ?? '?'} samples over ${placementsInExecutors(t.bufferSets, t.contexts)}${half}`;
   const vs = p.baseline?.variantId === l.variantId ? '' : l.speedup !== null && c.baselineMs !== null ? `; ${l.speedup.toFixed(3)}x vs the baseline's confirmed ${formatMs(c.baselineMs)} (${l.speedupLow!.toFixed(3)}-${l.speedupHigh!.toFixed(3)}x)` : '; the baseline has no confirmed time';
   return `${formatMs(l.ms)} median (${how}) at ${l.at}${vs}`;
 }

@@ -97,8 +97,10 @@ export interface TimingSettings {
 // resampling those set medians (bench/placement-resample.py) gives 1.78% of self duels beyond ±0.85%
 // at 4 sets a side and 0.10% at 8. On 8 sets (another H100, -self100s8-cc596fd.md) the softmax and
 // layernorm bests said `same` in 100 of 100 self duels each and the hostile corpus passed 54/54, but
-// that H100's placements spread less (0.31%: 0.01% predicted even at 4 sets), so no same-GPU
-// comparison of 4 and 8 sets exists yet; not yet run on an H200.
+// that H100's placements spread less (0.31%: 0.01% predicted even at 4 sets). 4 against 8 sets on one
+// GPU (a fourth H100, -sets4v8-0b8634a.md): the softmax best 200/200 `same` either way, its interval
+// over pairs and placements missing 1 in 23 of 200 with 4 sets and 6 with 8; that GPU spread 0.31-0.34%
+// too, so a verdict that 8 sets change has not been seen on one GPU. Not yet run on an H200.
 export const DEFAULT_TIMING: TimingSettings = { warmupMs: 50, minSamples: 10, maxSamples: 5000, targetRelNoise: 0.0025, minMs: 100, maxMs: 3000, flushBytes: 0, bufferSets: 8, spreadLarge: 1 };
 
 /**
