@@ -4,11 +4,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSession, newSessionId } from '../main/engine/session/store.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
-import { CLI_ARGV } from './fixtures/cli.js';
+import { runCli, type CliRun } from './fixtures/cli.js';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const SOFTMAX = path.join(REPO, 'resources', 'tasks', 'softmax');
@@ -23,19 +22,8 @@ afterAll(() => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stderr: string;
-  stdout: string;
-}
-function cli(...args: string[]): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, KERNELDUEL_HOME: home, KERNELDUEL_NVIDIA_SMI: '/nonexistent', KERNELDUEL_RESOURCES: path.join(REPO, 'resources') };
-  return new Promise((res) => {
-    execFile(process.execPath, [...CLI_ARGV, ...args], { cwd: REPO, env, timeout: 60_000, maxBuffer: 8 << 20 }, (err, stdout, stderr) => {
-      res({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+/** The CLI as test/fixtures/cli.ts runs it, its files in `home`. */
+const cli = (...args: string[]): Promise<CliRun> => runCli(home, args);
 const STACK = /\n\s+at .+:\d+:\d+\)?/;
 
 /** A copy of the softmax task with `from` replaced by `to` in task.yaml. */

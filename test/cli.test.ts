@@ -1,14 +1,13 @@
 // The command line without a GPU: run as a child process with a private KERNELDUEL_HOME and an
 // nvidia-smi that does not exist, so every command takes its compile-only path.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSession } from '../main/engine/session/store.js';
 import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { NO_NVCC } from './fixtures/toolchain.js';
-import { CLI_ARGV, cliEnv, runCli, showRun, SOURCE_BIN, type CliRun } from './fixtures/cli.js';
+import { runCli, showRun, SOURCE_BIN, type CliRun } from './fixtures/cli.js';
 
 let home: string;
 let work: string;
@@ -51,11 +50,8 @@ describe('kernelduel without a GPU', () => {
   it("the checkout's launcher (bin/kernelduel.mjs) runs the sources through tsx and says the same", async () => {
     // The other tests run the CLI built for this test run (test/global-setup.ts); this one the path a
     // developer's checkout takes, from another folder (the launcher finds its own tsx).
-    const run = (argv: string[]): Promise<CliRun> =>
-      new Promise((res) => {
-        execFile(process.execPath, [...argv, 'tasks', '--json'], { cwd: work, env: cliEnv(home), timeout: 170_000 }, (err, stdout, stderr) => res({ code: err ? -1 : 0, stdout, stderr }));
-      });
-    const [fromSources, built] = await Promise.all([run([SOURCE_BIN]), run([...CLI_ARGV])]);
+    const args = ['tasks', '--json'];
+    const [fromSources, built] = await Promise.all([runCli(home, args, { cwd: work, bin: SOURCE_BIN }), runCli(home, args, { cwd: work })]);
     expect(fromSources.code, show(fromSources)).toBe(0);
     expect(JSON.parse(fromSources.stdout)).toEqual(JSON.parse(built.stdout));
   });
