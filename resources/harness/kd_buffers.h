@@ -16,8 +16,13 @@ __global__ void fill_kernel(T* p, size_t n, unsigned long long key, double lo, d
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
     unsigned long long h = mix64(key ^ mix64(i));
     if (is_int) {
-      long long span = (long long)hi - (long long)lo + 1;
-      p[i] = (T)((long long)lo + (long long)(h % (unsigned long long)span));
+      // lo + floor(h * span / 2^64): uniform on [lo, hi] (bias below span / 2^64). Not h % span: a
+      // 64-bit remainder by a run-time divisor is ~100 instructions on the GPU, done for each of
+      // the 2^28 bytes of fresh input every histogram sample gets: ~1.96 ms a sample of a 0.12 ms
+      // kernel, so the default timing's 100 ms held ~55 samples where reduce_sum's 2^26 floats
+      // (0.07 ms) allow ~200 (bench/results/h200-timing-stability-7fcdb26.json).
+      unsigned long long span = (unsigned long long)((long long)hi - (long long)lo) + 1ull;
+      p[i] = (T)((long long)lo + (long long)(span ? __umul64hi(h, span) : h));
     } else {
       double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
       T v = (T)(lo + (hi - lo) * u);
