@@ -228,5 +228,5 @@ test('kernelduel confirm and the workbench\'s sessions.confirm: a session\'s bas
   const file = path.join(home, 'best.cu');
   exportVariant(s2, 'best', file);
   s2.close();
-  assert.match(fs.readFileSync(file, 'utf8'), /Confirmed:\s+\d\.\d+ ms median \(precise timing: \d+ samples over 4 executors/);
+  assert.match(fs.readFileSync(file, 'utf8'), /Confirmed:\s+\d\.\d+ ms median \(precise timing: \d+ samples over \d+ placements in 4 executors/);
 });
