@@ -24,7 +24,7 @@ import { benchArgs as parseArgs } from './lib/args.js';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median } from '../main/engine/measure/stats.js';
-import { bestOf, breakdown, isResultLine } from './lib/optimize-events.js';
+import { bestOf, breakdown, isResultLine, perEvaluation } from './lib/optimize-events.js';
 import { recordedSpacesDir } from './lib/spaces-dir.js';
 
 const { values } = parseArgs({
@@ -220,7 +220,7 @@ if (parts.has('throughput')) {
       const old = cli.label === 'new' ? rows.find((x) => x.task === task && x.bundle === 'old') : undefined;
       const n: number = old?.best && best ? Math.min(old.best.byEvaluation.length, best.byEvaluation.length) : 0;
       const atSameEvaluations = n && old?.best && best ? { evaluations: n, oldBestMs: old.best.byEvaluation[n - 1], newBestMs: best.byEvaluation[n - 1] } : undefined;
-      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
       const sameNote = atSameEvaluations ? `; best after ${n} evaluations: old ${atSameEvaluations.oldBestMs?.toFixed(4) ?? '-'} ms, new ${atSameEvaluations.newBestMs?.toFixed(4) ?? '-'} ms` : '';
       log(`throughput ${task} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}${sameNote}`);
       result.throughput = rows;

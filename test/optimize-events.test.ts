@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bestOf, breakdown, breakdownOf, type EventLine } from '../bench/lib/optimize-events.js';
+import { bestOf, breakdown, breakdownOf, perEvaluation, type EventLine } from '../bench/lib/optimize-events.js';
 import { CLI_ARGV } from './fixtures/cli.js';
 
 const REPO = join(import.meta.dirname, '..');
@@ -32,6 +32,10 @@ describe('optimize --json event lines', () => {
       expect(best!.byEvaluation[best!.evaluation - 1]).toBe(best!.medianMs);
       if (best!.evaluation > 1) expect(best!.byEvaluation[best!.evaluation - 2]).toBeGreaterThan(best!.medianMs);
       expect(breakdown(lines).perVariant.n).toBe(results.length - 1);
+      const rows = perEvaluation(lines);
+      expect(rows).toHaveLength(results.length);
+      expect(rows.map((r) => r.medianMs)).toEqual(results.map((e) => (e.result && !e.result.failure && typeof e.result.medianMs === 'number' ? e.result.medianMs : null)));
+      expect(Math.min(...rows.flatMap((r) => (r.medianMs === null ? [] : [r.medianMs])))).toBe(best!.medianMs);
       // A truncated result line counts as an evaluation that timed nothing.
       const cut = [...lines, { t: 99_999, text: '{"type":"result","variantId":"v99","result":{"med' }];
       expect(bestOf(cut)!.byEvaluation).toHaveLength(results.length + 1);
@@ -54,6 +58,25 @@ describe('optimize --json event lines', () => {
     expect(b.time.mean).toBe(250);
     const lines: EventLine[] = marks.map((m) => ({ t: m.t, text: JSON.stringify(m.kind === 'duel' ? { type: 'duel' } : { type: 'result', result: { stages: m.stages } }) }));
     expect(breakdown(lines)).toEqual(b);
+  });
+  it('perEvaluation lists each result with its figure, samples, failure, stages and the duel after it', () => {
+    const lines: EventLine[] = [
+      { t: 0, text: JSON.stringify({ type: 'result', variantId: 'v0', result: { medianMs: 69, samples: 10, stages: { timeMs: 2000 } } }) },
+      { t: 2500, text: JSON.stringify({ type: 'result', variantId: 'v1', result: { medianMs: 0.12, samples: 90, stages: { timeMs: 900 } } }) },
+      { t: 2800, text: JSON.stringify({ type: 'duel' }) },
+      { t: 3000, text: JSON.stringify({ type: 'result', variantId: 'v2', result: { failure: { kind: 'correctness', reason: 'y[0]' }, medianMs: 0.1 } }) },
+      { t: 3100, text: JSON.stringify({ type: 'result', variantId: 'v3', result: { medianMs: 0.2 } }) }, // an older bundle: no samples
+      { t: 3200, text: '{"type":"result","variantId":"v4","result":{"med' },
+    ];
+    const rows = perEvaluation(lines);
+    expect(rows.map((r) => [r.evaluation, r.variantId, r.medianMs, r.samples, r.failure, r.duelMs])).toEqual([
+      [1, 'v0', 69, 10, null, null],
+      [2, 'v1', 0.12, 90, null, 300],
+      [3, 'v2', null, null, 'correctness', null],
+      [4, 'v3', 0.2, null, null, null],
+      [5, null, null, null, 'line cut short', null],
+    ]);
+    expect(rows[0].stages).toEqual({ timeMs: 2000 });
   });
   it("the capture process's phases are kept apart from the interval (they may have run ahead): rest is unchanged by them", () => {
     const phases = (k: number) => ({ captureStartMs: 10 * k, captureContextMs: 150 * k, captureLockdownMs: 2, captureRuntimeCodeMs: 20, captureLoadMs: 3, captureBuffersMs: 1, captureCallsMs: 30, captureWriteMs: 1, captureExitMs: 40 });

@@ -71,6 +71,59 @@ export function breakdownOf(marks: StageMark[]): Breakdown {
   return out;
 }
 
+/** One evaluation of a run as its result line and the duel after it tell. */
+export interface EvaluationRow {
+  /** 1-based, in the order the results arrived. */
+  evaluation: number;
+  variantId: string | null;
+  /** The timed figure; null when the variant failed or was not timed. */
+  medianMs: number | null;
+  /** Timed samples behind it (bundles from 2026-12-07 on; null before). */
+  samples: number | null;
+  failure: string | null;
+  /** The evaluator's stages (queuedMs, captureMs, checkMs, timeMs, …) as the line has them. */
+  stages: Record<string, number> | null;
+  /** From this result to its duel line; null when no duel followed. */
+  duelMs: number | null;
+}
+
+/**
+ * Each evaluation of a run, so a difference between two runs' breakdown() can be traced to the
+ * variants that made it (a histogram run, 2026-12-07: the median time stage 706 ms in one bundle,
+ * 2585 ms in the other, with the same proposals).
+ */
+export function perEvaluation(lines: EventLine[]): EvaluationRow[] {
+  const rows: EvaluationRow[] = [];
+  let last: { row: EvaluationRow; t: number } | null = null;
+  for (const l of lines) {
+    let ev: { type?: string; variantId?: string; result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; stages?: Record<string, number> } };
+    try {
+      ev = JSON.parse(l.text) as typeof ev;
+    } catch {
+      if (isResultLine(l)) rows.push({ evaluation: rows.length + 1, variantId: null, medianMs: null, samples: null, failure: 'line cut short', stages: null, duelMs: null });
+      last = null;
+      continue;
+    }
+    if (ev.type === 'result') {
+      const f = ev.result?.failure;
+      const row: EvaluationRow = {
+        evaluation: rows.length + 1,
+        variantId: ev.variantId ?? null,
+        medianMs: !f && typeof ev.result?.medianMs === 'number' ? ev.result.medianMs : null,
+        samples: typeof ev.result?.samples === 'number' ? ev.result.samples : null,
+        failure: f ? (typeof f === 'string' ? f : (f.kind ?? 'failed')) : null,
+        stages: ev.result?.stages ?? null,
+        duelMs: null,
+      };
+      rows.push(row);
+      last = { row, t: l.t };
+    } else if (ev.type === 'duel' && last && last.row.duelMs === null) {
+      last.row.duelMs = l.t - last.t;
+    }
+  }
+  return rows;
+}
+
 /** A variant's result line (the CLI writes `type` first, so a line cut short still counts). */
 export const isResultLine = (l: EventLine): boolean => l.text.startsWith('{"type":"result"');
 
