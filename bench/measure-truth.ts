@@ -25,6 +25,7 @@ import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median } from '../main/engine/measure/stats.js';
 import { bestOf, breakdown, isResultLine, perEvaluation } from './lib/optimize-events.js';
+import { unusedBase } from './lib/results-file.js';
 import { recordedSpacesDir } from './lib/spaces-dir.js';
 
 const { values } = parseArgs({
@@ -144,7 +145,8 @@ const result: Record<string, unknown> = {
 };
 const outDir = resolve(values.out!);
 mkdirSync(outDir, { recursive: true });
-const save = (): void => writeFileSync(join(outDir, `${slug}-measure-truth.json`), JSON.stringify({ ...result, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + '\n');
+const outFile = join(outDir, `${unusedBase(outDir, `${slug}-measure-truth`, ['.json'])}.json`);
+const save = (): void => writeFileSync(outFile, JSON.stringify({ ...result, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + '\n');
 
 if (parts.has('legit')) {
   const variants = [
@@ -229,4 +231,4 @@ if (parts.has('throughput')) {
   }
 }
 save();
-log(`wrote ${join(outDir, `${slug}-measure-truth.json`)}`);
+log(`wrote ${outFile}`);

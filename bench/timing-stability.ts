@@ -27,6 +27,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unusedBase } from './lib/results-file.js';
 import { benchArgs as parseArgs } from './lib/args.js';
 import { buildContextProgram, startLoop } from './lib/context-loop.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
@@ -106,7 +107,7 @@ const det = await detectGpus();
 const gpu = det.gpus.find((g) => g.arch);
 if (!gpu) throw new Error(`timing-stability needs a GPU: ${det.problems.join(' ')}`);
 const slug = gpuSlug(gpu.name);
-const base = `${slug}-timing-stability${values.tag ? `-${values.tag}` : ''}`;
+const wantedBase = `${slug}-timing-stability${values.tag ? `-${values.tag}` : ''}`;
 const toolchain = await findToolchain();
 const workRoot = mkdtempSync(join(tmpdir(), 'kd-stability-'));
 const processes = Number(values.processes);
@@ -159,6 +160,8 @@ const result: Record<string, unknown> = {
 const rows: Array<Record<string, unknown>> = [];
 const outDir = resolve(values.out!);
 mkdirSync(outDir, { recursive: true });
+const base = unusedBase(outDir, wantedBase);
+if (base !== wantedBase) log(`${wantedBase}.json is there already (another run's): this run writes ${base}.json`);
 const save = (): void => {
   writeFileSync(join(outDir, `${base}.json`), JSON.stringify({ ...result, rows, totalSeconds: (Date.now() - started) / 1000 }, null, 2) + '\n');
   const md = [
