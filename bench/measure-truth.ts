@@ -8,12 +8,13 @@
 //               (bench/spaces/<gpu>/), measured by the old and the new bundle side by side,
 //               alternating, --rounds times each: medians and the new/old ratio.
 //   throughput  evaluations per minute of `optimize --strategy contrastive` with the same seed and
-//               budget on softmax, layernorm and reduce_sum (--tasks), old bundle then new, with where
-//               each variant's time went (see breakdown()).
+//               budget on softmax, layernorm and reduce_sum (--tasks), old bundle then new (with
+//               --throughput-rounds N, N pairs, the order swapped every round), with where each
+//               variant's time went (see breakdown()) and every evaluation (perEvaluation()).
 // Every figure comes from the GPU this runs on; nothing is simulated or replayed.
 //   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12] [--run-limit-s S] [--old-run-limit-s S]
 //                         [--tasks softmax,layernorm,reduce_sum] [--task-root DIR] [--spaces bench/spaces/h200] [--out DIR]
-//                         [--duel-noise 0.005 (the new bundle's optimize runs only)]
+//                         [--duel-noise 0.005 (the new bundle's optimize runs only)] [--throughput-rounds 1]
 // Without --old only the new bundle (this one) is measured.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -51,6 +52,10 @@ const { values } = parseArgs({
     // The new bundle's runs only: `optimize --duel-noise` (a duel's own noise target), to measure
     // what it buys against a run without it.
     'duel-noise': { type: 'string' },
+    // Throughput: this many rounds of each task, the bundles' order swapped every round (old then
+    // new, new then old, …), so what the first run of a pair leaves behind (caches, a warm GPU) is
+    // not read as a difference between the bundles (one histogram pair, 2026-12-07, could not tell).
+    'throughput-rounds': { type: 'string', default: '1' },
   },
 });
 const here = dirname(fileURLToPath(import.meta.url));
@@ -205,9 +210,12 @@ if (parts.has('suite')) {
 
 
 if (parts.has('throughput')) {
-  const rows: Array<Record<string, unknown> & { task: string; bundle: 'old' | 'new'; best: ReturnType<typeof bestOf> }> = [];
-  for (const task of values.tasks!.split(',')) {
-    for (const cli of oldCli ? [oldCli, newCli] : [newCli]) {
+  const rows: Array<Record<string, unknown> & { task: string; bundle: 'old' | 'new'; round: number; best: ReturnType<typeof bestOf> }> = [];
+  const tpRounds = Number(values['throughput-rounds']);
+  if (!Number.isInteger(tpRounds) || tpRounds < 1) throw new Error(`--throughput-rounds: "${values['throughput-rounds']}" is not a whole number ≥ 1`);
+  for (const task of values.tasks!.split(',')) for (let round = 1; round <= tpRounds; round++) {
+    const pair = oldCli ? (round % 2 === 1 ? [oldCli, newCli] : [newCli, oldCli]) : [newCli];
+    for (const cli of pair) {
       const taskArg = values['task-root'] ? join(resolve(values['task-root']), task) : task;
       const limitArg = cli.label === 'old' && values['old-run-limit-s'] ? values['old-run-limit-s'] : values['run-limit-s'];
       const limitS = limitArg ? Number(limitArg) : undefined;
@@ -218,13 +226,16 @@ if (parts.has('throughput')) {
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
       const best = bestOf(r.lines);
-      // The old run of this task, when this is the new one: the best of each after as many evaluations as both did.
-      const old = cli.label === 'new' ? rows.find((x) => x.task === task && x.bundle === 'old') : undefined;
-      const n: number = old?.best && best ? Math.min(old.best.byEvaluation.length, best.byEvaluation.length) : 0;
-      const atSameEvaluations = n && old?.best && best ? { evaluations: n, oldBestMs: old.best.byEvaluation[n - 1], newBestMs: best.byEvaluation[n - 1] } : undefined;
-      rows.push({ task, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      // The other bundle's run of this task and round, when it ran first: the best of each after as
+      // many evaluations as both did, kept on the new bundle's row.
+      const other = rows.find((x) => x.task === task && x.round === round && x.bundle !== cli.label);
+      const [oldRun, newRun] = cli.label === 'new' ? [other?.best, best] : [best, other?.best];
+      const n: number = oldRun && newRun ? Math.min(oldRun.byEvaluation.length, newRun.byEvaluation.length) : 0;
+      const atSameEvaluations = n && oldRun && newRun ? { evaluations: n, oldBestMs: oldRun.byEvaluation[n - 1], newBestMs: newRun.byEvaluation[n - 1] } : undefined;
+      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations && cli.label === 'new' ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      if (atSameEvaluations && other && cli.label === 'old') other.atSameEvaluations = atSameEvaluations;
       const sameNote = atSameEvaluations ? `; best after ${n} evaluations: old ${atSameEvaluations.oldBestMs?.toFixed(4) ?? '-'} ms, new ${atSameEvaluations.newBestMs?.toFixed(4) ?? '-'} ms` : '';
-      log(`throughput ${task} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}${sameNote}`);
+      log(`throughput ${task}${tpRounds > 1 ? ` round ${round}` : ''} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}${sameNote}`);
       result.throughput = rows;
       save();
     }
