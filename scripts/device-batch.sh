@@ -13,6 +13,11 @@
 #                                            copy, so carrying the packed dist-gpu again removes the
 #                                            unpacked bundle under the running batch (2026-12-07: every
 #                                            command after that point failed, "No such file")
+#   scripts/device-batch.sh skip LANE.N [S]  stop command N of a lane (gpu0.3, all.1) once it runs, waiting
+#                                            up to S seconds (default 600) for it to start: to give its
+#                                            device time to the commands after it. Also with NO carry.
+#                                            (A `pkill -f` of the command's words matched the calling
+#                                            shell itself on 2026-12-07.)
 #   scripts/device-batch.sh pack | unpack    here, before and after a device call: the device tool
 #                                            carries at most 64 MiB with the working tree, and a tree
 #                                            of ~27 MB, a bundle of ~38 MB and an old bundle for
@@ -41,12 +46,17 @@ lane() { # lane NAME GPU COMMANDS
     if [ "$cmd" = "$cmds" ]; then cmds=""; else cmds=${cmds#*;;}; fi
     n=$((n + 1))
     echo "$(stamp) $name.$n start: $cmd"
+    # In the background with its pid in $S/<lane>.<n>.pid, so that `skip` can stop it.
     if [ -n "$gpu" ]; then
-      (cd "$ROOT" && CUDA_VISIBLE_DEVICES=$gpu timeout -k 15 "${KD_CMD_LIMIT_S:-600}" bash -c "$cmd") > "$RES/$name-$n.log" 2>&1
+      (cd "$ROOT" && CUDA_VISIBLE_DEVICES=$gpu exec timeout -k 15 "${KD_CMD_LIMIT_S:-600}" bash -c "$cmd") > "$RES/$name-$n.log" 2>&1 &
     else
-      (cd "$ROOT" && timeout -k 15 "${KD_CMD_LIMIT_S:-600}" bash -c "$cmd") > "$RES/$name-$n.log" 2>&1
+      (cd "$ROOT" && exec timeout -k 15 "${KD_CMD_LIMIT_S:-600}" bash -c "$cmd") > "$RES/$name-$n.log" 2>&1 &
     fi
+    local pid=$!
+    echo "$pid" > "$S/$name.$n.pid"
+    wait "$pid"
     local rc=$? # before $(stamp), whose own status would replace it
+    rm -f "$S/$name.$n.pid"
     echo "$(stamp) $name.$n exit $rc"
   done
 }
@@ -101,8 +111,17 @@ wait)
   tar czf "$OUTDIR/batch.tgz" -C "$S" . 2>/dev/null
   [ -e "$S/done" ] && echo ALL-DONE
   ;;
+skip)
+  . "$ROOT/scripts/lib-detached.sh"
+  kd_require_started "$S" || exit 3
+  id=${2:-}
+  [[ $id =~ ^[a-z0-9]+\.[0-9]+$ ]] || { echo "skip: name a lane's command as LANE.N, e.g. gpu0.3 (the session log's names)" >&2; exit 2; }
+  end=$(($(date +%s) + ${3:-600}))
+  until [ -e "$S/$id.pid" ] || grep -q " $id exit " "$S/session.log" 2>/dev/null || [ -e "$S/done" ] || [ "$(date +%s)" -ge "$end" ]; do sleep 1; done
+  if [ -e "$S/$id.pid" ] && kill -TERM "$(cat "$S/$id.pid")" 2>/dev/null; then echo "stopped $id at $(stamp)"; else echo "$id is not running (it is over, or it never started)"; fi
+  ;;
 *)
-  echo "usage: $0 start | wait SECONDS" >&2
+  echo "usage: $0 start | wait SECONDS | skip LANE.N [SECONDS] | pack | unpack" >&2
   exit 2
   ;;
 esac

@@ -75,6 +75,36 @@ describe('scripts/device-batch.sh', () => {
     }
   });
 
+  it('skip stops a command of a lane once it starts (by its pid, not by its words), and the lane goes on to the next', async () => {
+    const { root } = scratchRepo('2026-12-07T18:00:00Z');
+    try {
+      const session = join(root, 'session');
+      const env = {
+        ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'),
+        KD_LANE0: 'sleep 1;;sleep 60; echo not skipped > $RES/two.txt;;echo three > $RES/three.txt',
+      };
+      execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
+      const skipped = execFileSync('bash', ['scripts/device-batch.sh', 'skip', 'gpu0.2', '30'], { cwd: root, env, encoding: 'utf8' });
+      expect(skipped).toMatch(/^stopped gpu0\.2 at /);
+      const done = join(session, 'done');
+      for (let i = 0; i < 100 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(done)).toBe(true);
+      const log = readFileSync(join(session, 'session.log'), 'utf8');
+      expect(log).toMatch(/gpu0\.1 exit 0$/m);
+      expect(log).toMatch(/gpu0\.2 exit 143$/m); // timeout passed the TERM on
+      expect(log).toMatch(/gpu0\.3 exit 0$/m);
+      expect(existsSync(join(session, 'res', 'two.txt'))).toBe(false);
+      expect(readFileSync(join(session, 'res', 'three.txt'), 'utf8')).toBe('three\n');
+      // Over: says so at once; a malformed name is refused.
+      expect(execFileSync('bash', ['scripts/device-batch.sh', 'skip', 'gpu0.1', '5'], { cwd: root, env, encoding: 'utf8' })).toMatch(/gpu0\.1 is not running/);
+      const bad = spawnSync('bash', ['scripts/device-batch.sh', 'skip', 'self-duels 100'], { cwd: root, env, encoding: 'utf8' });
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toMatch(/LANE\.N/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('wait on a machine where no batch was started (a lost lease: a new machine, /tmp empty) says so at once with exit 3', () => {
     const root = mkdtempSync(join(tmpdir(), 'kd-batch-test-'));
     try {
