@@ -23,6 +23,13 @@ function scratchRepo(built: string): { root: string; kd: string } {
   return { root, kd };
 }
 
+/** Waits (up to 10 s) for the batch in `session` to write its `done` file; true when it did. */
+async function batchDone(session: string): Promise<boolean> {
+  const done = join(session, 'done');
+  for (let i = 0; i < 100 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
+  return existsSync(done);
+}
+
 describe('scripts/device-batch.sh', () => {
   it('logs the real exit status of each command of a lane, and runs the next one after a failure', async () => {
     const { root } = scratchRepo('2026-12-02T00:00:00Z');
@@ -33,9 +40,7 @@ describe('scripts/device-batch.sh', () => {
         KD_LANE0: 'echo one > $RES/one.txt; exit 3;;echo two > $RES/two.txt',
       };
       execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
-      const done = join(session, 'done');
-      for (let i = 0; i < 100 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(existsSync(done)).toBe(true);
+      expect(await batchDone(session)).toBe(true);
       const log = readFileSync(join(session, 'session.log'), 'utf8');
       expect(log).toMatch(/gpu0\.1 exit 3$/m);
       expect(log).toMatch(/gpu0\.2 exit 0$/m);
@@ -64,8 +69,7 @@ describe('scripts/device-batch.sh', () => {
       expect(readFileSync(join(kd, 'runtime', 'node.xz'), 'utf8')).toBe('a runtime\n');
       expect(existsSync(join(root, '.kd-carry', 'bundle.tar.xz'))).toBe(true);
       execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
-      const done = join(session, 'done');
-      for (let i = 0; i < 100 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await batchDone(session)).toBe(true);
       expect(readFileSync(join(session, 'res', 'lib.txt'), 'utf8')).toBe('the engine\n');
       rmSync(join(kd, 'lib'), { recursive: true });
       execFileSync('bash', ['scripts/device-batch.sh', 'unpack'], { cwd: root, env, encoding: 'utf8' });
@@ -86,9 +90,7 @@ describe('scripts/device-batch.sh', () => {
       execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
       const skipped = execFileSync('bash', ['scripts/device-batch.sh', 'skip', 'gpu0.2', '30'], { cwd: root, env, encoding: 'utf8' });
       expect(skipped).toMatch(/^stopped gpu0\.2 at /);
-      const done = join(session, 'done');
-      for (let i = 0; i < 100 && !existsSync(done); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(existsSync(done)).toBe(true);
+      expect(await batchDone(session)).toBe(true);
       const log = readFileSync(join(session, 'session.log'), 'utf8');
       expect(log).toMatch(/gpu0\.1 exit 0$/m);
       expect(log).toMatch(/gpu0\.2 exit 143$/m); // timeout passed the TERM on
