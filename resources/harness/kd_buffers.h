@@ -21,7 +21,7 @@ __global__ void fill_kernel(T* p, size_t n, unsigned long long key, double lo, d
       // the 2^28 bytes of fresh input every histogram sample gets: ~1.96 ms a sample of a 0.12 ms
       // kernel, so the default timing's 100 ms held ~55 samples where reduce_sum's 2^26 floats
       // (0.07 ms) allow ~200 (bench/results/h200-timing-stability-7fcdb26.json). With this, on an
-      // H100, 88-95 samples a process instead of 56-76 (~1.1 ms a sample: the two hashes of each
+      // H100, 88-95 samples a process instead of 56-112, median 67 (~1.1 ms a sample: the two hashes of each
       // byte are the rest); bench/results/README.md, the row of 2026-12-07 18:04.
       unsigned long long span = (unsigned long long)((long long)hi - (long long)lo) + 1ull;
       p[i] = (T)((long long)lo + (long long)(span ? __umul64hi(h, span) : h));
