@@ -17,12 +17,12 @@ __global__ void fill_kernel(T* p, size_t n, unsigned long long key, double lo, d
     unsigned long long h = mix64(key ^ mix64(i));
     if (is_int) {
       // lo + floor(h * span / 2^64): uniform on [lo, hi] (bias below span / 2^64). Not h % span: a
-      // 64-bit remainder by a run-time divisor is ~100 instructions on the GPU, done for each of
-      // the 2^28 bytes of fresh input every histogram sample gets: ~1.96 ms a sample of a 0.12 ms
-      // kernel, so the default timing's 100 ms held ~55 samples where reduce_sum's 2^26 floats
-      // (0.07 ms) allow ~200 (bench/results/h200-timing-stability-7fcdb26.json). With this, on an
-      // H100, 88-95 samples a process instead of 56-112, median 67 (~1.1 ms a sample: the two hashes of each
-      // byte are the rest); bench/results/README.md, the row of 2026-12-07 18:04.
+      // 64-bit remainder by a run-time divisor is a long instruction sequence on the GPU, done for
+      // each of the 2^28 bytes of fresh input every histogram sample gets (a sample of that 0.12 ms
+      // kernel took ~2 ms, bench/results/h200-timing-stability-7fcdb26.json). Measured on an H100
+      // (bench/results/README.md, the row of 2026-12-07 18:04): 88-95 samples a process in the
+      // default timing instead of 56-112 (median 67), ~1.1 ms a sample instead of ~1.5; the two
+      // hashes of each byte are most of what is left.
       unsigned long long span = (unsigned long long)((long long)hi - (long long)lo) + 1ull;
       p[i] = (T)((long long)lo + (long long)(span ? __umul64hi(h, span) : h));
     } else {
