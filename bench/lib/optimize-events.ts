@@ -23,16 +23,25 @@ export type Breakdown = Record<string, { median: number; mean: number; n: number
 export function breakdown(lines: EventLine[]): Breakdown {
   const marks: StageMark[] = [];
   for (const l of lines) {
-    let ev: { type?: string; result?: { stages?: Record<string, number> } };
-    try {
-      ev = JSON.parse(l.text) as typeof ev;
-    } catch {
-      continue;
-    }
-    if (ev.type === 'result') marks.push({ t: l.t, kind: 'result', stages: ev.result?.stages });
-    else if (ev.type === 'duel') marks.push({ t: l.t, kind: 'duel' });
+    const ev = parseEvent(l);
+    if (ev?.type === 'result') marks.push({ t: l.t, kind: 'result', stages: ev.result?.stages });
+    else if (ev?.type === 'duel') marks.push({ t: l.t, kind: 'duel' });
   }
   return breakdownOf(marks);
+}
+
+/** What breakdown() and perEvaluation() read of a line; null for a line that is not JSON (cut short). */
+interface EventFields {
+  type?: string;
+  variantId?: string;
+  result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; stages?: Record<string, number> };
+}
+function parseEvent(l: EventLine): EventFields | null {
+  try {
+    return JSON.parse(l.text) as EventFields;
+  } catch {
+    return null;
+  }
 }
 
 /** A run's result or duel as it arrived (ms from any fixed start), for breakdownOf. */
@@ -83,7 +92,7 @@ export interface EvaluationRow {
   failure: string | null;
   /** The evaluator's stages (queuedMs, captureMs, checkMs, timeMs, …) as the line has them. */
   stages: Record<string, number> | null;
-  /** From this result to its duel line; null when no duel followed. */
+  /** From this result to the last duel line before the next result (breakdownOf's duel); null when none followed. */
   duelMs: number | null;
 }
 
@@ -96,15 +105,11 @@ export function perEvaluation(lines: EventLine[]): EvaluationRow[] {
   const rows: EvaluationRow[] = [];
   let last: { row: EvaluationRow; t: number } | null = null;
   for (const l of lines) {
-    let ev: { type?: string; variantId?: string; result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; stages?: Record<string, number> } };
-    try {
-      ev = JSON.parse(l.text) as typeof ev;
-    } catch {
+    const ev = parseEvent(l);
+    if (!ev) {
       if (isResultLine(l)) rows.push({ evaluation: rows.length + 1, variantId: null, medianMs: null, samples: null, failure: 'line cut short', stages: null, duelMs: null });
       last = null;
-      continue;
-    }
-    if (ev.type === 'result') {
+    } else if (ev.type === 'result') {
       const f = ev.result?.failure;
       const row: EvaluationRow = {
         evaluation: rows.length + 1,
@@ -117,8 +122,8 @@ export function perEvaluation(lines: EventLine[]): EvaluationRow[] {
       };
       rows.push(row);
       last = { row, t: l.t };
-    } else if (ev.type === 'duel' && last && last.row.duelMs === null) {
-      last.row.duelMs = l.t - last.t;
+    } else if (ev.type === 'duel' && last) {
+      last.row.duelMs = l.t - last.t; // to the last duel before the next result, as breakdownOf counts it
     }
   }
   return rows;
@@ -137,12 +142,7 @@ export function bestOf(lines: EventLine[]): { medianMs: number; evaluation: numb
   const byEvaluation: Array<number | null> = [];
   for (const l of lines) {
     if (!isResultLine(l)) continue;
-    let ev: { type?: string; result?: { failure?: unknown; medianMs?: number } } = { type: 'result' };
-    try {
-      ev = JSON.parse(l.text) as typeof ev;
-    } catch {
-      // a truncated line counts as an evaluation that timed nothing
-    }
+    const ev = parseEvent(l) ?? { type: 'result' }; // a truncated line counts as an evaluation that timed nothing
     if (ev.type !== 'result') continue;
     // `optimize --json` (old bundles and new) writes a result's figure as result.medianMs.
     const ms = ev.result && !ev.result.failure ? ev.result.medianMs : undefined;
