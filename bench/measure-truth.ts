@@ -226,17 +226,18 @@ if (parts.has('throughput')) {
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
       const best = bestOf(r.lines);
-      // The other bundle's run of this task and round, when it ran first: the best of each after as
-      // many evaluations as both did, kept on the new bundle's row.
-      const other = rows.find((x) => x.task === task && x.round === round && x.bundle !== cli.label);
-      const [oldRun, newRun] = cli.label === 'new' ? [other?.best, best] : [best, other?.best];
-      const n: number = oldRun && newRun ? Math.min(oldRun.byEvaluation.length, newRun.byEvaluation.length) : 0;
-      const atSameEvaluations = n && oldRun && newRun ? { evaluations: n, oldBestMs: oldRun.byEvaluation[n - 1], newBestMs: newRun.byEvaluation[n - 1] } : undefined;
-      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, ...(atSameEvaluations && cli.label === 'new' ? { atSameEvaluations } : {}), breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
-      if (atSameEvaluations && other && cli.label === 'old') other.atSameEvaluations = atSameEvaluations;
-      const sameNote = atSameEvaluations ? `; best after ${n} evaluations: old ${atSameEvaluations.oldBestMs?.toFixed(4) ?? '-'} ms, new ${atSameEvaluations.newBestMs?.toFixed(4) ?? '-'} ms` : '';
-      log(`throughput ${task}${tpRounds > 1 ? ` round ${round}` : ''} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}${sameNote}`);
+      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      log(`throughput ${task}${tpRounds > 1 ? ` round ${round}` : ''} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}`);
       result.throughput = rows;
+      save();
+    }
+    // Both runs of the round done: the best of each after as many evaluations as both did, on the new one's row.
+    const oldRow = rows.find((x) => x.task === task && x.round === round && x.bundle === 'old');
+    const newRow = rows.find((x) => x.task === task && x.round === round && x.bundle === 'new');
+    const n = oldRow?.best && newRow?.best ? Math.min(oldRow.best.byEvaluation.length, newRow.best.byEvaluation.length) : 0;
+    if (n && oldRow?.best && newRow?.best) {
+      newRow.atSameEvaluations = { evaluations: n, oldBestMs: oldRow.best.byEvaluation[n - 1], newBestMs: newRow.best.byEvaluation[n - 1] };
+      log(`throughput ${task}${tpRounds > 1 ? ` round ${round}` : ''}: best after ${n} evaluations: old ${oldRow.best.byEvaluation[n - 1]?.toFixed(4) ?? '-'} ms, new ${newRow.best.byEvaluation[n - 1]?.toFixed(4) ?? '-'} ms`);
       save();
     }
   }
