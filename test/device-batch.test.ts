@@ -23,6 +23,12 @@ function scratchRepo(built: string): { root: string; kd: string } {
   return { root, kd };
 }
 
+/** The script's environment for a batch of `lane0` in `root` (session folder root/session, results archive root/out). */
+function batchEnv(root: string, lane0: string): { session: string; env: NodeJS.ProcessEnv } {
+  const session = join(root, 'session');
+  return { session, env: { ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'), KD_LANE0: lane0 } };
+}
+
 /** Waits (up to 10 s) for the batch in `session` to write its `done` file; true when it did. */
 async function batchDone(session: string): Promise<boolean> {
   const done = join(session, 'done');
@@ -34,11 +40,7 @@ describe('scripts/device-batch.sh', () => {
   it('logs the real exit status of each command of a lane, and runs the next one after a failure', async () => {
     const { root } = scratchRepo('2026-12-02T00:00:00Z');
     try {
-      const session = join(root, 'session');
-      const env = {
-        ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'),
-        KD_LANE0: 'echo one > $RES/one.txt; exit 3;;echo two > $RES/two.txt',
-      };
+      const { session, env } = batchEnv(root, 'echo one > $RES/one.txt; exit 3;;echo two > $RES/two.txt');
       execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
       expect(await batchDone(session)).toBe(true);
       const log = readFileSync(join(session, 'session.log'), 'utf8');
@@ -60,8 +62,7 @@ describe('scripts/device-batch.sh', () => {
       mkdirSync(join(kd, 'runtime'));
       writeFileSync(join(kd, 'lib', 'main.js'), 'the engine\n');
       writeFileSync(join(kd, 'runtime', 'node.xz'), 'a runtime\n');
-      const session = join(root, 'session');
-      const env = { ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'), KD_LANE0: 'cat $KD/lib/main.js > $RES/lib.txt' };
+      const { session, env } = batchEnv(root, 'cat $KD/lib/main.js > $RES/lib.txt');
       const packed = execFileSync('bash', ['scripts/device-batch.sh', 'pack'], { cwd: root, env, encoding: 'utf8' });
       expect(packed).toMatch(/packed 2 entries .*\.kd-carry\/bundle\.tar\.xz/);
       expect(existsSync(join(kd, 'lib'))).toBe(false);
@@ -82,11 +83,7 @@ describe('scripts/device-batch.sh', () => {
   it('skip stops a command of a lane once it starts (by its pid, not by its words), and the lane goes on to the next', async () => {
     const { root } = scratchRepo('2026-12-07T18:00:00Z');
     try {
-      const session = join(root, 'session');
-      const env = {
-        ...process.env, KD_SESSION_DIR: session, OUT: join(root, 'out'),
-        KD_LANE0: 'sleep 1;;sleep 60; echo not skipped > $RES/two.txt;;echo three > $RES/three.txt',
-      };
+      const { session, env } = batchEnv(root, 'sleep 1;;sleep 60; echo not skipped > $RES/two.txt;;echo three > $RES/three.txt');
       execFileSync('bash', ['scripts/device-batch.sh', 'start'], { cwd: root, env, encoding: 'utf8' });
       const skipped = execFileSync('bash', ['scripts/device-batch.sh', 'skip', 'gpu0.2', '30'], { cwd: root, env, encoding: 'utf8' });
       expect(skipped).toMatch(/^stopped gpu0\.2 at /);
