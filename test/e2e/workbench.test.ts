@@ -797,7 +797,10 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
       if (shown) break;
       const result = await page.getByTestId('build-result').innerText().catch(() => '');
       if (/Build ok/.test(result)) throw new Error(`the build succeeded, so the typed error was not in the source it saw (${result.slice(0, 200)})`);
-      if (Date.now() >= until) throw new Error(`no compiler message within 170 s (the build was asked for every 60 s; build pane: ${result.slice(0, 200) || 'no result'}; busy: ${await page.getByTestId('build').isDisabled()})`);
+      // The error banner too: a build call that failed (its answer lost, a timeout) shows there, not in the
+      // build pane (CI, 2026-12-07: "no result; busy: false" a third time, cause still not found).
+      const banner = await page.getByTestId('error').first().innerText({ timeout: 1_000 }).catch(() => '');
+      if (Date.now() >= until) throw new Error(`no compiler message within 170 s (the build was asked for every 60 s; build pane: ${result.slice(0, 200) || 'no result'}; error banner: ${banner.slice(0, 300) || 'none'}; busy: ${await page.getByTestId('build').isDisabled()})`);
     }
     expect(await page.getByTestId('compiler-message').evaluateAll((els) => els.map((e) => e.getAttribute('data-line')))).toContain(String(line));
     const msg = page.locator(`[data-testid="compiler-message"][data-line="${line}"]`).first();
