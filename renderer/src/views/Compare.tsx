@@ -3,7 +3,7 @@
 // distributions, a delta for every metric, configuration / flags / transforms with differences
 // marked, and the source diff only when the sources differ.
 import { useEffect, useMemo, useState } from 'react';
-import { DiffEditor } from '@monaco-editor/react';
+import { DiffEditor } from '../editor.js';
 import type { CompareResult, VariantDetail } from '../../../main/contract/api.js';
 import { oneSetWords, placementsWords } from '../../../main/contract/confirm-words.js';
 import { useApp, fmtMs, fmtPct, fmtRate, fmtX } from '../store.js';

@@ -2,11 +2,11 @@
 // command palette on F1 and problem navigation on F8), the manifest form, Build and Evaluate, and the
 // build's compiler messages (click one: the editor jumps to its line). Panes are resizable.
 import { useEffect, useRef, useState } from 'react';
-import Editor, { type OnMount } from '@monaco-editor/react';
+import type { OnMount } from '@monaco-editor/react';
 import type { BuildOutcome, ManifestIssueDTO, RecordedTable, VariantDetail } from '../../../main/contract/api.js';
 import { evalSummary } from '../eval-summary.js';
 import { useApp } from '../store.js';
-import { monaco } from '../monaco.js';
+import { Editor, monacoIfLoaded } from '../editor.js';
 import { Split } from '../layout.js';
 import { ManifestForm } from './ManifestForm.js';
 import { openTask } from '../open-task.js';
@@ -18,7 +18,8 @@ type Code = Parameters<OnMount>[0];
 
 function setMarkers(ed: Code | null, owner: string, items: Array<{ line?: number; column?: number; message: string; severity: 'error' | 'warning' }>): void {
   const model = ed?.getModel();
-  if (!model) return;
+  const monaco = monacoIfLoaded();
+  if (!model || !monaco) return;
   monaco.editor.setModelMarkers(
     model,
     owner,

@@ -3,7 +3,7 @@
 // the effective source (-D values in place), PTX and SASS, a diff against its parent, and what the
 // LLM wrote when it proposed it.
 import { useEffect, useMemo, useState } from 'react';
-import Editor, { DiffEditor } from '@monaco-editor/react';
+import { DiffEditor, Editor } from '../editor.js';
 import { isHostBound, type KernelCodeDTO, type PythonSessionDTO, type VariantDetail } from '../../../main/contract/api.js';
 import { useApp, fmtConfig, fmtMs, fmtPct, fmtRate, fmtX } from '../store.js';
 import { vsPytorchText } from '../pytorch-baselines.js';
