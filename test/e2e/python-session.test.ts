@@ -55,6 +55,7 @@ describe.skipIf(!have || !TORCH_PYTHON)('workbench: a PyTorch task and a Python-
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     page.on('pageerror', (e) => console.error('page error:', e.message));
+    page.setDefaultNavigationTimeout(120_000); // a load is a step here, not the subject: see workbench.test.ts
   }, 300_000 + 900_000);
 
   afterAll(async () => {
