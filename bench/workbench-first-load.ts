@@ -10,9 +10,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chromium } from 'playwright-core';
 import { benchArgs as parseArgs } from './lib/args.js';
+import { checkoutCommit } from './lib/results-file.js';
 import { ensureRendererBuilt, ROOT } from '../test/e2e/build-renderer.js';
 import { startServe } from '../test/e2e/serve.js';
 
@@ -69,13 +70,7 @@ const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const commit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return null;
-  }
-})();
+const commit = checkoutCommit(ROOT);
 const name = (args.label || os.hostname()).replace(/[^\w.-]+/g, '-');
 const out = path.join(ROOT, 'bench', 'results', `workbench-first-load-${name}.json`);
 fs.writeFileSync(out, JSON.stringify({

@@ -10,8 +10,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { benchArgs as parseArgs } from './lib/args.js';
+import { checkoutCommit } from './lib/results-file.js';
 import { chromium } from 'playwright-core';
 import { ensureRendererBuilt, ROOT } from '../test/e2e/build-renderer.js';
 import { startServe } from '../test/e2e/serve.js';
@@ -124,13 +124,7 @@ try {
   server.kill('SIGTERM');
   fs.rmSync(home, { recursive: true, force: true });
 }
-const commit = (() => {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-  } catch {
-    return null;
-  }
-})();
+const commit = checkoutCommit(ROOT);
 const name = (args.label || os.hostname()).replace(/[^\w.-]+/g, '-');
 const out = path.join(ROOT, 'bench', 'results', `workbench-scale-${name}.json`);
 fs.writeFileSync(out, JSON.stringify({
