@@ -127,6 +127,26 @@ describe('findToolchain', () => {
     expect(tc.problems.some((p) => /did not answer --version within 0\.4 s/.test(p))).toBe(true);
   });
 
+  it('does not remember an nvcc that timed out: the next call asks it again (a busy machine for a moment)', async () => {
+    // Slow until the marker file exists (the machine's load has passed), quick after.
+    const calm = path.join(dir, 'slow-once-calm');
+    const slow = fakeNvcc('slow-once', `if [ ! -e ${calm} ]; then /bin/sleep 5; fi
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.48"; else echo "sm_90"; fi`);
+    const env = emptyEnv({ KERNELDUEL_NVCC: slow, PATH: '/usr/bin:/bin' });
+    const first = await findToolchain(env, { timeoutMs: 1500 });
+    expect(first.version).toBeNull();
+    expect(first.problems.some((p) => /did not answer --version within 1\.5 s/.test(p))).toBe(true);
+    writeFileSync(calm, '');
+    await new Promise((r) => setTimeout(r, 50)); // the cache drops it once the answer is in
+    const second = await findToolchain(env, { timeoutMs: 1500 });
+    expect(second).not.toBe(first);
+    expect(second.version).toBe('13.0.48');
+    expect(second.targets).toEqual(['sm_90']);
+    // A definite answer is remembered.
+    expect(findToolchain(env, { timeoutMs: 1500 })).toBe(findToolchain(env, { timeoutMs: 1500 }));
+    expect(await findToolchain(env, { timeoutMs: 1500 })).toBe(second);
+  }, 30_000);
+
   it('caches per environment and forgets after clearToolchainCache()', async () => {
     const env = emptyEnv();
     const a = findToolchain(env);

@@ -119,20 +119,26 @@ export function clearToolchainCache(): void {
 /**
  * Finds nvcc (KERNELDUEL_NVCC, PATH, CUDA_HOME/bin, CUDA_PATH/bin, /usr/local/cuda/bin — the last skipped when
  * KERNELDUEL_NO_DEFAULT_CUDA=1), runs it for its version and target list, and locates libcudart.
- * Never throws; cached per relevant environment variables.
+ * Never throws; cached per relevant environment variables, except an answer in which nvcc timed out:
+ * on a machine busy for a moment (CI's 2 cores, nvcc builds beside it) `nvcc --version` once took
+ * over 20 s, and a cached timeout made every later build of that process (a whole workbench
+ * session) fail with it. The next call asks nvcc again.
  */
 export function findToolchain(env: NodeJS.ProcessEnv = process.env, opts: FindToolchainOptions = {}): Promise<Toolchain> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const key = cacheKey(env, timeoutMs);
-  let p = cache.get(key);
-  if (!p) {
-    p = discover(env, timeoutMs);
-    cache.set(key, p);
-  }
+  const cached = cache.get(key);
+  if (cached) return cached;
+  const found = discover(env, timeoutMs);
+  const p = found.then((r) => r.toolchain);
+  cache.set(key, p);
+  void found.then((r) => {
+    if (r.timedOut && cache.get(key) === p) cache.delete(key);
+  });
   return p;
 }
 
-async function discover(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Toolchain> {
+async function discover(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ toolchain: Toolchain; timedOut: boolean }> {
   const problems: string[] = [];
   const cudaHomeEnv = nonEmpty(env.CUDA_HOME);
   const cudaPathEnv = nonEmpty(env.CUDA_PATH);
@@ -158,7 +164,7 @@ async function discover(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Tool
 
   if (!nvcc) {
     problems.push(NO_NVCC);
-    return { nvcc: null, version: null, cudaHome: null, libDir: null, targets: [], hostCompiler, problems };
+    return { toolchain: { nvcc: null, version: null, cudaHome: null, libDir: null, targets: [], hostCompiler, problems }, timedOut: false };
   }
 
   // 2. CUDA home: prefer the one that actually holds libcudart (a wrapper script on PATH is common).
@@ -213,7 +219,7 @@ async function discover(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Tool
     problems.push('No host C++ compiler (g++, c++ or clang++) found on PATH: nvcc needs one to build anything; install g++ or set NVCC_CCBIN.');
   }
 
-  return { nvcc, version, cudaHome, libDir, targets, hostCompiler, problems };
+  return { toolchain: { nvcc, version, cudaHome, libDir, targets, hostCompiler, problems }, timedOut: ver.kind === 'timeout' || arch.kind === 'timeout' };
 }
 
 function nvccFailed(nvcc: string, o: ProcessOutcome, timeoutMs: number): string {
