@@ -163,7 +163,7 @@ describe('--precise', () => {
 });
 
 /** A budget-0 session started with `flag value` keeps it in its settings, resumes with it and refuses another value on --resume. */
-async function keptOnResume(flag: string, key: 'duelNoise' | 'duelSkip', value: number, other: number): Promise<void> {
+async function keptOnResume(flag: string, key: 'duelNoise' | 'duelSkip' | 'timeCutoff', value: number, other: number): Promise<void> {
   const r = await cli('optimize', 'axpy', flag, String(value), '--budget', '0');
   expect(r.code, show(r)).toBe(0);
   const id = /session (\S+) /.exec(r.stderr + r.stdout)?.[1];
@@ -209,6 +209,23 @@ describe('optimize --duel-skip', () => {
   it.skipIf(NO_NVCC)('is kept in the session and resumed with; another value on --resume is refused', async () => {
     await keptOnResume('--duel-skip', 'duelSkip', 0.05, 0.1);
   }, 120_000);
+});
+
+describe('optimize --time-cutoff', () => {
+  it('refuses a value that is neither 0 nor from 1.5 to 1000, and a REPLAY, naming the flag', async () => {
+    for (const bad of ['1.2', '-1', 'x']) {
+      const r = await cli('optimize', 'softmax', '--time-cutoff', bad, '--budget', '0');
+      expect(r.code, show(r)).toBe(1);
+      expect(r.stderr).toMatch(/--time-cutoff must be 0 \(off\) or a multiple of the best's median from 1\.5 to 1000 \(got (1\.2|-1|NaN)\)/);
+    }
+    const replay = await cli('optimize', 'softmax', '--time-cutoff', '3', '--replay', path.join(import.meta.dirname, '..', 'bench', 'spaces', 'h200', 'softmax.json'), '--budget', '1');
+    expect(replay.code, show(replay)).toBe(1);
+    expect(replay.stderr).toMatch(/--time-cutoff applies to timings measured on a GPU/);
+  }, 60_000);
+  it.skipIf(NO_NVCC)('is kept in the session and resumed with (0, off, too); another value on --resume is refused', async () => {
+    await keptOnResume('--time-cutoff', 'timeCutoff', 5, 3);
+    await keptOnResume('--time-cutoff', 'timeCutoff', 0, 3);
+  }, 180_000);
 });
 
 describe('--duel without a GPU', () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CaptureShare, Evaluator, type ReferenceDataHandle, type ReferenceDataRequest } from '../main/engine/measure/evaluate.js';
+import { CaptureShare, Evaluator, goLine, type ReferenceDataHandle, type ReferenceDataRequest } from '../main/engine/measure/evaluate.js';
 import { loadTask } from '../main/engine/task/manifest.js';
 import { writePythonTask } from './fixtures/python-task.js';
 import { resolveTask } from '../main/engine/task/resolve.js';
@@ -93,8 +93,9 @@ if (mode === 'probe') {
       const t = timing;
       timing = null;
       fs.appendFileSync('judge-go', line + '\\n');
-      if (line !== 'go') return say({ id: t.id, kdresult: 1, status: 'runtime', stage: 'time', error: 'timing was called off by the engine', body: { isolation, checks } });
-      return t.run();
+      if (line !== 'go' && !line.startsWith('go ')) return say({ id: t.id, kdresult: 1, status: 'runtime', stage: 'time', error: 'timing was called off by the engine', body: { isolation, checks } });
+      // "go CUTOFF": as kd_judge.h, a timing stopped at the cutoff says so (this stand-in always stops there).
+      return t.run(line.length > 3 ? Number(line.slice(3)) : 0);
     }
     const f = line.split('\\t');
     const [cmd, id, libA] = f;
@@ -117,9 +118,9 @@ if (mode === 'probe') {
     say({ id, event: 'time' });
     timing = {
       id,
-      run: () => {
+      run: (cutoff) => {
         if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
-        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: true, verified: 2, eventMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02, 1.12, 0.92, 1.02] }] } });
+        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: !cutoff, verified: 2, ...(cutoff ? { cutoffMs: cutoff } : {}), eventMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02, 1.12, 0.92, 1.02] }] } });
       },
     };
   });
@@ -189,6 +190,22 @@ describe('the evaluator with a stand-in harness', () => {
     const checkOnly = await ev.evaluate(spec('good'), { time: false });
     expect(checkOnly.check?.ok).toBe(true);
     expect(checkOnly.timing).toBeUndefined();
+    ev.close();
+  });
+
+  it('a timing cutoff reaches the judge on its "go" line, and a timing stopped there says so; without one the line is a plain "go"', async () => {
+    expect(goLine(undefined)).toBe('go');
+    expect(goLine(0)).toBe('go');
+    expect(goLine(Number.NaN)).toBe('go');
+    expect(goLine(Number.POSITIVE_INFINITY)).toBe('go');
+    expect(goLine(0.36612345678)).toBe('go 0.366123');
+    const ev = make();
+    const plain = await ev.evaluate(spec('good'));
+    expect(plain.timing?.[0].cutoffMs).toBeUndefined();
+    const cut = await ev.evaluate(spec('good2'), { cutoffMs: 0.5 });
+    expect(cut.failure).toBeUndefined();
+    expect(cut.timing?.[0]).toMatchObject({ cutoffMs: 0.5, converged: false, medianMs: 1 });
+    expect(fs.readFileSync(path.join(ev.judgeDir, 'judge-go'), 'utf8').trim().split('\n').slice(-2)).toEqual(['go', 'go 0.500000']);
     ev.close();
   });
 

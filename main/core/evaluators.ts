@@ -17,6 +17,8 @@ import { CoreError } from './errors.js';
 export const DEFAULT_BUFFER_SETS = DEFAULT_TIMING.bufferSets;
 /** A duel's noise target unless `--duel-noise` asks for another: the timing's own. */
 export const DEFAULT_DUEL_NOISE = DEFAULT_TIMING.duelTargetRelNoise ?? DEFAULT_TIMING.targetRelNoise;
+/** `optimize --time-cutoff`'s default (engine/search/loop.ts). */
+export { DEFAULT_TIME_CUTOFF } from '../engine/search/loop.js';
 
 export interface EvaluatorChoice {
   gpu: GpuInfo | null;

@@ -24,7 +24,8 @@ export function evalSummary(r: EvalResult): EvalLine[] {
       tone: 'ok',
       text: `time (size ${t.size}): median ${fmtMs(t.medianMs)} [${fmtMs(t.ciLowMs)}, ${fmtMs(t.ciHighMs)}] ±${fmtPct(t.relNoise, 2)} over ${t.samplesMs.length} samples${where ? ` on ${where}` : ''} (${t.timer})`,
     });
-    if (!t.converged) lines.push({ tone: 'note', text: `  not converged: the interval stayed wider than the timing's target within its time cap` });
+    if (t.cutoffMs !== undefined) lines.push({ tone: 'note', text: `  stopped early: the interval passed the cutoff ${t.cutoffMs.toFixed(4)} ms (a multiple of the best's median), so this variant is decidedly slower and needs no precise time` });
+    else if (!t.converged) lines.push({ tone: 'note', text: `  not converged: the interval stayed wider than the timing's target within its time cap` });
     if (t.setRelSd !== undefined) lines.push({ tone: 'note', text: `  the buffer sets' medians: their mean's sd is ${fmtPct(t.setRelSd, 2)} of the median (placement, which the interval leaves out)` });
     if (t.timerNote) lines.push({ tone: 'note', text: `  ${t.timerNote}` });
     if (t.clocksStart) lines.push({ tone: 'note', text: `  clocks: SM ${t.clocksStart.smMHz ?? '?'}→${t.clocksEnd?.smMHz ?? '?'} MHz, memory ${t.clocksStart.memMHz ?? '?'}→${t.clocksEnd?.memMHz ?? '?'} MHz` });

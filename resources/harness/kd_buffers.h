@@ -156,6 +156,13 @@ static size_t flush_size(const Plan& p) {
   return b < (64u << 20) ? (64u << 20) : b;
 }
 
+// The lower bound of the 95% CI of the median (order statistics), as median_noise's.
+static double median_ci_low(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  long lo = (long)floor(v.size() / 2.0 - 0.98 * sqrt((double)v.size()));
+  return v.empty() ? 0 : v[lo < 0 ? 0 : lo];
+}
+
 // Relative half-width of the 95% CI of the median (order statistics), as main/engine/measure/stats.ts medianCI.
 static double median_noise(std::vector<double> v, double* med) {
   std::sort(v.begin(), v.end());

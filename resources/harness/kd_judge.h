@@ -542,10 +542,20 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     emit_event(id, "time");
     // Timing starts when the engine says "go": once the GPU is this judge's alone (other variants'
     // captures and checks may run beside a check, never beside timing); "stop" ends it here.
+    // "go" or "go CUTOFF": with a cutoff (ms, > 0), the first timed size's timing stops once the
+    // lower bound of its median's 95% CI lies above it (the engine sends a multiple of the best's
+    // median: a variant decidedly that much slower needs no precise time).
+    double cutoff_ms = 0;
     {
       std::string go;
-      if (!read_line(stdin, go) || go != "go") fail("runtime", "timing was called off by the engine" + (go.empty() ? std::string() : " (" + go.substr(0, 40) + ")"));
+      if (!read_line(stdin, go) || (go != "go" && go.rfind("go ", 0) != 0)) fail("runtime", "timing was called off by the engine" + (go.empty() ? std::string() : " (" + go.substr(0, 40) + ")"));
+      if (go.size() > 3) {
+        char* end = nullptr;
+        cutoff_ms = strtod(go.c_str() + 3, &end);
+        if (end == go.c_str() + 3 || *end != 0 || !(cutoff_ms >= 0) || !std::isfinite(cutoff_ms)) fail("runtime", "the engine's go line has a bad cutoff (" + go.substr(0, 40) + ")");
+      }
     }
+    bool first_timed = true;
     deadline = now_ms() + time_ms;
     spares_up(J, deadline);
     // Clocks just before and just after the measurement, never while it times.
@@ -574,7 +584,9 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       }
       std::vector<double> ev, wall;
       double start = now_ms(), verify_ms = 0, med = 0;
-      bool converged = false;
+      bool converged = false, cut = false;
+      const double cutoff = first_timed ? cutoff_ms : 0;
+      first_timed = false;
       int verified = 0;
       // Every timed call runs on a fresh seed; each is verified with probability 1/8, decided after
       // it ran (the variant cannot know which), over the whole run; so is the last, whose position
@@ -604,6 +616,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
         if ((int)ev.size() >= J.plan.min_samples && ev.size() % 5 == 0) {
           double noise = median_noise(ev, &med);
           if (noise < J.plan.target_rel && el >= J.plan.min_ms) { converged = true; break; }
+          if (cutoff > 0 && median_ci_low(ev) > cutoff) { cut = true; break; }
         }
         if (el > J.plan.max_ms && ev.size() >= 3) break;
       }
@@ -611,7 +624,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       timed_sample(true);
       if (timings.size() > 1) timings += ",";
       timings += "{\"size\":" + std::to_string(s.index) + ",\"bufferSets\":" + std::to_string(nsets * nctx) + ",\"contexts\":" + std::to_string(nctx) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
-                 ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
+                 (cut ? ",\"cutoffMs\":" + jnum(cutoff) : std::string()) + ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
     }
     timings += "]";
     ClockReading clocks_end = read_clocks();

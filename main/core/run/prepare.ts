@@ -16,7 +16,7 @@ import { simulatedGpuLanes, type SimulatedFault } from '../../engine/measure/sim
 import { makeEvaluator } from '../evaluators.js';
 import { KERNELDUEL_VERSION } from '../../engine/base/version.js';
 import type { Measurer } from '../../engine/measure/measurer.js';
-import type { Strategy } from '../../engine/search/loop.js';
+import { DEFAULT_TIME_CUTOFF, type Strategy } from '../../engine/search/loop.js';
 import type { ActionSpace } from '../../engine/search/actions.js';
 import { actionSpaceFor, isLlmStrategyName, makeStrategy, type RunStrategyName } from '../../engine/search/strategies.js';
 import { LlmProvider } from '../../engine/llm/provider.js';
@@ -41,6 +41,8 @@ export type Backend =
       duelNoise?: number;
       /** `--duel-skip`: no duel for a variant at least this fraction slower than its opponent, their intervals apart (search/loop.ts). */
       duelSkip?: number;
+      /** `--time-cutoff`: timing stops at this multiple of the best's median (0: off; default DEFAULT_TIME_CUTOFF). */
+      timeCutoff?: number;
       /** One run on a pool of GPUs (`--gpus all|0,1,3`): one evaluation queue and judge per GPU. */
       gpus?: GpuPoolChoice;
       /** Compile-only even when a GPU is present. */
@@ -221,7 +223,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
         ? { kind: 'python', device: (measurer as PythonMeasurer).device, python: (measurer as PythonMeasurer).python, torch: (measurer as PythonMeasurer).torch,
             figure: (measurer as PythonMeasurer).figure,
             ...(o.backend.duelRounds ? { duelRounds: o.backend.duelRounds } : {}), ...(o.backend.timingArgs ? { timingArgs: o.backend.timingArgs } : {}) }
-        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), ...(o.backend.duelNoise ? { duelNoise: o.backend.duelNoise } : {}), ...(o.backend.duelSkip ? { duelSkip: o.backend.duelSkip } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
+        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), ...(o.backend.duelNoise ? { duelNoise: o.backend.duelNoise } : {}), ...(o.backend.duelSkip ? { duelSkip: o.backend.duelSkip } : {}), ...(o.backend.timeCutoff !== undefined ? { timeCutoff: o.backend.timeCutoff } : measurer.compileOnly ? {} : { timeCutoff: DEFAULT_TIME_CUTOFF }), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
       ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).

@@ -27,6 +27,7 @@ export interface GivenRunOptions {
   maxMs?: number;
   duelNoise?: number;
   duelSkip?: number;
+  timeCutoff?: number;
   /** LLM settings given by --llm-* flags, by settings field name (only those given). */
   llm?: Record<string, unknown>;
 }
@@ -94,14 +95,14 @@ export function resumeRunOptions(meta: SessionMeta, given: GivenRunOptions): Res
   if (b?.kind === 'replay') {
     if (given.replay !== undefined && path.resolve(given.replay) !== path.resolve(b.recording)) conflicts.push(`--replay ${given.replay}: the session is a REPLAY of ${b.recording}`);
     if (given.gpus !== undefined) conflicts.push(`--gpus: the session is a REPLAY of ${b.recording} (answered from the recording, never measured)`);
-    for (const [opt, v] of [['--gpu', given.gpu], ['--arch', given.arch], ['--max-ms', given.maxMs], ['--duel-noise', given.duelNoise], ['--duel-skip', given.duelSkip]] as const) {
+    for (const [opt, v] of [['--gpu', given.gpu], ['--arch', given.arch], ['--max-ms', given.maxMs], ['--duel-noise', given.duelNoise], ['--duel-skip', given.duelSkip], ['--time-cutoff', given.timeCutoff]] as const) {
       if (v !== undefined) conflicts.push(`${opt} ${v}: the session is a REPLAY of ${b.recording} (answered from the recording, never measured)`);
     }
     backend = { kind: 'replay', recording: b.recording, seed: b.seed ?? seed, ...(b.simulateGpus ? { simulateGpus: { count: b.simulateGpus.count, ...(b.simulateGpus.latencyMs ? { latencyMs: b.simulateGpus.latencyMs } : {}) } } : {}) };
   } else if (b?.kind === 'python') {
     // A Python-candidate session continues on its device (a CPU session stays on the CPU: its times are CPU times).
     const what = `the session measures Python candidates on ${b.device === 'cpu' ? 'the CPU' : `GPU ${meta.gpu?.name ?? 'cuda'}`}`;
-    for (const [opt, v] of [['--replay', given.replay], ['--gpus', given.gpus], ['--gpu', given.gpu], ['--arch', given.arch], ['--max-ms', given.maxMs], ['--duel-noise', given.duelNoise], ['--duel-skip', given.duelSkip]] as const) {
+    for (const [opt, v] of [['--replay', given.replay], ['--gpus', given.gpus], ['--gpu', given.gpu], ['--arch', given.arch], ['--max-ms', given.maxMs], ['--duel-noise', given.duelNoise], ['--duel-skip', given.duelSkip], ['--time-cutoff', given.timeCutoff]] as const) {
       if (v !== undefined) conflicts.push(`${opt} ${String(v)}: ${what}`);
     }
     // its figure stays what its results hold: sessions from before the per-call figure were one-call
@@ -118,6 +119,7 @@ export function resumeRunOptions(meta: SessionMeta, given: GivenRunOptions): Res
     differ('--max-ms', given.maxMs, b?.maxMs);
     differ('--duel-noise', given.duelNoise, b?.duelNoise);
     differ('--duel-skip', given.duelSkip, b?.duelSkip);
+    differ('--time-cutoff', given.timeCutoff, b?.timeCutoff);
     backend = {
       kind: 'gpu',
       ...(compileOnly
@@ -129,6 +131,7 @@ export function resumeRunOptions(meta: SessionMeta, given: GivenRunOptions): Res
       ...((b?.maxMs ?? given.maxMs) ? { maxMs: b?.maxMs ?? given.maxMs } : {}),
       ...((b?.duelNoise ?? given.duelNoise) ? { duelNoise: b?.duelNoise ?? given.duelNoise } : {}),
       ...((b?.duelSkip ?? given.duelSkip) ? { duelSkip: b?.duelSkip ?? given.duelSkip } : {}),
+      ...((b?.timeCutoff ?? given.timeCutoff) !== undefined ? { timeCutoff: b?.timeCutoff ?? given.timeCutoff } : {}),
     };
   }
   if (conflicts.length) throw new ResumeConflict(id, conflicts);

@@ -29,7 +29,7 @@ export function describeResult(task: Task, r: EvalResult): string {
     const s = t.medianMs / 1000;
     const bw = lay.bytes ? ` ${(lay.bytes / s / 1e12).toFixed(3)} TB/s` : '';
     const fl = lay.flops ? ` ${(lay.flops / s / 1e12).toFixed(2)} TFLOP/s` : '';
-    lines.push(`time (size ${t.size}): median ${fmtMs(t.medianMs)} [${fmtMs(t.ciLowMs)}, ${fmtMs(t.ciHighMs)}] ±${(t.relNoise * 100).toFixed(2)}% over ${t.samplesMs.length} samples${t.bufferSets && t.bufferSets > 1 ? ` on ${t.bufferSets} buffer sets` : ''}${t.contexts && t.contexts > 1 ? ` in ${t.contexts} executors` : ''} (${t.timer}${t.converged ? '' : ', not converged'})${bw}${fl}`);
+    lines.push(`time (size ${t.size}): median ${fmtMs(t.medianMs)} [${fmtMs(t.ciLowMs)}, ${fmtMs(t.ciHighMs)}] ±${(t.relNoise * 100).toFixed(2)}% over ${t.samplesMs.length} samples${t.bufferSets && t.bufferSets > 1 ? ` on ${t.bufferSets} buffer sets` : ''}${t.contexts && t.contexts > 1 ? ` in ${t.contexts} executors` : ''} (${t.timer}${t.cutoffMs !== undefined ? `, stopped early: decidedly above the cutoff ${fmtMs(t.cutoffMs)}` : t.converged ? '' : ', not converged'})${bw}${fl}`);
     if (t.perSetMedianMs && t.setRelSd !== undefined) {
       lines.push(`  buffer sets: medians ${t.perSetMedianMs.map(fmtMs).join(', ')}; their mean's sd ${(t.setRelSd * 100).toFixed(2)}% of the median (placement: more samples do not shrink it, more sets do)`);
     }

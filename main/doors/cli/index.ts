@@ -23,7 +23,7 @@ import { ConfigError } from '../../engine/task/config.js';
 import { describeMachine } from '../../core/environment.js';
 import { gpuGroupsByModel, parseGpuPool, parseSimulatedFault, pickGpu, type GpuPoolChoice } from '../../core/gpus.js';
 import type { SimulatedFault } from '../../engine/measure/simulated-gpus.js';
-import { DEFAULT_BUFFER_SETS, DEFAULT_DUEL_NOISE, makeEvaluator } from '../../core/evaluators.js';
+import { DEFAULT_BUFFER_SETS, DEFAULT_DUEL_NOISE, DEFAULT_TIME_CUTOFF, makeEvaluator } from '../../core/evaluators.js';
 import { exportDataset } from '../../core/llm.js';
 import { RUN_STRATEGY_NAMES, isRunStrategyName, isLlmStrategyName } from '../../core/strategies.js';
 import type { RunOptions, LlmStreamEvent } from '../../core/run/prepare.js';
@@ -131,6 +131,8 @@ interface OptimizeFlags extends LlmFlags {
   duelNoise?: number;
   /** No duel for a variant this fraction or more slower than its opponent, intervals apart (CUDA candidates on a GPU). */
   duelSkip?: number;
+  /** Timing stops at this multiple of the best's median (0: off; CUDA candidates on a GPU). */
+  timeCutoff?: number;
   /** python: KernelBench-style ModelNew candidates of a PyTorch-reference task. */
   candidates?: string;
   /** Python candidates: cuda or cpu (default: CUDA when torch has it). */
@@ -174,6 +176,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
   if (!isRunStrategyName(o.strategy)) throw new UsageError(`--strategy: unknown strategy ${o.strategy}`);
   if (o.duelNoise !== undefined && !(o.duelNoise > 0 && o.duelNoise <= 0.05)) throw new UsageError(`--duel-noise must be a fraction above 0 and at most 0.05 (got ${o.duelNoise})`);
   if (o.duelSkip !== undefined && !(o.duelSkip >= 0.01 && o.duelSkip <= 1)) throw new UsageError(`--duel-skip must be a fraction from 0.01 to 1 (got ${o.duelSkip}): a duel's "same" band is ±1%, so a smaller one could skip a duel whose verdict is open`);
+  if (o.timeCutoff !== undefined && !(o.timeCutoff === 0 || (o.timeCutoff >= 1.5 && o.timeCutoff <= 1000))) throw new UsageError(`--time-cutoff must be 0 (off) or a multiple of the best's median from 1.5 to 1000 (got ${o.timeCutoff})`);
   if (o.resume) {
     const root = sessionsRoot();
     const meta = readSessionMeta(root, o.resume);
@@ -185,7 +188,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
       const r = resumeRunOptions(meta, {
         ...(taskArg !== undefined && !ownSpaceTask ? { taskDir: resolveTaskDir(taskArg) } : {}),
         strategy: pick('strategy'), budget: pick('budget'), seed: pick('seed'), replay: o.replay !== undefined ? resolve(o.replay) : undefined,
-        tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), duelNoise: pick('duelNoise'), duelSkip: pick('duelSkip'), llm: llmFlagFields(o),
+        tunablesOnly: pick('tunablesOnly'), gpu: pick('gpu'), arch: pick('arch'), maxMs: pick('maxMs'), duelNoise: pick('duelNoise'), duelSkip: pick('duelSkip'), timeCutoff: pick('timeCutoff'), llm: llmFlagFields(o),
         ...(o.gpus !== undefined ? { gpus: poolBackendOptions(o).gpus } : {}),
       });
       return { task: meta.task.dir, resume: meta.id, sessionsRoot: root, ...r };
@@ -205,7 +208,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     const python = o.candidates === 'python' || (o.candidates === undefined && !!t.pytorch && !!t.baselinePlaceholder);
     if (python) {
       if (!t.pytorch) throw new UsageError(`--candidates python: task ${t.manifest.name} has a CUDA reference; Python candidates (ModelNew) need a PyTorch-reference task (\`kernelduel import kernelbench\` writes them)`);
-      for (const [opt, v] of [['--gpus', o.gpus], ['--gpu', o.gpu], ['--arch', o.arch], ['--max-ms', o.maxMs], ['--duel-noise', o.duelNoise], ['--duel-skip', o.duelSkip], ['--tunables-only', o.tunablesOnly]] as const) {
+      for (const [opt, v] of [['--gpus', o.gpus], ['--gpu', o.gpu], ['--arch', o.arch], ['--max-ms', o.maxMs], ['--duel-noise', o.duelNoise], ['--duel-skip', o.duelSkip], ['--time-cutoff', o.timeCutoff], ['--tunables-only', o.tunablesOnly]] as const) {
         if (v !== undefined) throw new UsageError(`${opt} applies to CUDA candidates; Python candidates run where torch runs (--device cuda|cpu)`);
       }
       if (o.candidates === undefined && !o.json) process.stderr.write(`task ${t.manifest.name}: its kernel.cu is the import's placeholder, so the candidates are Python (ModelNew) files; --candidates cuda for CUDA entry points\n`);
@@ -221,6 +224,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
   if (o.device !== undefined || o.duelRounds !== undefined || o.figure !== undefined) throw new UsageError('--device, --duel-rounds and --figure apply to Python candidates (--candidates python)');
   if (o.replay && o.duelNoise !== undefined) throw new UsageError('--duel-noise applies to duels measured on a GPU; a --replay answers duels from the recording');
   if (o.replay && o.duelSkip !== undefined) throw new UsageError('--duel-skip applies to duels measured on a GPU; a --replay answers duels from the recording');
+  if (o.replay && o.timeCutoff !== undefined) throw new UsageError('--time-cutoff applies to timings measured on a GPU; a --replay answers from the recording');
   const pool = poolBackendOptions(o);
   // A replayed space without kernel source is its own task: its name is no folder (core/run/prepare.ts checks it).
   if (!o.replay || chooseTaskDirOrNull(taskArg)) taskArg = taskDirOf(taskArg, (s) => process.stderr.write(s + '\n'));
@@ -230,7 +234,7 @@ function optimizeRunOptions(taskArg: string | undefined, o: OptimizeFlags, given
     task: taskArg, strategy: o.strategy, budget: o.budget, seed: o.seed,
     backend: o.replay
       ? { kind: 'replay', recording: resolve(o.replay), seed: o.seed, ...(pool.simulateGpus ? { simulateGpus: pool.simulateGpus } : {}) }
-      : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs, ...(o.duelNoise !== undefined ? { duelNoise: o.duelNoise } : {}), ...(o.duelSkip !== undefined ? { duelSkip: o.duelSkip } : {}), ...(pool.gpus ? { gpus: pool.gpus } : {}) },
+      : { kind: 'gpu', gpu: o.gpu, arch: o.arch, maxMs: o.maxMs, ...(o.duelNoise !== undefined ? { duelNoise: o.duelNoise } : {}), ...(o.duelSkip !== undefined ? { duelSkip: o.duelSkip } : {}), ...(o.timeCutoff !== undefined ? { timeCutoff: o.timeCutoff } : {}), ...(pool.gpus ? { gpus: pool.gpus } : {}) },
     flags: !o.tunablesOnly, transforms: !o.tunablesOnly, ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
     ...(llm ? { llm } : isLlmStrategyName(o.strategy) ? { llm: {} } : {}),
   };
@@ -408,6 +412,7 @@ program
   .option('--arch <sm_XX>', 'nvcc architecture')
   .option('--max-ms <ms>', 'time cap per size for sampling', (v) => Number(v))
   .option('--duel-noise <fraction>', `CUDA candidates: a duel stops once its ratio's median is known to ±this, 0-0.05 (default ${DEFAULT_DUEL_NOISE}, the timing's own); its verdict's band is ±1%, so 0.005 trades precision for shorter duels`, (v) => Number(v))
+  .option('--time-cutoff <multiple>', `CUDA candidates: a variant's timing stops once its median is decidedly (95% interval) above this multiple of the best's median, and it is compared with the best by the medians, without a duel: it needs no precise time. 0: off (every timing runs to its precision or time cap). Default: ${DEFAULT_TIME_CUTOFF}`, (v) => Number(v))
   .option('--duel-skip <fraction>', 'CUDA candidates: no duel for a variant whose median is at least this fraction (0.01-1) slower than its opponent\'s with their 95% intervals apart (its verdict could only be "slower"); the search keeps the medians\' comparison. Default: every timed variant duels', (v) => Number(v))
   .option('--candidates <python|cuda>', 'PyTorch-reference tasks: KernelBench-style Python candidates (ModelNew, written by --strategy llm) or CUDA entry points (default: python when kernel.cu is the import\'s placeholder)')
   .option('--device <cuda|cpu>', 'Python candidates: where to run them (default: CUDA when torch has it; on the CPU every time is labelled CPU)')

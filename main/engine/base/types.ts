@@ -128,6 +128,12 @@ export interface TimingResult {
    * not shrink (setSpread).
    */
   setRelSd?: number;
+  /**
+   * Set when the timing stopped early at a cutoff (EvaluateOptions.cutoffMs, a multiple of the best's
+   * median): the lower bound of the median's CI had passed it, so the variant is decidedly that much
+   * slower. Its median is what its samples say, but from fewer of them than a converged timing's.
+   */
+  cutoffMs?: number;
   l2FlushBytes: number;
   clocksStart?: ClockReading;
   clocksEnd?: ClockReading;

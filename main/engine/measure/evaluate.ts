@@ -259,6 +259,8 @@ export interface EvalOptions {
   screen?: boolean;
   /** Keep the GPU to this evaluation from its capture on (no other capture or check beside it). */
   exclusive?: boolean;
+  /** Stop timing once the median is decidedly above this (ms): see the Measurer's EvaluateOptions.cutoffMs. */
+  cutoffMs?: number;
 }
 
 export interface EvaluatorOptions {
@@ -390,6 +392,11 @@ interface CaptureBody {
  * same time as the recorder's when not gated), the variant's library was loaded, the first
  * size's buffers were ready, every size was called and captured, the description was written.
  */
+/** The line that starts a judge's timing: "go", or "go CUTOFF" (ms) to stop once the median is decidedly above it (kd_judge.h). */
+export function goLine(cutoffMs: number | undefined): string {
+  return cutoffMs !== undefined && Number.isFinite(cutoffMs) && cutoffMs > 0 ? `go ${cutoffMs.toPrecision(6)}` : 'go';
+}
+
 const CAPTURE_PHASE_MARKS = ['main', 'context', 'locked', 'runtimeCode', 'go', 'loaded', 'ready', 'sizes', 'written'] as const;
 /** The stage each interval between those marks (with the process's start before and its end after) is reported as. */
 export const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureWaitMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
@@ -416,7 +423,7 @@ export function capturePhases(body: CaptureBody | undefined, startedAtMs: number
   return Object.fromEntries(CAPTURE_PHASE_STAGES.map((k, i) => [k, Math.max(0, Math.round((at[i + 1] - at[i]) * 10) / 10)])) as CapturePhases;
 }
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
-type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; eventMs: number[]; wallMs: number[] }> };
+type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; cutoffMs?: number; eventMs: number[]; wallMs: number[] }> };
 type DuelBody = { duels: Array<{ size: number; sets?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
 
 /**
@@ -871,7 +878,7 @@ export class Evaluator {
               // nvidia-smi is asked here, before "go" and after the answer.
               if (!this.judgeHasClocks) clocksStart = await clocks();
               tGo = Date.now();
-              judge.send(o.signal?.aborted ? 'stop' : 'go');
+              judge.send(o.signal?.aborted ? 'stop' : goLine(o.cutoffMs));
             } catch {
               judge.send('stop');
             }
@@ -954,6 +961,7 @@ export class Evaluator {
         size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
         medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
         converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, verifiedCalls: x.verified,
+        ...(x.cutoffMs !== undefined && x.cutoffMs > 0 ? { cutoffMs: x.cutoffMs } : {}),
         ...(x.bufferSets !== undefined ? { bufferSets: x.bufferSets } : {}), ...(x.contexts !== undefined && x.contexts > 1 ? { contexts: x.contexts } : {}), ...(sets ? sets : {}), l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
       };
     });

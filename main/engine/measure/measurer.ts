@@ -12,6 +12,13 @@ export interface EvaluateOptions {
   /** false: build and check only. */
   time?: boolean;
   onStage?: (stage: 'build' | 'check' | 'time') => void;
+  /**
+   * Stop timing (the first timed size) once the lower bound of the median's 95% CI lies above this
+   * (ms): the loop passes a multiple of the best's median (LoopOptions.timeCutoff), since a variant
+   * decidedly that much slower needs no precise time. The result's timing says so (cutoffMs). Only a
+   * GPU's evaluation stops early; a replay answers from its recording.
+   */
+  cutoffMs?: number;
 }
 
 export interface Measurer {

@@ -93,6 +93,32 @@ export interface LoopOptions {
    * opponent. Off (undefined) by default.
    */
   duelSkip?: number;
+  /**
+   * `--time-cutoff`: a variant's timing stops once the lower bound of its median's 95% interval lies
+   * above this multiple of the best's median (EvaluateOptions.cutoffMs), and such a variant is
+   * compared with its opponent by the medians (no duel) when they are 5% apart with their intervals
+   * apart. Off (undefined or 0) here; `optimize` on a GPU passes DEFAULT_TIME_CUTOFF unless told.
+   */
+  timeCutoff?: number;
+}
+
+/**
+ * The default `--time-cutoff` (issue 17): 3× the best's median. A variant that much slower needs
+ * no precise time (the search learns from its rank, and a log-time reward 1.1 below the best's
+ * stays that whatever its last percent), but a converged timing of it takes up to the 3 s time cap:
+ * a quarter of histogram's recorded H200 space is over 100× slower than its best.
+ */
+export const DEFAULT_TIME_CUTOFF = 3;
+
+/** The cutoff (ms) for the next variant's timing: `factor` times the best's median, when the best was measured on a GPU; else undefined. */
+export function timingCutoffMs(best: { medianMs: number; result: EvalResult } | null, factor: number | undefined): number | undefined {
+  if (!factor || !best || best.result.source?.kind !== 'gpu' || !(best.medianMs > 0)) return undefined;
+  return best.medianMs * factor;
+}
+
+/** The duel-skip fraction for a just-timed result: `--duel-skip`'s, or 5% for a timing stopped at its cutoff (its duel could only say "slower"). */
+export function duelSkipFor(result: EvalResult, duelSkip: number | undefined): number | undefined {
+  return duelSkip ?? (result.timing?.[0]?.cutoffMs !== undefined ? 0.05 : undefined);
 }
 
 /** Whether a duel of a (just timed) against b can only say "slower": a's median at least `skip` slower, the intervals apart. */
@@ -226,7 +252,7 @@ export async function beginLoop(o: LoopOptions): Promise<LoopStart> {
     const oppId = strategy.opponentFor(v, result);
     const opp = oppId ? session.variant(oppId) : undefined;
     if (!opp || opp.id === v.id || !isTimedSuccess(session.resultOf(opp.id))) return;
-    if (duelDecidedByMedians(result, session.resultOf(opp.id), o.duelSkip)) {
+    if (duelDecidedByMedians(result, session.resultOf(opp.id), duelSkipFor(result, o.duelSkip))) {
       strategy.observeDuelSkipped?.(v, opp);
       return;
     }
@@ -304,7 +330,8 @@ async function loop(o: LoopOptions): Promise<{ evaluated: number }> {
     await fill();
     if (o.gate) await o.gate();
     if (o.signal?.aborted) break;
-    const first = await evaluator.evaluate(v, { signal: o.signal, onStage: (stage) => o.onEvent?.({ type: 'stage', variantId: v.id, stage }) });
+    const cutoffMs = timingCutoffMs(session.best(), o.timeCutoff);
+    const first = await evaluator.evaluate(v, { signal: o.signal, onStage: (stage) => o.onEvent?.({ type: 'stage', variantId: v.id, stage }), ...(cutoffMs ? { cutoffMs } : {}) });
     if (o.signal?.aborted) break;
     const result = strategy.verify ? await strategy.verify(v, first, { measurer: evaluator, baselineMs: baseMs, bestMs: session.best()?.medianMs ?? null, signal: o.signal }) : first;
     if (o.signal?.aborted) break;

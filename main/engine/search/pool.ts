@@ -18,7 +18,7 @@ import type { Lane } from '../measure/lane.js';
 import type { EvaluateOptions, MeasuredSpec, Measurer } from '../measure/measurer.js';
 import { timedMedianMs } from '../measure/verdict.js';
 import { markRunning } from '../session/running.js';
-import { beginLoop, proposalKey, type LoopOptions, type Proposal } from './loop.js';
+import { beginLoop, proposalKey, timingCutoffMs, type LoopOptions, type Proposal } from './loop.js';
 
 export interface PoolLoopOptions extends Omit<LoopOptions, 'evaluator' | 'lookahead'> {
   lanes: Lane[];
@@ -295,7 +295,8 @@ async function poolLoop(o: PoolLoopOptions): Promise<{ evaluated: number; gpus: 
     let first: EvalResult | null = null;
     let fault: string | null = null;
     try {
-      const r = await withDeadline(s.measurer.evaluate(v, { signal: o.signal, onStage: (stage) => o.onEvent?.({ type: 'stage', variantId: v.id, stage }) }), hangOf(s));
+      const cutoffMs = timingCutoffMs(session.best(), o.timeCutoff);
+      const r = await withDeadline(s.measurer.evaluate(v, { signal: o.signal, onStage: (stage) => o.onEvent?.({ type: 'stage', variantId: v.id, stage }), ...(cutoffMs ? { cutoffMs } : {}) }), hangOf(s));
       if (r === TIMEOUT) fault = `no answer within ${secs(hangOf(s))} while it measured ${v.id}: the GPU is taken as hung`;
       else {
         first = r;

@@ -19,6 +19,8 @@ export const StoredBackendSchema = z.discriminatedUnion('kind', [
     duelNoise: z.number().positive().optional(),
     /** `--duel-skip`: no duel for a variant this fraction or more slower than its opponent, intervals apart. */
     duelSkip: z.number().positive().optional(),
+    /** `--time-cutoff`: timing stopped at this multiple of the best's median (0: off). Absent (sessions before 2026-12-07): the default applies when resumed. */
+    timeCutoff: z.number().nonnegative().optional(),
     /** Built without a GPU (none was usable, or none was asked for). */
     compileOnly: z.boolean().optional(),
     /** The GPUs of a pool run (`--gpus`), all of one model. */

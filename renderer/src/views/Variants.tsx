@@ -146,6 +146,11 @@ function Facts({ d }: { d: VariantDetail }) {
         <dd>
           {r?.compileOnly ? 'compile-only: built, not checked or timed' : <>{fmtMs(d.row.medianMs)} [{fmtMs(d.row.ciLowMs)}, {fmtMs(d.row.ciHighMs)}] 95% CI · {fmtX(d.row.speedup)} vs baseline</>}
           {r?.source.kind === 'replay' ? <b className="replay-inline"> REPLAY</b> : null}
+          {r?.timing?.[0]?.cutoffMs !== undefined ? (
+            <span className="muted small" data-testid="variant-cutoff">
+              {' '}· timing stopped early at the cutoff {fmtMs(r.timing[0].cutoffMs)} ({r.timing[0].samplesMs.length} samples): decidedly slower than the best, so no precise time
+            </span>
+          ) : null}
         </dd>
         <VsPytorch ms={d.row.medianMs} />
         <BufferSets d={d} />
