@@ -52,6 +52,10 @@ const { values } = parseArgs({
     // The new bundle's runs only: `optimize --duel-noise` (a duel's own noise target), to measure
     // what it buys against a run without it.
     'duel-noise': { type: 'string' },
+    // Throughput: `optimize --time-cutoff` for each side's runs (e.g. --old set to this same bundle
+    // with --old-time-cutoff 0 and --new-time-cutoff 3: what the cutoff buys, nothing else different).
+    'old-time-cutoff': { type: 'string' },
+    'new-time-cutoff': { type: 'string' },
     // Throughput: this many rounds of each task, the bundles' order swapped every round (old then
     // new, new then old, …), so what the first run of a pair leaves behind (caches, a warm GPU) is
     // not read as a difference between the bundles (one histogram pair, 2026-12-07, could not tell).
@@ -220,13 +224,14 @@ if (parts.has('throughput')) {
       const limitArg = cli.label === 'old' && values['old-run-limit-s'] ? values['old-run-limit-s'] : values['run-limit-s'];
       const limitS = limitArg ? Number(limitArg) : undefined;
       const duelNoise = cli.label === 'new' ? values['duel-noise'] : undefined;
-      const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json', ...(duelNoise ? ['--duel-noise', duelNoise] : [])], limitS ? (limitS + 60) * 1000 : 900_000, limitS ? limitS * 1000 : undefined);
+      const timeCutoff = cli.label === 'new' ? values['new-time-cutoff'] : values['old-time-cutoff'];
+      const r = await run(cli, ['optimize', taskArg, '--strategy', 'contrastive', '--budget', String(budget), '--seed', '7', '--json', ...(duelNoise ? ['--duel-noise', duelNoise] : []), ...(timeCutoff !== undefined ? ['--time-cutoff', timeCutoff] : [])], limitS ? (limitS + 60) * 1000 : 900_000, limitS ? limitS * 1000 : undefined);
       // Evaluations: lines with a variant's result; the rate between the first and the last of them.
       const evals = r.lines.filter(isResultLine);
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
       const best = bestOf(r.lines);
-      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(timeCutoff !== undefined ? { timeCutoff: Number(timeCutoff) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
       log(`throughput ${task}${tpRounds > 1 ? ` round ${round}` : ''} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}`);
       result.throughput = rows;
       save();

@@ -59,9 +59,9 @@ describe('optimize --json event lines', () => {
     const lines: EventLine[] = marks.map((m) => ({ t: m.t, text: JSON.stringify(m.kind === 'duel' ? { type: 'duel' } : { type: 'result', result: { stages: m.stages } }) }));
     expect(breakdown(lines)).toEqual(b);
   });
-  it('perEvaluation lists each result with its figure, samples, failure, stages and the duel after it', () => {
+  it('perEvaluation lists each result with its figure, samples, cutoff, failure, stages and the duel after it', () => {
     const lines: EventLine[] = [
-      { t: 0, text: JSON.stringify({ type: 'result', variantId: 'v0', result: { medianMs: 69, samples: 10, stages: { timeMs: 2000 } } }) },
+      { t: 0, text: JSON.stringify({ type: 'result', variantId: 'v0', result: { medianMs: 69, samples: 10, cutoffMs: 0.36, stages: { timeMs: 2000 } } }) },
       { t: 2500, text: JSON.stringify({ type: 'result', variantId: 'v1', result: { medianMs: 0.12, samples: 90, stages: { timeMs: 900 } } }) },
       { t: 2800, text: JSON.stringify({ type: 'duel' }) },
       { t: 3000, text: JSON.stringify({ type: 'result', variantId: 'v2', result: { failure: { kind: 'correctness', reason: 'y[0]' }, medianMs: 0.1 } }) },
@@ -77,6 +77,7 @@ describe('optimize --json event lines', () => {
       [5, null, null, null, 'line cut short', null],
     ]);
     expect(rows[0].stages).toEqual({ timeMs: 2000 });
+    expect(rows.map((r) => r.cutoffMs)).toEqual([0.36, null, null, null, null]); // a timing stopped at its cutoff (--time-cutoff)
   });
   it("the capture process's phases are kept apart from the interval (they may have run ahead): rest is unchanged by them", () => {
     const phases = (k: number) => ({ captureStartMs: 10 * k, captureContextMs: 150 * k, captureLockdownMs: 2, captureRuntimeCodeMs: 20, captureLoadMs: 3, captureBuffersMs: 1, captureCallsMs: 30, captureWriteMs: 1, captureExitMs: 40 });

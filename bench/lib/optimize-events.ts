@@ -34,7 +34,7 @@ export function breakdown(lines: EventLine[]): Breakdown {
 interface EventFields {
   type?: string;
   variantId?: string;
-  result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; stages?: Record<string, number> };
+  result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; cutoffMs?: number; stages?: Record<string, number> };
 }
 function parseEvent(l: EventLine): EventFields | null {
   try {
@@ -89,6 +89,8 @@ export interface EvaluationRow {
   medianMs: number | null;
   /** Timed samples behind it (bundles from 2026-12-07 on; null before). */
   samples: number | null;
+  /** The cutoff its timing stopped at (`--time-cutoff`, bundles from 2026-12-07 on); null when it ran to its precision or cap. */
+  cutoffMs: number | null;
   failure: string | null;
   /** The evaluator's stages (queuedMs, captureMs, checkMs, timeMs, …) as the line has them. */
   stages: Record<string, number> | null;
@@ -107,7 +109,7 @@ export function perEvaluation(lines: EventLine[]): EvaluationRow[] {
   for (const l of lines) {
     const ev = parseEvent(l);
     if (!ev) {
-      if (isResultLine(l)) rows.push({ evaluation: rows.length + 1, variantId: null, medianMs: null, samples: null, failure: 'line cut short', stages: null, duelMs: null });
+      if (isResultLine(l)) rows.push({ evaluation: rows.length + 1, variantId: null, medianMs: null, samples: null, cutoffMs: null, failure: 'line cut short', stages: null, duelMs: null });
       last = null;
     } else if (ev.type === 'result') {
       const f = ev.result?.failure;
@@ -116,6 +118,7 @@ export function perEvaluation(lines: EventLine[]): EvaluationRow[] {
         variantId: ev.variantId ?? null,
         medianMs: !f && typeof ev.result?.medianMs === 'number' ? ev.result.medianMs : null,
         samples: typeof ev.result?.samples === 'number' ? ev.result.samples : null,
+        cutoffMs: typeof ev.result?.cutoffMs === 'number' ? ev.result.cutoffMs : null,
         failure: f ? (typeof f === 'string' ? f : (f.kind ?? 'failed')) : null,
         stages: ev.result?.stages ?? null,
         duelMs: null,

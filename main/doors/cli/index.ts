@@ -485,7 +485,7 @@ async function runOptimize(runOptions: RunOptions, o: OptimizeFlags, model?: str
   let stopped = false;
   const onEvent = (e: LoopEvent): void => {
     if (o.json) {
-      const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, samples: e.result.timing?.[0]?.samplesMs.length, source: e.result.source, stages: e.result.stages } } : e;
+      const x = e.type === 'result' ? { ...e, result: { failure: e.result.failure, medianMs: e.result.timing?.[0]?.medianMs, samples: e.result.timing?.[0]?.samplesMs.length, ...(e.result.timing?.[0]?.cutoffMs !== undefined ? { cutoffMs: e.result.timing[0].cutoffMs } : {}), source: e.result.source, stages: e.result.stages } } : e;
       process.stdout.write(JSON.stringify(replay ? { ...x, replay: true } : cpu ? { ...x, cpu: true } : x) + '\n');
       return;
     }
