@@ -5,7 +5,7 @@
 #pragma once
 #include "kd_plan.h"
 
-__device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
+__host__ __device__ __forceinline__ unsigned long long mix64(unsigned long long z) {
   z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -17,12 +17,13 @@ __global__ void fill_kernel(T* p, size_t n, unsigned long long key, double lo, d
     unsigned long long h = mix64(key ^ mix64(i));
     if (is_int) {
       // lo + floor(h * span / 2^64): uniform on [lo, hi] (bias below span / 2^64). Not h % span: a
-      // 64-bit remainder by a run-time divisor is a long instruction sequence on the GPU, done for
-      // each of the 2^28 bytes of fresh input every histogram sample gets (a sample of that 0.12 ms
-      // kernel took ~2 ms, bench/results/h200-timing-stability-7fcdb26.json). Measured on an H100
-      // (bench/results/README.md, the row of 2026-12-07 18:04): 88-95 samples a process in the
-      // default timing instead of 56-112 (median 67), ~1.1 ms a sample instead of ~1.5; the two
-      // hashes of each byte are most of what is left.
+      // 64-bit remainder by a run-time divisor is a long instruction sequence on the GPU, done then
+      // for each of the 2^28 bytes of fresh input every histogram sample gets (a sample of that
+      // 0.12 ms kernel took ~2 ms, bench/results/h200-timing-stability-7fcdb26.json). Measured on an
+      // H100 (bench/results/README.md, the row of 2026-12-07 18:04): 88-95 samples a process in the
+      // default timing instead of 56-112 (median 67), ~1.1 ms a sample instead of ~1.5. Bytes have
+      // their own fill since (fill_u8_kernel below): the two hashes of each byte were most of what
+      // was left.
       unsigned long long span = (unsigned long long)((long long)hi - (long long)lo) + 1ull;
       p[i] = (T)((long long)lo + (long long)(span ? __umul64hi(h, span) : h));
     } else {
@@ -34,6 +35,36 @@ __global__ void fill_kernel(T* p, size_t n, unsigned long long key, double lo, d
     }
   }
 }
+// Bytes (u8: histogram's 2^28 of them get fresh values for every timed call) four from one hash,
+// 16 bits each: lo + floor(v16 * span / 2^16), uniform on [lo, hi] (bias below span / 2^16; none for
+// the 0-255 of a byte, whose value is then v16's high byte), stored as one 32-bit word where the
+// buffer is aligned. The per-element fill above spends two hashes and a byte store on every byte,
+// most of a histogram sample's time (~1.1 ms of it for a 0.12 ms kernel on an H100, 2026-12-07).
+// Group g is bytes 4g..4g+3; the last group stops at n. Host and device, so a CPU test can check it.
+__host__ __device__ __forceinline__ unsigned fill_u8_word(unsigned long long key, unsigned long long g, long long lo, unsigned long long span) {
+  unsigned long long h = mix64(key ^ mix64(g));
+  unsigned w = 0;
+  for (int k = 0; k < 4; k++) {
+    unsigned long long v16 = (h >> (16 * k)) & 0xFFFFull;
+    unsigned long long v = (unsigned long long)lo + (span ? (v16 * span) >> 16 : v16);
+    w |= (unsigned)(v & 0xFFull) << (8 * k);
+  }
+  return w;
+}
+__host__ __device__ __forceinline__ void fill_u8_group(unsigned char* p, size_t n, size_t g, unsigned long long key, long long lo, unsigned long long span) {
+  unsigned w = fill_u8_word(key, g, lo, span);
+  size_t i = 4 * g;
+  if (i + 4 <= n && ((unsigned long long)(size_t)(p + i) & 3ull) == 0) *(unsigned*)(p + i) = w;
+  else for (int k = 0; k < 4 && i + k < n; k++) p[i + k] = (unsigned char)(w >> (8 * k));
+}
+__global__ void fill_u8_kernel(unsigned char* p, size_t n, unsigned long long key, long long lo, unsigned long long span) {
+  size_t groups = (n + 3) / 4;
+  for (size_t g = blockIdx.x * (size_t)blockDim.x + threadIdx.x; g < groups; g += (size_t)gridDim.x * blockDim.x) fill_u8_group(p, n, g, key, lo, span);
+}
+static unsigned long long fill_span(double lo, double hi) {
+  return (unsigned long long)((long long)hi - (long long)lo) + 1ull;
+}
+
 static void fill(void* d, const Arg& a, unsigned long long seed, int arg_index, cudaStream_t st = 0) {
   unsigned long long key = seed * 0x100000001B3ull + (unsigned long long)arg_index * 0x9E3779B97F4A7C15ull + 12345;
   int blocks = 1024, threads = 256;
@@ -43,7 +74,7 @@ static void fill(void* d, const Arg& a, unsigned long long seed, int arg_index, 
     case I32: fill_kernel<<<blocks, threads, 0, st>>>((int*)d, a.elements, key, a.lo, a.hi, 1); break;
     case U32: fill_kernel<<<blocks, threads, 0, st>>>((unsigned*)d, a.elements, key, a.lo, a.hi, 1); break;
     case I64: fill_kernel<<<blocks, threads, 0, st>>>((long long*)d, a.elements, key, a.lo, a.hi, 1); break;
-    case U8: fill_kernel<<<blocks, threads, 0, st>>>((unsigned char*)d, a.elements, key, a.lo, a.hi, 1); break;
+    case U8: fill_u8_kernel<<<blocks, threads, 0, st>>>((unsigned char*)d, a.elements, key, (long long)a.lo, fill_span(a.lo, a.hi)); break;
   }
   CK(cudaGetLastError());
 }
