@@ -619,6 +619,10 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
           if (cutoff > 0 && median_ci_low(ev) > cutoff) { cut = true; break; }
         }
         if (el > J.plan.max_ms && ev.size() >= 3) break;
+        // The cap counts the verifications too, once min_ms of samples are in: each runs the task's
+        // reference on fresh inputs, and histogram's (~69 ms) made one unconverged timing of a
+        // 0.15 ms variant last 40 s, ~475 reference runs beside 3 s of samples (H100, 2026-12-07).
+        if (now_ms() - start > J.plan.max_ms && el >= J.plan.min_ms && ev.size() >= 3) break;
       }
       for (int extra = (int)(random_u64() % 5); extra > 0; extra--) timed_sample(false);
       timed_sample(true);
@@ -720,6 +724,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
           if ((int)ae.size() >= 2 * J.plan.min_samples && (int)ae.size() >= 2 * nsets && (m - 1.5 * n > band || m + 1.5 * n < -band)) { converged = true; break; }
         }
         if (el > J.plan.max_ms * 2 && ae.size() >= 3) break;
+        if (now_ms() - start > J.plan.max_ms * 2 && el >= J.plan.min_ms && ae.size() >= 3) break;  // with the verifications, as an eval's
       }
       for (int extra = (int)(random_u64() % 5); extra > 0; extra--) pair(false);
       pair(true);
