@@ -141,6 +141,28 @@ int main() {
       check(what, C, e.data(), (size_t)M * N, 1e-4, 2e-3);
       if (C[(size_t)M * N] == C[(size_t)M * N]) { std::printf("  wrote past the end (%dx%dx%d off %d)\n", M, N, K, off); ++bad; }
     }
+#elif defined(TASK_histogram)
+  // Exact counts: every byte value, every alignment of the data (vector loads take the aligned part),
+  // twice per size (the histogram is zeroed by the entry, not by the caller: outputs arrive poisoned).
+  const int sizes[] = {1000003, 4099, 17, 1, 300000};
+  for (int n : sizes)
+    for (int off = 0; off < 4; ++off)
+      for (int rep = 0; rep < 2; ++rep) {
+        std::uniform_int_distribution<int> d(0, 255);
+        std::vector<unsigned char> dv(n + 16);
+        for (auto& x : dv) x = (unsigned char)d(rng);
+        const unsigned char* data = dv.data() + off;
+        std::vector<unsigned> hist(257, 0xA5A5A5A5u);
+        histogram(data, hist.data(), n);
+        std::vector<double> e(256, 0.0);
+        for (int i = 0; i < n; ++i) e[data[i]] += 1;
+        std::vector<float> got(256);
+        for (int b = 0; b < 256; ++b) got[b] = (float)hist[b];
+        char what[64];
+        std::snprintf(what, sizeof what, "histogram n=%d off %d call %d", n, off, rep);
+        check(what, got.data(), e.data(), 256, 0, 0);
+        if (hist[256] != 0xA5A5A5A5u) { std::printf("  wrote past the end (n=%d off %d)\n", n, off); ++bad; }
+      }
 #else
 #error "define TASK_<name>"
 #endif

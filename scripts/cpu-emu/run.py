@@ -9,6 +9,7 @@ It checks the kernels' index arithmetic, tails, fallbacks and barrier structure 
 memory ordering between blocks, not inline PTX (cp.async: the fallback copy is what runs here).
 
   python3 scripts/cpu-emu/run.py [--tasks softmax,matmul] [--count 12] [--seed 1] [--jobs 2] [--only TILED=2]
+  python3 scripts/cpu-emu/run.py --tasks histogram --file reference   # a task's reference.cu (no tunables)
 """
 import argparse, json, os, re, subprocess, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
@@ -25,17 +26,21 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
     ap.add_argument('--only', default='', help='sample only configurations with these values (K=V,K=V)')
+    ap.add_argument('--file', default='kernel', choices=['kernel', 'reference'], help="the task's kernel.cu (its configurations) or its reference.cu (once)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix='kd-cpu-emu-')
     jobs = []
     for t in a.tasks.split(','):
-        src = open(os.path.join(ROOT, 'resources', 'tasks', t, 'kernel.cu')).read()
+        src = open(os.path.join(ROOT, 'resources', 'tasks', t, f'{a.file}.cu')).read()
         pp, n = LAUNCH.subn(lambda m: f'KD_LAUNCH({m.group(2)}, {m.group(3)}, {m.group(1)}({m.group(4)}));', src)
         if n == 0:
             sys.exit(f'{t}: no kernel launch found to rewrite')
-        kpath = os.path.join(work, f'{t}.cu')
+        kpath = os.path.join(work, f'{t}-{a.file}.cu')
         open(kpath, 'w').write(pp)
-        cfgs = json.loads(subprocess.check_output(['npx', 'tsx', os.path.join(HERE, 'configs.ts'), t, str(a.count), str(a.seed), a.only], cwd=ROOT))
+        if a.file == 'reference':
+            cfgs = [{'kind': 'reference', 'config': {}}]
+        else:
+            cfgs = json.loads(subprocess.check_output(['npx', 'tsx', os.path.join(HERE, 'configs.ts'), t, str(a.count), str(a.seed), a.only], cwd=ROOT))
         for i, c in enumerate(cfgs):
             jobs.append((t, kpath, i, c))
 
