@@ -29,6 +29,16 @@ describe('evalSummary (FIXTURE results)', () => {
     expect(text).toContain('clocks: SM 1980→1980 MHz, memory 3201→3201 MHz');
     expect(text).not.toContain('not converged');
   });
+  it('says a timing stopped at its cutoff (optimize --time-cutoff) as such, not as unconverged', () => {
+    const t = { size: 0, samplesMs: Array(15).fill(69), eventMs: [], wallMs: [], timer: 'events' as const, medianMs: 69, meanMs: 69, minMs: 68.9, ciLowMs: 68.95, ciHighMs: 69.05, relNoise: 0.0007, converged: false, warmupCalls: 16, l2FlushBytes: 1 << 26 };
+    const cut = evalSummary({ build, check: check(true), source: { kind: 'gpu', gpu: 'FIXTURE' }, timing: [{ ...t, cutoffMs: 0.366 }] }).map((l) => l.text).join('\n');
+    expect(cut).toContain('stopped early: the interval passed the cutoff 0.3660 ms');
+    expect(cut).not.toContain('not converged');
+    const capped = evalSummary({ build, check: check(true), source: { kind: 'gpu', gpu: 'FIXTURE' }, timing: [t] }).map((l) => l.text).join('\n');
+    expect(capped).toContain('not converged');
+    expect(capped).not.toContain('stopped early');
+  });
+
   it('says a failed check and the failure, and compile-only when nothing was timed', () => {
     const failed = evalSummary({ build, check: check(false), source: { kind: 'gpu', gpu: 'FIXTURE' }, failure: { kind: 'correctness', reason: 'y[3]: expected 1, got 2' } });
     expect(failed.map((l) => l.tone)).toEqual(['bad', 'bad']);
