@@ -174,16 +174,21 @@ async function keptOnResume(flag: string, key: 'duelNoise' | 'duelSkip' | 'timeC
   expect(() => resumeRunOptions(meta, { [key]: other })).toThrow(new RegExp(flag));
 }
 
+/** `optimize --flag bad` exits 1 with `message` for each bad value, and `--flag good` with `replayMessage` beside --replay. */
+async function refusesFlag(flag: string, bads: string[], message: RegExp, good: string, replayMessage: RegExp): Promise<void> {
+  for (const bad of bads) {
+    const r = await cli('optimize', 'softmax', flag, bad, '--budget', '0');
+    expect(r.code, show(r)).toBe(1);
+    expect(r.stderr).toMatch(message);
+  }
+  const replay = await cli('optimize', 'softmax', flag, good, '--replay', path.join(import.meta.dirname, '..', 'bench', 'spaces', 'h200', 'softmax.json'), '--budget', '1');
+  expect(replay.code, show(replay)).toBe(1);
+  expect(replay.stderr).toMatch(replayMessage);
+}
+
 describe('optimize --duel-noise', () => {
   it('refuses a value outside (0, 0.05] and a REPLAY, naming the flag', async () => {
-    for (const bad of ['0', '0.2', 'x']) {
-      const r = await cli('optimize', 'softmax', '--duel-noise', bad, '--budget', '0');
-      expect(r.code, show(r)).toBe(1);
-      expect(r.stderr).toMatch(/--duel-noise must be a fraction above 0 and at most 0\.05 \(got (0|0\.2|NaN)\)/);
-    }
-    const replay = await cli('optimize', 'softmax', '--duel-noise', '0.005', '--replay', path.join(import.meta.dirname, '..', 'bench', 'spaces', 'h200', 'softmax.json'), '--budget', '1');
-    expect(replay.code, show(replay)).toBe(1);
-    expect(replay.stderr).toMatch(/--duel-noise applies to duels measured on a GPU/);
+    await refusesFlag('--duel-noise', ['0', '0.2', 'x'], /--duel-noise must be a fraction above 0 and at most 0\.05 \(got (0|0\.2|NaN)\)/, '0.005', /--duel-noise applies to duels measured on a GPU/);
   }, 60_000);
   it.skipIf(NO_NVCC)('reaches the judge\'s plan, is kept in the session and resumed with; another value on --resume is refused', async () => {
     const task = resolveTask('axpy');
@@ -197,14 +202,7 @@ describe('optimize --duel-noise', () => {
 
 describe('optimize --duel-skip', () => {
   it('refuses a value outside [0.01, 1] and a REPLAY, naming the flag', async () => {
-    for (const bad of ['0.001', '2', 'x']) {
-      const r = await cli('optimize', 'softmax', '--duel-skip', bad, '--budget', '0');
-      expect(r.code, show(r)).toBe(1);
-      expect(r.stderr).toMatch(/--duel-skip must be a fraction from 0\.01 to 1 \(got (0\.001|2|NaN)\)/);
-    }
-    const replay = await cli('optimize', 'softmax', '--duel-skip', '0.05', '--replay', path.join(import.meta.dirname, '..', 'bench', 'spaces', 'h200', 'softmax.json'), '--budget', '1');
-    expect(replay.code, show(replay)).toBe(1);
-    expect(replay.stderr).toMatch(/--duel-skip applies to duels measured on a GPU/);
+    await refusesFlag('--duel-skip', ['0.001', '2', 'x'], /--duel-skip must be a fraction from 0\.01 to 1 \(got (0\.001|2|NaN)\)/, '0.05', /--duel-skip applies to duels measured on a GPU/);
   }, 60_000);
   it.skipIf(NO_NVCC)('is kept in the session and resumed with; another value on --resume is refused', async () => {
     await keptOnResume('--duel-skip', 'duelSkip', 0.05, 0.1);
@@ -213,14 +211,7 @@ describe('optimize --duel-skip', () => {
 
 describe('optimize --time-cutoff', () => {
   it('refuses a value that is neither 0 nor from 1.5 to 1000, and a REPLAY, naming the flag', async () => {
-    for (const bad of ['1.2', '-1', 'x']) {
-      const r = await cli('optimize', 'softmax', '--time-cutoff', bad, '--budget', '0');
-      expect(r.code, show(r)).toBe(1);
-      expect(r.stderr).toMatch(/--time-cutoff must be 0 \(off\) or a multiple of the best's median from 1\.5 to 1000 \(got (1\.2|-1|NaN)\)/);
-    }
-    const replay = await cli('optimize', 'softmax', '--time-cutoff', '3', '--replay', path.join(import.meta.dirname, '..', 'bench', 'spaces', 'h200', 'softmax.json'), '--budget', '1');
-    expect(replay.code, show(replay)).toBe(1);
-    expect(replay.stderr).toMatch(/--time-cutoff applies to timings measured on a GPU/);
+    await refusesFlag('--time-cutoff', ['1.2', '-1', 'x'], /--time-cutoff must be 0 \(off\) or a multiple of the best's median from 1\.5 to 1000 \(got (1\.2|-1|NaN)\)/, '3', /--time-cutoff applies to timings measured on a GPU/);
   }, 60_000);
   it.skipIf(NO_NVCC)('is kept in the session and resumed with (0, off, too); another value on --resume is refused', async () => {
     await keptOnResume('--time-cutoff', 'timeCutoff', 5, 3);

@@ -4,15 +4,14 @@
 // unwritten, gives values outside [lo, hi], is far from uniform on 0-255, or if the aligned word
 // store and the unaligned byte stores write different values.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resourcesDir } from '../main/engine/base/paths.js';
 import { runProcess } from '../main/engine/platform/proc/run.js';
-import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { buildHarnessHostProgram, NO_NVCC } from './fixtures/toolchain.js';
 
 const root = mkdtempSync(join(tmpdir(), 'kd-fill-'));
-const exe = join(root, 'fill');
+let exe = '';
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 // Fills n bytes at `offset` into a buffer of 0xCD bytes (0xCD: also a byte value the fill may write,
@@ -57,10 +56,7 @@ async function fill(n: number, lo: number, hi: number, key: number, offset: numb
 
 describe.skipIf(NO_NVCC)('the harness byte fill (fill_u8_group), on the CPU', () => {
   beforeAll(async () => {
-    const src = join(root, 'fill.cu');
-    writeFileSync(src, SOURCE);
-    const b = await runProcess(NVCC!.nvcc, ['-std=c++17', '-I', join(resourcesDir(), 'harness'), '-o', exe, src], { timeoutMs: 120_000 });
-    expect(b.code, b.stderr).toBe(0);
+    exe = await buildHarnessHostProgram(root, 'fill', SOURCE);
   }, 180_000);
 
   it('writes every byte of its buffer and nothing around it, for any length and alignment; the word and byte stores agree', async () => {

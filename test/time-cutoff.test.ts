@@ -4,11 +4,11 @@
 // is not the engine's interval, if the loop passes no cutoff (or one not from the best measured so
 // far, or one from a replay), or if a variant stopped at its cutoff still duels.
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTask } from '../main/engine/task/manifest.js';
-import { builtinTasksDir, resourcesDir } from '../main/engine/base/paths.js';
+import { builtinTasksDir } from '../main/engine/base/paths.js';
 import { createSession } from '../main/engine/session/store.js';
 import { duelSkipFor, runLoop, timingCutoffMs } from '../main/engine/search/loop.js';
 import { ActionSpace } from '../main/engine/search/actions.js';
@@ -17,7 +17,7 @@ import { medianCI } from '../main/engine/measure/stats.js';
 import type { EvaluateOptions, Measurer, MeasuredSpec } from '../main/engine/measure/measurer.js';
 import type { DuelResult, EvalResult, TimingResult } from '../main/engine/base/types.js';
 import { runProcess } from '../main/engine/platform/proc/run.js';
-import { NO_NVCC, NVCC } from './fixtures/toolchain.js';
+import { buildHarnessHostProgram, NO_NVCC } from './fixtures/toolchain.js';
 
 const root = mkdtempSync(join(tmpdir(), 'kd-time-cutoff-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -32,8 +32,7 @@ const gpuResult = (ms: number, o: Partial<TimingResult> = {}): EvalResult => ({ 
 
 describe.skipIf(NO_NVCC)("the judge's cutoff rule", () => {
   it("median_ci_low (kd_buffers.h) is the lower bound of the engine's medianCI, for every sample count the judge checks at", async () => {
-    const src = join(root, 'ci.cu');
-    writeFileSync(src, `#include "kd_buffers.h"
+    const exe = await buildHarnessHostProgram(root, 'ci', `#include "kd_buffers.h"
 #include <cstdio>
 int main(int argc, char** argv) {
   std::vector<double> v;
@@ -44,9 +43,6 @@ int main(int argc, char** argv) {
   return 0;
 }
 `);
-    const exe = join(root, 'ci');
-    const b = await runProcess(NVCC!.nvcc, ['-std=c++17', '-I', join(resourcesDir(), 'harness'), '-o', exe, src], { timeoutMs: 120_000 });
-    expect(b.code, b.stderr).toBe(0);
     let seed = 7;
     const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     for (const n of [10, 15, 20, 35, 100, 501]) {
