@@ -45,25 +45,17 @@ class LoadFailed extends Component<{ children: ReactNode }, { error: string | nu
   }
 }
 
-export function Editor(props: EditorProps): ReactElement {
+/** An editor once Monaco is loaded: "loading the editor…" meanwhile, the reason if the load fails. */
+function Loaded({ children }: { children: ReactNode }): ReactElement {
   return (
     <LoadFailed>
-      <Suspense fallback={waiting}>
-        <LazyEditor {...props} />
-      </Suspense>
+      <Suspense fallback={waiting}>{children}</Suspense>
     </LoadFailed>
   );
 }
 
-export function DiffEditor(props: DiffEditorProps): ReactElement {
-  return (
-    <LoadFailed>
-      <Suspense fallback={waiting}>
-        <LazyDiffEditor {...props} />
-      </Suspense>
-    </LoadFailed>
-  );
-}
+export const Editor = (props: EditorProps): ReactElement => <Loaded><LazyEditor {...props} /></Loaded>;
+export const DiffEditor = (props: DiffEditorProps): ReactElement => <Loaded><LazyDiffEditor {...props} /></Loaded>;
 
 /** Monaco once an editor has loaded it (every editor's onMount runs after that), else null. */
 export function monacoIfLoaded(): Monaco | null {
