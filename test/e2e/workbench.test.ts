@@ -838,7 +838,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
   }, 240_000);
 
   it('shows a timing\'s buffer sets: each set\'s median and their share of the median\'s uncertainty (synthetic samples)', async () => {
-    const { id } = setsSession({ home, root: ROOT });
+    const { id } = setsSession({ home, root: ROOT, cutVariant: true });
     await page.goto(url);
     await expect.poll(() => page.getByTestId('session-picker').locator(`option[value="${id}"]`).count(), { timeout: 30_000 }).toBe(1);
     await page.getByTestId('nav-variants').click();
@@ -848,6 +848,18 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await sets.waitFor();
     expect(await sets.innerText()).toMatch(/150\.00 µs · 165\.00 µs · 135\.00 µs · 150\.00 µs .*their mean's sd is 4\.08% of the median: placement, which the interval above leaves out and more samples do not shrink/);
     await shot('variant-sets');
+    // A timing stopped at its cutoff (optimize --time-cutoff) says so beside its time.
+    await page.locator('[data-testid="tree-row"][data-variant="v3"]').click();
+    const cut = page.getByTestId('variant-cutoff');
+    await cut.waitFor();
+    expect(await cut.innerText()).toMatch(/timing stopped early at the cutoff 450\.00 µs \(15 samples\): decidedly slower than the best, so no precise time/);
+    await shot('variant-cutoff');
+    await page.setViewportSize({ width: 1024, height: 700 });
+    try {
+      await shot('variant-cutoff-1024');
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
     // A duel over buffer sets: the Compare view gives its interval over the pairs and the
     // placements beside the verdict, and says when the placements alone could make the difference.
     await page.getByTestId('nav-compare').click();
