@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describeEnvironment, hostInfo } from '../main/engine/platform/host/info.js';
+import { clearHostInfoCache, describeEnvironment, hostInfo } from '../main/engine/platform/host/info.js';
 import { clearToolchainCache } from '../main/engine/platform/toolchain/nvcc.js';
 
 const REAL_NVCC = '/usr/local/cuda/bin/nvcc';
@@ -66,6 +66,41 @@ describe('hostInfo', () => {
     expect(h.cores).toBe(os.availableParallelism());
     expect(h.os).toContain(os.release());
     expect(h.cpu).toBe(os.cpus()[0]?.model?.trim() || 'unknown CPU');
+  });
+
+  it("remembers systeminformation's complete answer for the process (every page load asks)", async () => {
+    clearHostInfoCache();
+    const a = await hostInfo();
+    const b = await hostInfo();
+    expect(b).toBe(a);
+    clearHostInfoCache();
+    const c = await hostInfo();
+    expect(c).not.toBe(a);
+    expect(c).toEqual(a);
+  });
+
+  it('does not remember an answer in which a systeminformation call failed: the next call asks again', async () => {
+    let cpuCalls = 0;
+    vi.doMock('systeminformation', () => ({
+      cpu: async () => {
+        cpuCalls++;
+        throw new Error('busy');
+      },
+      mem: async () => ({ total: 1234567890 }),
+      osInfo: async () => ({ distro: 'Debian', release: '12', arch: 'x64', hostname: 'h' }),
+    }));
+    try {
+      clearHostInfoCache();
+      const a = await hostInfo();
+      const b = await hostInfo();
+      expect(cpuCalls).toBe(2);
+      expect(b).not.toBe(a);
+      expect(a.memTotalBytes).toBe(1234567890);
+      expect(a.cpu).toBe(os.cpus()[0]?.model?.trim() || 'unknown CPU');
+    } finally {
+      vi.doUnmock('systeminformation');
+      clearHostInfoCache();
+    }
   });
 });
 

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { clearToolchainCache, findToolchain, parseNvccVersion } from '../main/engine/platform/toolchain/nvcc.js';
+import { ApiService } from '../main/core/service.js';
 
 const REAL_NVCC = '/usr/local/cuda/bin/nvcc';
 const hasNvcc = existsSync(REAL_NVCC);
@@ -145,6 +146,23 @@ if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.
     // A definite answer is remembered.
     expect(findToolchain(env, { timeoutMs: 1500 })).toBe(findToolchain(env, { timeoutMs: 1500 }));
     expect(await findToolchain(env, { timeoutMs: 1500 })).toBe(second);
+  }, 30_000);
+
+  it("a front door's warm() asks nvcc before the workbench's first env.describe, which then finds it remembered", async () => {
+    const calls = path.join(dir, 'warm-calls');
+    const counted = fakeNvcc('counted', `echo "$1" >> ${calls}
+if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 13.0, V13.0.48"; else echo "sm_90"; fi`);
+    const env = emptyEnv({ KERNELDUEL_NVCC: counted, PATH: '/usr/bin:/bin', KERNELDUEL_NO_GPU: '1', KERNELDUEL_HOME: path.join(dir, 'warm-home') });
+    const service = new ApiService({ mode: 'browser', env, worker: false });
+    const asked = () => (existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n').length : 0);
+    expect(asked()).toBe(0);
+    service.warm();
+    const t0 = Date.now();
+    while (asked() < 2 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 20));
+    expect(asked()).toBe(2); // --version and the target list, before any call of the workbench
+    const described = await service.handlers()['env.describe']({});
+    expect(described.toolchain.version).toBe('13.0.48');
+    expect(asked()).toBe(2);
   }, 30_000);
 
   it('caches per environment and forgets after clearToolchainCache()', async () => {

@@ -15,7 +15,7 @@ import { spaceTaskId } from './space-tasks.js';
 import type { Handlers } from './dispatch.js';
 import { CoreError, errMsg } from './errors.js';
 import { EventHub } from './events.js';
-import { environmentDTO } from './environment.js';
+import { describeMachine, environmentDTO } from './environment.js';
 import { makeEvaluator } from './evaluators.js';
 import { pickGpu } from './gpus.js';
 import { TaskRegistry } from './tasks.js';
@@ -60,6 +60,15 @@ export class ApiService {
     this.sessions = new SessionViews(root, (id) => this.runs.state(id));
     this.runs = new Runs(this.hub, { env: this.env, sessionsRoot: root, thread: opts.worker ?? true, onEnd: (id) => this.sessions.forget(id) });
     this.llm = new LlmSettingsStore(this.env, this.mode, opts.secrets);
+  }
+
+  /**
+   * Starts finding the host's facts and the toolchain now (both remembered for the process), so
+   * that the workbench's first env.describe does not wait for systeminformation and `nvcc
+   * --version` (seconds on a busy machine). The GPUs and their clocks are still asked each time.
+   */
+  warm(): void {
+    void describeMachine(this.env).catch(() => undefined);
   }
 
   /** Every event (runs, logs, the model's streamed answers); returns the unsubscribe function. */

@@ -104,6 +104,7 @@ app.whenReady().then(() => {
   // The worker is its own build entry (electron.vite.config.ts), next to this file.
   const workerFile = path.join(here, 'worker.js');
   const service = new ApiService({ mode: 'electron', secrets: keychain(), worker: fs.existsSync(workerFile) ? { file: workerFile } : false });
+  service.warm();
   const dispatch = createDispatcher(service.handlers());
   ipcMain.handle(IPC_CALL, async (e, method: unknown, params: unknown) => {
     checkSender(e);

@@ -103,6 +103,7 @@ export function startWebServer(o: WebServerOptions): Promise<WebServer> {
     setHeaders: (res, pathname) => res.setHeader('Cache-Control', pathname === '/' || pathname.endsWith('.html') ? 'no-store' : 'private, max-age=3600'),
   });
   const service = o.service ?? new ApiService({ mode: 'browser', env: o.env });
+  service.warm();
   const dispatch: Dispatch = createDispatcher(service.handlers());
   let port = 0;
   let allowed: string[] = [];

@@ -66,17 +66,41 @@ function fallbackHost(): HostInfo {
   };
 }
 
-/** CPU, core count, memory and OS, from systeminformation with node:os fallbacks for anything that fails. */
+// The process's own answer from systeminformation: a machine's CPU, memory and OS do not change under
+// a running process, and systeminformation's first calls take 0.1-0.3 s on an idle machine and
+// seconds on a busy one (every workbench page load asks).
+let processHost: Promise<{ host: HostInfo; complete: boolean }> | null = null;
+
+/** Forgets the remembered host facts (tests). */
+export function clearHostInfoCache(): void {
+  processHost = null;
+}
+
+/**
+ * CPU, core count, memory and OS, from systeminformation with node:os fallbacks for anything that fails.
+ * With the real systeminformation (no `si` given) the answer is remembered for the process, unless a
+ * call failed or timed out (then the next call asks again, as findToolchain does for nvcc).
+ */
 export async function hostInfo(opts: { si?: SiLike; timeoutMs?: number } = {}): Promise<HostInfo> {
+  if (opts.si) return (await gatherHost(opts.si, opts.timeoutMs)).host;
+  const pending = processHost ?? gatherHost(undefined, opts.timeoutMs);
+  processHost = pending;
+  const r = await pending;
+  if (!r.complete && processHost === pending) processHost = null;
+  return r.host;
+}
+
+async function gatherHost(given: SiLike | undefined, timeoutMs: number | undefined): Promise<{ host: HostInfo; complete: boolean }> {
   const fb = fallbackHost();
-  const ms = opts.timeoutMs ?? 10_000;
+  const ms = timeoutMs ?? 10_000;
   let si: SiLike;
   try {
-    si = opts.si ?? ((await import('systeminformation')) as unknown as SiLike);
+    si = given ?? ((await import('systeminformation')) as unknown as SiLike);
   } catch {
-    return fb;
+    return { host: fb, complete: false };
   }
   const [cpu, mem, osi] = await Promise.allSettled([withTimeout(si.cpu(), ms), withTimeout(si.mem(), ms), withTimeout(si.osInfo(), ms)]);
+  const complete = cpu.status === 'fulfilled' && mem.status === 'fulfilled' && osi.status === 'fulfilled';
   const out: HostInfo = { ...fb };
   if (cpu.status === 'fulfilled' && cpu.value) {
     const name = `${cpu.value.manufacturer ?? ''} ${cpu.value.brand ?? ''}`.replace(/\s+/g, ' ').trim();
@@ -93,7 +117,7 @@ export async function hostInfo(opts: { si?: SiLike; timeoutMs?: number } = {}): 
     if (name) out.os = `${name}${v.arch ? ` (${v.arch})` : ''}`;
     if (v.hostname) out.hostname = v.hostname;
   }
-  return out;
+  return { host: out, complete };
 }
 
 /** Gathers host, GPU and toolchain facts concurrently and says what KernelDuel can do here. */
