@@ -191,8 +191,9 @@ function write(): void {
     const ms = (b: Record<string, { median: number }>, k: string): string => (b[k] ? b[k].median.toFixed(0) : '—');
     lines.push('', "## Where a variant's time went in the searches (median ms between consecutive results)", '',
       'queued: waiting for the GPU; capture, check, timing: the evaluator\'s stages; duel: the comparison after the result; rest: the build not yet done, the policy, the journal.', '',
-      '| task | per variant | duel | queued | capture | check | timing | rest | variants |', '|---|---|---|---|---|---|---|---|---|');
-    for (const { task, b } of withStages) lines.push(`| ${task} | ${ms(b, 'perVariant')} | ${ms(b, 'duel')} | ${ms(b, 'queued')} | ${ms(b, 'capture')} | ${ms(b, 'check')} | ${ms(b, 'time')} | ${ms(b, 'rest')} | ${b.perVariant.n} |`);
+      'timing: set-up (buffer sets, warm-up) and verifying (the reference run for the verified calls) are parts of it, where the judge reports them (from 2026-12-08).', '',
+      '| task | per variant | duel | queued | capture | check | timing | of it: set-up | of it: verifying | rest | variants |', '|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const { task, b } of withStages) lines.push(`| ${task} | ${ms(b, 'perVariant')} | ${ms(b, 'duel')} | ${ms(b, 'queued')} | ${ms(b, 'capture')} | ${ms(b, 'check')} | ${ms(b, 'time')} | ${ms(b, 'timeSetup')} | ${ms(b, 'timeVerify')} | ${ms(b, 'rest')} | ${b.perVariant.n} |`);
     const withPhases = withStages.filter(({ b }) => b.captureContextMs);
     if (withPhases.length) {
       lines.push('', "### The capture processes' own time (median ms a variant, whether a capture ran inside its evaluation or ahead of it)", '',

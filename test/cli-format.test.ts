@@ -37,3 +37,11 @@ describe('describeResult: buffer sets', () => {
     expect(text).not.toMatch(/buffer sets/);
   });
 });
+
+describe("describeResult: where the timing's wall time went", () => {
+  it('says set-up, sampling and the verifying within it where the judge reports them, nothing otherwise', () => {
+    const text = describeResult(resolveTask('softmax'), result(timing({ setupMs: 96.4, timedMs: 316.2, verifyMs: 121.3, verifiedCalls: 19 })));
+    expect(text).toContain('  wall time 413 ms: 96 set-up (buffer sets, warm-up), 316 sampling, of which 121 verifying 19 calls against the reference');
+    expect(describeResult(resolveTask('softmax'), result(timing({ verifiedCalls: 19 })))).not.toContain('wall time');
+  });
+});

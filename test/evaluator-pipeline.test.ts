@@ -112,7 +112,7 @@ if (mode === 'probe') {
         if (fs.existsSync(libsDir + '/hog-running')) return say({ id, kdresult: 1, status: 'runtime', error: 'size 0: out of memory (A)' });
       }
     }
-    if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, sets: 2, aEventMs: [1, 1, 1, 1], aWallMs: [1, 1, 1, 1], bEventMs: [2, 2, 2, 2.2], bWallMs: [2, 2, 2, 2.2] }] } });
+    if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, sets: 2, setupMs: 7, verifyMs: 2.5, timedMs: 30, aEventMs: [1, 1, 1, 1], aWallMs: [1, 1, 1, 1], bEventMs: [2, 2, 2, 2.2], bWallMs: [2, 2, 2, 2.2] }] } });
     if (libA.includes('wrong')) return say({ id, kdresult: 1, status: 'correctness', stage: 'check', error: 'y[3]: expected 1 got 2 (size 0, seed 1)', body: { isolation, checks } });
     if (f[4] !== '1') return say({ id, kdresult: 1, status: 'ok', stage: 'check', body: { isolation, checks } });
     say({ id, event: 'time' });
@@ -120,7 +120,9 @@ if (mode === 'probe') {
       id,
       run: (cutoff) => {
         if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
-        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: !cutoff, verified: 2, ...(cutoff ? { cutoffMs: cutoff } : {}), eventMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02, 1.12, 0.92, 1.02] }] } });
+        // Where the timing's wall time went (judges from 2026-12-08 on); an older judge's ("oldjudge") says nothing of it.
+        const wall = libA.includes('oldjudge') ? {} : { setupMs: 12.5, verifyMs: 3.25, timedMs: 40 };
+        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: !cutoff, verified: 2, ...(cutoff ? { cutoffMs: cutoff } : {}), ...wall, eventMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02, 1.12, 0.92, 1.02] }] } });
       },
     };
   });
@@ -187,6 +189,14 @@ describe('the evaluator with a stand-in harness', () => {
     const liar = await ev.evaluate(spec('phaseliar'));
     expect(liar.failure).toBeUndefined();
     expect(liar.stages?.captureContextMs).toBeUndefined();
+    // The judge's split of the timing's wall time: set-up, the sampling loop, verifying within it.
+    expect(r.timing?.[0]).toMatchObject({ setupMs: 12.5, verifyMs: 3.25, timedMs: 40 });
+    expect(st).toMatchObject({ timeSetupMs: 12.5, timeVerifyMs: 3.25 });
+    const old = await ev.evaluate(spec('oldjudge'));
+    expect(old.failure).toBeUndefined();
+    expect(old.timing?.[0].verifyMs).toBeUndefined();
+    expect(old.stages?.timeVerifyMs).toBeUndefined();
+    expect(old.stages?.timeSetupMs).toBeUndefined();
     const checkOnly = await ev.evaluate(spec('good'), { time: false });
     expect(checkOnly.check?.ok).toBe(true);
     expect(checkOnly.timing).toBeUndefined();
@@ -265,7 +275,7 @@ describe('the evaluator with a stand-in harness', () => {
     const ev = make();
     const d = await ev.duel(spec('fast'), spec('slow'));
     expect(d.failure).toBeUndefined();
-    expect(d.duels?.[0]).toMatchObject({ ratio: 2, verdict: 'faster', pairs: 4, sets: 2 });
+    expect(d.duels?.[0]).toMatchObject({ ratio: 2, verdict: 'faster', pairs: 4, sets: 2, setupMs: 7, verifyMs: 2.5, timedMs: 30 });
     // Pair i on set i mod 2: ratios 2, 2 on set 0 and 2, 2.2 on set 1 (medians 2 and 2.1).
     expect(d.duels?.[0].setRelSd).toBeCloseTo(0.0707 / Math.SQRT2 / 2, 3);
     ev.close();

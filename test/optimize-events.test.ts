@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bestOf, breakdown, breakdownOf, perEvaluation, type EventLine } from '../bench/lib/optimize-events.js';
+import { bestOf, breakdown, breakdownOf, perEvaluation, type EventLine, type StageMark } from '../bench/lib/optimize-events.js';
 import { CLI_ARGV } from './fixtures/cli.js';
 
 const REPO = join(import.meta.dirname, '..');
@@ -91,5 +91,17 @@ describe('optimize --json event lines', () => {
     expect(b.rest.mean).toBe((680 + 120 + 360) / 3);
     expect(b.captureContextMs).toEqual({ median: 300, mean: 300, n: 2 });
     expect(b.captureStartMs.n).toBe(2);
+  });
+  it("the time stage's parts the judge reports (set-up, verifying) are counted where present and leave rest alone", () => {
+    const marks: StageMark[] = [
+      { t: 0, kind: 'result' as const, stages: { queuedMs: 0, captureMs: 0, checkMs: 0, timeMs: 0 } },
+      { t: 1000, kind: 'result' as const, stages: { queuedMs: 0, captureMs: 0, checkMs: 20, timeMs: 900, timeSetupMs: 60, timeVerifyMs: 600 } },
+      { t: 1500, kind: 'result' as const, stages: { queuedMs: 0, captureMs: 0, checkMs: 20, timeMs: 300 } }, // an older judge: no parts
+      { t: 2000, kind: 'result' as const, stages: { queuedMs: 0, captureMs: 0, checkMs: 20, timeMs: 250, timeSetupMs: 50, timeVerifyMs: 20 } },
+    ];
+    const b = breakdownOf(marks);
+    expect(b.timeVerify).toEqual({ median: 310, mean: 310, n: 2 });
+    expect(b.timeSetup).toEqual({ median: 55, mean: 55, n: 2 });
+    expect(b.rest.mean).toBe((80 + 180 + 230) / 3);
   });
 });

@@ -74,6 +74,10 @@ export function breakdownOf(marks: StageMark[]): Breakdown {
     // The capture process's own phases (bundles from 2026-12-04 on), whether it ran inside this
     // evaluation or ahead of it: not parts of the interval, so apart from `rest`.
     for (const k of CAPTURE_PHASE_STAGES) if (typeof st[k] === 'number') (acc[k] ??= []).push(st[k]);
+    // Parts of the time stage (judges from 2026-12-08 on): buffer sets and warm-up, and the
+    // verified calls' reference runs.
+    if (typeof st.timeSetupMs === 'number') (acc.timeSetup ??= []).push(st.timeSetupMs);
+    if (typeof st.timeVerifyMs === 'number') (acc.timeVerify ??= []).push(st.timeVerifyMs);
   }
   const out: Breakdown = {};
   for (const [k, v] of Object.entries(acc)) if (v.length) out[k] = { median: median(v), mean: v.reduce((x, y) => x + y, 0) / v.length, n: v.length };

@@ -3,6 +3,7 @@
 // sets' share of the uncertainty, the clocks, and why nothing was timed when nothing was.
 import type { VariantDetail } from '../../main/contract/api.js';
 import { fmtMs, fmtPct } from './store.js';
+import { timingWallWords } from '../../main/contract/timing-words.js';
 
 type EvalResult = NonNullable<VariantDetail['result']>;
 
@@ -27,6 +28,8 @@ export function evalSummary(r: EvalResult): EvalLine[] {
     if (t.cutoffMs !== undefined) lines.push({ tone: 'note', text: `  stopped early: the interval passed the cutoff ${t.cutoffMs.toFixed(4)} ms (a multiple of the best's median), so this variant is decidedly slower and needs no precise time` });
     else if (!t.converged) lines.push({ tone: 'note', text: `  not converged: the interval stayed wider than the timing's target within its time cap` });
     if (t.setRelSd !== undefined) lines.push({ tone: 'note', text: `  the buffer sets' medians: their mean's sd is ${fmtPct(t.setRelSd, 2)} of the median (placement, which the interval leaves out)` });
+    const wall = timingWallWords(t);
+    if (wall) lines.push({ tone: 'note', text: `  ${wall}` });
     if (t.timerNote) lines.push({ tone: 'note', text: `  ${t.timerNote}` });
     if (t.clocksStart) lines.push({ tone: 'note', text: `  clocks: SM ${t.clocksStart.smMHz ?? '?'}→${t.clocksEnd?.smMHz ?? '?'} MHz, memory ${t.clocksStart.memMHz ?? '?'}→${t.clocksEnd?.memMHz ?? '?'} MHz` });
   }

@@ -570,6 +570,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       for (JExec& m : more) exs.push_back(&m);
       const int nctx = (int)exs.size();
       int nsets = timing_sets(J, s, nctx), next_set = 0;
+      const double setup0 = now_ms();  // buffer sets and warm-up: setupMs
       for (JExec* e : exs) jexec_alloc(*e, s, deadline, nsets);
       int pv = 0;
       int warm = 0;
@@ -627,7 +628,10 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       for (int extra = (int)(random_u64() % 5); extra > 0; extra--) timed_sample(false);
       timed_sample(true);
       if (timings.size() > 1) timings += ",";
+      // Where the timing's wall time went besides the samples: the buffer sets and warm-up before
+      // them, and the verified calls' reference runs and comparisons among them.
       timings += "{\"size\":" + std::to_string(s.index) + ",\"bufferSets\":" + std::to_string(nsets * nctx) + ",\"contexts\":" + std::to_string(nctx) + ",\"warmupCalls\":" + std::to_string(warm) + ",\"converged\":" + (converged ? "true" : "false") + ",\"verified\":" + std::to_string(verified) +
+                 ",\"setupMs\":" + jnum(start - setup0) + ",\"verifyMs\":" + jnum(verify_ms) + ",\"timedMs\":" + jnum(now_ms() - start) +
                  (cut ? ",\"cutoffMs\":" + jnum(cutoff) : std::string()) + ",\"eventMs\":" + jarr(ev) + ",\"wallMs\":" + jarr(wall) + "}";
     }
     timings += "]";
@@ -665,6 +669,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     for (const Size& s : J.plan.sizes) {
       if (!is_timed(J.plan, s.index)) continue;
       int nsets = timing_sets(J, s, 2), next_set = 0;
+      const double setup0 = now_ms();  // buffer sets and warm-up: setupMs
       const bool b_first = J.plan.duel_alloc == 2 || (J.plan.duel_alloc == 1 && (random_u64() & 1));
       jexec_alloc(b_first ? b : a, s, deadline, nsets);
       jexec_alloc(b_first ? a : b, s, deadline, nsets);
@@ -731,7 +736,8 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
       std::string ord = "[";
       for (size_t i = 0; i < order.size(); i++) ord += std::string(i ? "," : "") + (order[i] ? "1" : "0");
       if (duels.size() > 1) duels += ",";
-      duels += "{\"size\":" + std::to_string(s.index) + ",\"sets\":" + std::to_string(nsets) + ",\"converged\":" + (converged ? "true" : "false") + ",\"aEventMs\":" + jarr(ae) + ",\"aWallMs\":" + jarr(aw) +
+      duels += "{\"size\":" + std::to_string(s.index) + ",\"sets\":" + std::to_string(nsets) + ",\"converged\":" + (converged ? "true" : "false") +
+               ",\"setupMs\":" + jnum(start - setup0) + ",\"verifyMs\":" + jnum(verify_ms) + ",\"timedMs\":" + jnum(now_ms() - start) + ",\"aEventMs\":" + jarr(ae) + ",\"aWallMs\":" + jarr(aw) +
                ",\"bEventMs\":" + jarr(be) + ",\"bWallMs\":" + jarr(bw) + ",\"aFirst\":" + ord + "]}";
     }
     duels += "]";

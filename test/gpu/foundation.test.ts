@@ -117,6 +117,13 @@ test('timed calls run on inputs the variant has not seen and are verified: every
   const r = await ev.evaluate(variant(fixture('softmax_warp.cu')));
   assert.equal(r.failure, undefined, r.failure?.reason);
   assert.ok((r.timing![0].verifiedCalls ?? 0) >= 1, `verified ${r.timing![0].verifiedCalls} timed calls`);
+  // The judge says where the timing's wall time went: set-up, sampling, and the verifying within it.
+  const t = r.timing![0];
+  assert.ok(t.setupMs !== undefined && t.timedMs !== undefined && t.verifyMs !== undefined, `setupMs ${t.setupMs}, timedMs ${t.timedMs}, verifyMs ${t.verifyMs}`);
+  assert.ok(t.verifyMs > 0 && t.verifyMs < t.timedMs, `verifying ${t.verifyMs} ms within ${t.timedMs} ms of sampling`);
+  assert.ok(t.setupMs + t.timedMs <= r.stages!.timeMs + 1, `set-up ${t.setupMs} + sampling ${t.timedMs} ms within the time stage's ${r.stages!.timeMs} ms`);
+  assert.equal(r.stages!.timeVerifyMs, t.verifyMs);
+  console.log(`# softmax_warp timing: set-up ${t.setupMs.toFixed(0)} ms, sampling ${t.timedMs.toFixed(0)} ms (${t.samplesMs.length} samples of ${t.medianMs.toFixed(4)} ms), verifying ${t.verifyMs.toFixed(0)} ms for ${t.verifiedCalls} calls; time stage ${r.stages!.timeMs} ms`);
 });
 
 test('an exported variant re-measures as exported: export → eval gives the same configuration and the same time within noise', async () => {

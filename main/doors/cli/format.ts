@@ -1,6 +1,7 @@
 // Human-readable summaries of results for the CLI.
 import { baselineFigureMs, type EvalResult, type PythonFigure, type PytorchBaselines, type PytorchBaselineTime } from '../../engine/base/types.js';
 import type { SessionSummary } from '../../engine/session/list.js';
+import { timingWallWords } from '../../contract/timing-words.js';
 import { pythonDeviceOf, replayRecordingOf } from '../../engine/session/run-settings.js';
 import type { Task } from '../../engine/task/manifest.js';
 import { sizeLayout } from '../../engine/task/manifest.js';
@@ -33,6 +34,8 @@ export function describeResult(task: Task, r: EvalResult): string {
     if (t.perSetMedianMs && t.setRelSd !== undefined) {
       lines.push(`  buffer sets: medians ${t.perSetMedianMs.map(fmtMs).join(', ')}; their mean's sd ${(t.setRelSd * 100).toFixed(2)}% of the median (placement: more samples do not shrink it, more sets do)`);
     }
+    const wall = timingWallWords(t);
+    if (wall) lines.push(`  ${wall}`);
     if (t.timerNote) lines.push(`  note: ${t.timerNote}`);
     if (t.clocksStart) lines.push(`  clocks: SM ${t.clocksStart.smMHz}→${t.clocksEnd?.smMHz} MHz, mem ${t.clocksStart.memMHz}→${t.clocksEnd?.memMHz} MHz`);
   }

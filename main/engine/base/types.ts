@@ -114,6 +114,16 @@ export interface TimingResult {
   /** Timed calls whose outputs were verified against the reference (chosen at random, and the last). */
   verifiedCalls?: number;
   /**
+   * Where the timing's wall time went besides the samples, as the judge reports it (judges from
+   * 2026-12-08 on): allocating the buffer sets and the warm-up calls before the samples (setupMs),
+   * the whole sampling loop (timedMs), and within it the verified calls' reference runs and
+   * comparisons (verifyMs). A slow reference makes verifyMs most of a fast variant's timing (histogram's
+   * naive one did, H100, 2026-12-07).
+   */
+  setupMs?: number;
+  verifyMs?: number;
+  timedMs?: number;
+  /**
    * Sets of buffers the timed calls rotated over (call i on set i mod bufferSets), as the judge
    * reports; with `contexts` executors, every (executor, set) pair counts as one.
    */
@@ -144,6 +154,10 @@ export type Verdict = 'faster' | 'slower' | 'same' | 'unsure';
 /** A paired, interleaved measurement of A against B in one process. */
 export interface DuelResult {
   size: number;
+  /** As Timing's: the duel's buffer sets and warm-up, its pairs' loop, and the verified pairs' reference runs within it. */
+  setupMs?: number;
+  verifyMs?: number;
+  timedMs?: number;
   aMs: number[];
   bMs: number[];
   /** Speedup of A over B: median over pairs of tB/tA, with a 95% CI. */
@@ -288,6 +302,8 @@ export interface EvalResult {
     /** A gated capture process (EvaluatorOptions.captureGate) waiting, ready, for its place on the GPU: outside it, beside other work. */
     captureWaitMs?: number; captureLoadMs?: number;
     captureBuffersMs?: number; captureCallsMs?: number; captureWriteMs?: number; captureExitMs?: number;
+    /** Parts of timeMs, summed over the timed sizes (Timing.setupMs, verifyMs): the buffer sets and warm-up, and the verified calls' reference runs. */
+    timeSetupMs?: number; timeVerifyMs?: number;
   };
   /** Set for a Python (`ModelNew`) candidate judged by resources/python/kd_candidate.py (docs/PYTHON-CANDIDATES.md). */
   python?: PythonResultInfo;

@@ -399,6 +399,20 @@ export function goLine(cutoffMs: number | undefined): string {
 
 const CAPTURE_PHASE_MARKS = ['main', 'context', 'locked', 'runtimeCode', 'go', 'loaded', 'ready', 'sizes', 'written'] as const;
 /** The stage each interval between those marks (with the process's start before and its end after) is reported as. */
+/** The judge's split of a timing's (or duel's) wall time, where it reports one (Timing.setupMs). */
+function wallParts(x: { setupMs?: number; verifyMs?: number; timedMs?: number }): { setupMs?: number; verifyMs?: number; timedMs?: number } {
+  const out: { setupMs?: number; verifyMs?: number; timedMs?: number } = {};
+  for (const k of ['setupMs', 'verifyMs', 'timedMs'] as const) if (typeof x[k] === 'number' && Number.isFinite(x[k]) && x[k] >= 0) out[k] = x[k];
+  return out;
+}
+
+/** The time stage's parts summed over the timed sizes (EvalResult.stages.timeSetupMs, timeVerifyMs), where the judge reports them. */
+function timeParts(timings: TimeBody['timings'] | undefined): { timeSetupMs?: number; timeVerifyMs?: number } {
+  const parts = (timings ?? []).map(wallParts);
+  if (!parts.length || parts.some((p) => p.setupMs === undefined || p.verifyMs === undefined)) return {};
+  return { timeSetupMs: parts.reduce((a, p) => a + p.setupMs!, 0), timeVerifyMs: parts.reduce((a, p) => a + p.verifyMs!, 0) };
+}
+
 export const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureWaitMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
 export type CapturePhases = Record<(typeof CAPTURE_PHASE_STAGES)[number], number>;
 
@@ -423,8 +437,9 @@ export function capturePhases(body: CaptureBody | undefined, startedAtMs: number
   return Object.fromEntries(CAPTURE_PHASE_STAGES.map((k, i) => [k, Math.max(0, Math.round((at[i + 1] - at[i]) * 10) / 10)])) as CapturePhases;
 }
 type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
-type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; cutoffMs?: number; eventMs: number[]; wallMs: number[] }> };
-type DuelBody = { duels: Array<{ size: number; sets?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
+// setupMs, verifyMs, timedMs: judges from 2026-12-08 on (see Timing).
+type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; cutoffMs?: number; setupMs?: number; verifyMs?: number; timedMs?: number; eventMs: number[]; wallMs: number[] }> };
+type DuelBody = { duels: Array<{ size: number; sets?: number; setupMs?: number; verifyMs?: number; timedMs?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
 
 /**
  * Folders whose libraries may supply device code a variant's work uses (cuBLAS and the like):
@@ -859,9 +874,9 @@ export class Evaluator {
       let tGo = 0;
       const stages = (): EvalResult['stages'] => {
         const end = Date.now();
-        return { queuedMs: tStart - tQueued + (tGo && tTime ? tGo - tTime : 0), captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tGo ? end - tGo : 0, ...cap.phases };
+        return { queuedMs: tStart - tQueued + (tGo && tTime ? tGo - tTime : 0), captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tGo ? end - tGo : 0, ...cap.phases, ...timeParts(ans?.body.timings) };
       };
-      let ans: JudgeAnswer<Partial<CheckBody & TimeBody>>;
+      let ans: JudgeAnswer<Partial<CheckBody & TimeBody>> | undefined;
       try {
         ans = await judge.call<Partial<CheckBody & TimeBody>>(['eval', lib, cap.desc!, time ? '1' : '0', String(checkTimeoutMs), String(timeTimeoutMs)], checkTimeoutMs + timeTimeoutMs + 120_000, (ev) => {
           if (ev !== 'time') return;
@@ -961,6 +976,7 @@ export class Evaluator {
         size: x.size, samplesMs: samples, eventMs: x.eventMs, wallMs: x.wallMs, timer, timerNote: note,
         medianMs: ci.median, meanMs: mean(samples), minMs: Math.min(...samples), ciLowMs: ci.low, ciHighMs: ci.high, relNoise: ci.relNoise,
         converged: x.converged && ci.relNoise <= this.timing.targetRelNoise * 1.5, warmupCalls: x.warmupCalls, verifiedCalls: x.verified,
+        ...wallParts(x),
         ...(x.cutoffMs !== undefined && x.cutoffMs > 0 ? { cutoffMs: x.cutoffMs } : {}),
         ...(x.bufferSets !== undefined ? { bufferSets: x.bufferSets } : {}), ...(x.contexts !== undefined && x.contexts > 1 ? { contexts: x.contexts } : {}), ...(sets ? sets : {}), l2FlushBytes: t.l2FlushBytes, clocksStart, clocksEnd,
       };
@@ -1009,7 +1025,7 @@ export class Evaluator {
       const judge = await this.reference(signal);
       const ans = await judge.call<DuelBody>(['duel', libA, ca.desc!, libB, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
       if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
-      return { duels: ans.body.duels.map((d) => duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true, sets: d.sets })) };
+      return { duels: ans.body.duels.map((d) => ({ ...duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true, sets: d.sets }), ...wallParts(d) })) };
     } catch (e) {
       return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
     }
