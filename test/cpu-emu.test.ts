@@ -4,8 +4,8 @@
 // shuffles, and compares every output element of the tasks' awkward sizes, aligned and misaligned,
 // with a double-precision reference. Index arithmetic, tails and fallbacks are checked here; speed,
 // memory ordering and inline PTX (cp.async) only on a GPU (scripts/device-expert-check.sh).
-// Of layernorm, the one-pass variance (STATS=1) on its stress size; of histogram, its reference
-// (`--file reference`; its kernel.cu's launches are templates run.py does not rewrite); reduce_sum and
+// Of layernorm, the one-pass variance (STATS=1) on its stress size; the references of histogram,
+// softmax, layernorm and matmul (`--file reference`); reduce_sum and
 // the rest of softmax/layernorm are left to the script itself (minutes on 2 cores).
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -42,13 +42,15 @@ describe.skipIf(missing.length > 0)('suite kernels under the CPU emulation (issu
     expect(out.match(/^ok {3}layernorm +sample .*STATS=1/gm)?.length ?? 0, out.slice(-2000)).toBeGreaterThanOrEqual(3);
   }, 300_000);
 
-  it("histogram's reference (trusted: every variant is checked against it) counts every byte exactly, at every alignment, twice", () => {
-    // Its per-block shared-memory counts replaced the naive kernel on 2026-12-07 (the judge runs it for
-    // every verified timed call); a dropped or doubled byte anywhere fails here (a planted one did).
-    const r = spawnSync('python3', [join(root, 'scripts', 'cpu-emu', 'run.py'), '--tasks', 'histogram', '--file', 'reference', '--jobs', '1'], { cwd: root, encoding: 'utf8', timeout: 280_000 });
+  it("the references (trusted: every variant is checked against them) of histogram, softmax, layernorm and matmul write every element right, at every alignment", () => {
+    // Each replaced a slower plain kernel (histogram's per-block counts on 2026-12-07; softmax's and
+    // layernorm's block per row and matmul's shared-memory tiles on 2026-12-08), because the judge
+    // runs the reference for every verified timed call. A dropped or doubled byte, a reduction that
+    // skips its last step or a tile's k loop one short fails here (planted ones did).
+    const r = spawnSync('python3', [join(root, 'scripts', 'cpu-emu', 'run.py'), '--tasks', 'histogram,softmax,layernorm,matmul', '--file', 'reference', '--jobs', '2'], { cwd: root, encoding: 'utf8', timeout: 280_000 });
     const out = `${r.stdout}\n${r.stderr}`;
     expect(r.status, out.slice(-4000)).toBe(0);
-    expect(out).toMatch(/^ok {3}histogram +reference/m);
-    expect(out).toMatch(/1 configurations, 0 failed/);
+    for (const t of ['histogram', 'softmax', 'layernorm', 'matmul']) expect(out).toMatch(new RegExp(`^ok {3}${t} +reference`, 'm'));
+    expect(out).toMatch(/4 configurations, 0 failed/);
   }, 300_000);
 });
