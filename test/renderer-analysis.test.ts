@@ -78,4 +78,9 @@ describe("a variant's evaluation time (the variant panel)", () => {
     expect(t.captureAhead).toBe(false);
     expect(timeSpent({ build, stages: { queuedMs: 0, captureMs: 0, checkMs: 22, timeMs: 336, ...phases, captureWaitMs: 0 } })!.capture.map((p) => p.label)).not.toContain('gated: waiting for its place (off the GPU)');
   });
+  it("splits the timing into set-up, verifying and samples where the judge reports them; says nothing of them otherwise", () => {
+    const t = timeSpent({ build, stages: { queuedMs: 0, captureMs: 0, checkMs: 22, timeMs: 1100, timeSetupMs: 60, timeVerifyMs: 800 } })!;
+    expect(t.timing).toEqual([{ label: 'set-up (buffer sets, warm-up)', ms: 60 }, { label: 'verifying against the reference', ms: 800 }, { label: 'samples', ms: 240 }]);
+    expect(timeSpent({ build, stages: { queuedMs: 0, captureMs: 0, checkMs: 22, timeMs: 336 } })!.timing).toEqual([]);
+  });
 });

@@ -126,10 +126,11 @@ export interface TimePart {
  * Where a GPU evaluation's wall time went (its stages, measure/evaluate.ts): the build, waiting for
  * the GPU, the capture process (when it ran inside the evaluation), the judge's check, the timing;
  * and, apart, the capture process's own phases largest first (also when it ran ahead of the
- * evaluation, beside other variants' work, so that its time is not on this evaluation's path).
+ * evaluation, beside other variants' work, so that its time is not on this evaluation's path), and
+ * the timing's own parts where the judge reports them (the verifying can be most of it).
  * Null without stages (replays, compile-only, failures before the GPU).
  */
-export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: TimePart[]; capture: TimePart[]; captureAhead: boolean } | null {
+export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: TimePart[]; capture: TimePart[]; captureAhead: boolean; timing: TimePart[] } | null {
   const st = r.stages;
   if (!st) return null;
   const parts: TimePart[] = [
@@ -147,6 +148,11 @@ export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: Tim
   const capture = phases.filter((x): x is [string, number] => typeof x[1] === 'number').map(([label, ms]) => ({ label, ms })).sort((a, b) => b.ms - a.ms);
   // A gated process's wait for its place is not work (it ran ready, beside other variants' timing).
   const captureTotal = capture.reduce((a, p) => a + p.ms, 0) - (st.captureWaitMs ?? 0);
+  // The timing's own parts, where the judge reports them (from 2026-12-08): its buffer sets and
+  // warm-up, the verified calls' reference runs, and the rest (the samples, and the go and answer).
+  const timing: TimePart[] = st.timeSetupMs !== undefined && st.timeVerifyMs !== undefined
+    ? [{ label: 'set-up (buffer sets, warm-up)', ms: st.timeSetupMs }, { label: 'verifying against the reference', ms: st.timeVerifyMs }, { label: 'samples', ms: Math.max(0, st.timeMs - st.timeSetupMs - st.timeVerifyMs) }]
+    : [];
   // Ahead: the evaluation waited for less than half of what the capture process took.
-  return { parts, capture, captureAhead: capture.length > 0 && st.captureMs < captureTotal / 2 };
+  return { parts, capture, captureAhead: capture.length > 0 && st.captureMs < captureTotal / 2, timing };
 }

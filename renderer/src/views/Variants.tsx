@@ -120,6 +120,7 @@ function TimeSpent({ d }: { d: VariantDetail }) {
       <dt>its evaluation</dt>
       <dd data-testid="variant-time-spent">
         {t.parts.map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}
+        {t.timing.length ? <div className="muted small" data-testid="variant-timing-parts">timing: {t.timing.map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}</div> : null}
         {t.capture.length ? (
           <div className="muted small">
             capture process{t.captureAhead ? ' (ran ahead, beside other variants\' work)' : ''}: {t.capture.filter((p) => p.ms >= 1).map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}
