@@ -399,20 +399,6 @@ export function goLine(cutoffMs: number | undefined): string {
 
 const CAPTURE_PHASE_MARKS = ['main', 'context', 'locked', 'runtimeCode', 'go', 'loaded', 'ready', 'sizes', 'written'] as const;
 /** The stage each interval between those marks (with the process's start before and its end after) is reported as. */
-/** The judge's split of a timing's (or duel's) wall time, where it reports one (Timing.setupMs). */
-function wallParts(x: { setupMs?: number; verifyMs?: number; timedMs?: number }): { setupMs?: number; verifyMs?: number; timedMs?: number } {
-  const out: { setupMs?: number; verifyMs?: number; timedMs?: number } = {};
-  for (const k of ['setupMs', 'verifyMs', 'timedMs'] as const) if (typeof x[k] === 'number' && Number.isFinite(x[k]) && x[k] >= 0) out[k] = x[k];
-  return out;
-}
-
-/** The time stage's parts summed over the timed sizes (EvalResult.stages.timeSetupMs, timeVerifyMs), where the judge reports them. */
-function timeParts(timings: TimeBody['timings'] | undefined): { timeSetupMs?: number; timeVerifyMs?: number } {
-  const parts = (timings ?? []).map(wallParts);
-  if (!parts.length || parts.some((p) => p.setupMs === undefined || p.verifyMs === undefined)) return {};
-  return { timeSetupMs: parts.reduce((a, p) => a + p.setupMs!, 0), timeVerifyMs: parts.reduce((a, p) => a + p.verifyMs!, 0) };
-}
-
 export const CAPTURE_PHASE_STAGES = ['captureStartMs', 'captureContextMs', 'captureLockdownMs', 'captureRuntimeCodeMs', 'captureWaitMs', 'captureLoadMs', 'captureBuffersMs', 'captureCallsMs', 'captureWriteMs', 'captureExitMs'] as const;
 export type CapturePhases = Record<(typeof CAPTURE_PHASE_STAGES)[number], number>;
 
@@ -440,6 +426,21 @@ type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; mea
 // setupMs, verifyMs, timedMs: judges from 2026-12-08 on (see Timing).
 type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; cutoffMs?: number; setupMs?: number; verifyMs?: number; timedMs?: number; eventMs: number[]; wallMs: number[] }> };
 type DuelBody = { duels: Array<{ size: number; sets?: number; setupMs?: number; verifyMs?: number; timedMs?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
+
+/** The judge's split of a timing's (or duel's) wall time, where it reports one (Timing.setupMs). */
+type WallParts = Pick<TimingResult, 'setupMs' | 'verifyMs' | 'timedMs'>;
+function wallParts(x: WallParts): WallParts {
+  const out: WallParts = {};
+  for (const k of ['setupMs', 'verifyMs', 'timedMs'] as const) if (typeof x[k] === 'number' && Number.isFinite(x[k]) && x[k] >= 0) out[k] = x[k];
+  return out;
+}
+
+/** The time stage's parts summed over the timed sizes (EvalResult.stages.timeSetupMs, timeVerifyMs), where the judge reports them. */
+function timeParts(timings: TimeBody['timings'] | undefined): { timeSetupMs?: number; timeVerifyMs?: number } {
+  const parts = (timings ?? []).map(wallParts);
+  if (!parts.length || parts.some((p) => p.setupMs === undefined || p.verifyMs === undefined)) return {};
+  return { timeSetupMs: parts.reduce((a, p) => a + p.setupMs!, 0), timeVerifyMs: parts.reduce((a, p) => a + p.verifyMs!, 0) };
+}
 
 /**
  * Folders whose libraries may supply device code a variant's work uses (cuBLAS and the like):
