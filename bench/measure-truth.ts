@@ -15,6 +15,7 @@
 //   ./bench measure-truth --old /path/to/old/kernelduel [--parts legit,suite,throughput] [--rounds 2] [--budget 12] [--run-limit-s S] [--old-run-limit-s S]
 //                         [--tasks softmax,layernorm,reduce_sum] [--task-root DIR] [--spaces bench/spaces/h200] [--out DIR]
 //                         [--duel-noise 0.005 (the new bundle's optimize runs only)] [--throughput-rounds 1]
+//                         [--old-time-cutoff K] [--new-time-cutoff K] [--old-env NAME=VALUE,…] [--new-env NAME=VALUE,…]
 // Without --old only the new bundle (this one) is measured.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -56,6 +57,10 @@ const { values } = parseArgs({
     // with --old-time-cutoff 0 and --new-time-cutoff 3: what the cutoff buys, nothing else different).
     'old-time-cutoff': { type: 'string' },
     'new-time-cutoff': { type: 'string' },
+    // Environment for each side's runs, NAME=VALUE[,NAME=VALUE…] (e.g. --old set to this same bundle
+    // and --new-env KERNELDUEL_SPARES_WAIT=0: what one experiment's switch does, nothing else different).
+    'old-env': { type: 'string', default: '' },
+    'new-env': { type: 'string', default: '' },
     // Throughput: this many rounds of each task, the bundles' order swapped every round (old then
     // new, new then old, …), so what the first run of a pair leaves behind (caches, a warm GPU) is
     // not read as a difference between the bundles (one histogram pair, 2026-12-07, could not tell).
@@ -66,6 +71,17 @@ const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = process.env.KERNELDUEL_BENCH_DATA ?? here;
 const testDir = process.env.KERNELDUEL_TEST_DATA ?? join(here, '..', 'test');
 const parts = new Set(values.parts!.split(','));
+/** `--old-env` / `--new-env`: NAME=VALUE pairs, comma-separated. */
+function sideEnv(flag: 'old-env' | 'new-env'): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of (values[flag] ?? '').split(',').filter(Boolean)) {
+    const m = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(item);
+    if (!m) throw new Error(`--${flag}: expected NAME=VALUE[,NAME=VALUE…], got "${item}"`);
+    out[m[1]] = m[2];
+  }
+  return out;
+}
+const envOf = { old: sideEnv('old-env'), new: sideEnv('new-env') };
 const rounds = Number(values.rounds);
 const budget = Number(values.budget);
 const maxMs = values['max-ms']!;
@@ -89,7 +105,7 @@ if (oldCli && !existsSync(oldCli.cmd)) throw new Error(`--old: no launcher at ${
 function run(cli: Cli, args: string[], timeoutMs: number, stopMs?: number): Promise<{ code: number | null; stdout: string; stderr: string; ms: number; lines: Array<{ t: number; text: string }>; stopped: boolean }> {
   return new Promise((res) => {
     const t0 = Date.now();
-    const p = spawn(cli.cmd, [...cli.args, ...args], { env: { ...process.env, KERNELDUEL_HOME: cli.home, KERNELDUEL_RESOURCES: cli.label === 'old' ? '' : process.env.KERNELDUEL_RESOURCES }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(cli.cmd, [...cli.args, ...args], { env: { ...process.env, ...envOf[cli.label], KERNELDUEL_HOME: cli.home, KERNELDUEL_RESOURCES: cli.label === 'old' ? '' : process.env.KERNELDUEL_RESOURCES }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     const lines: Array<{ t: number; text: string }> = [];
@@ -231,7 +247,7 @@ if (parts.has('throughput')) {
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
       const best = bestOf(r.lines);
-      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(timeCutoff !== undefined ? { timeCutoff: Number(timeCutoff) } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(timeCutoff !== undefined ? { timeCutoff: Number(timeCutoff) } : {}), ...(Object.keys(envOf[cli.label]).length ? { env: envOf[cli.label] } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
       log(`throughput ${task}${tpRounds > 1 ? ` round ${round}` : ''} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}`);
       result.throughput = rows;
       save();

@@ -114,7 +114,7 @@ const processes = Number(values.processes);
 const gpuEnv = { ...process.env, CUDA_VISIBLE_DEVICES: cudaDeviceSelector(gpu) }; // the context loop's processes use the GPU under test
 const contextProgram = besides.includes('contexts') ? buildContextProgram(toolchain.nvcc!, workRoot, gpuEnv) : null;
 const besideContexts: Array<{ timing: string; started: number; failed: number }> = [];
-const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'duelAllocOrder', 'duelWarmOrder', 'spreadLarge', 'timingContexts', 'duelTargetRelNoise'] as const;
+const TIMING_KEYS = ['warmupMs', 'minSamples', 'maxSamples', 'targetRelNoise', 'minMs', 'maxMs', 'bufferSets', 'flushBytes', 'flushClean', 'flushCleanBytes', 'flushSets', 'duelAllocOrder', 'duelWarmOrder', 'spreadLarge', 'sparesWait', 'timingContexts', 'duelTargetRelNoise'] as const;
 /** `--timing 'bufferSets=4,minMs=300;bufferSets=8'`: timing settings to compare; else one per --sets. */
 function timingVariants(): Array<Partial<TimingSettings>> {
   if (!values.timing && !values.sets) return [{}]; // the product's own timing settings

@@ -23,6 +23,11 @@ describe('bench command lines', () => {
     expect(r.stderr).toMatch(/--variants-from <value>/);
     expect(r.stderr).not.toMatch(/at .*node:internal/);
   });
+  it("measure-truth's --new-env / --old-env take NAME=VALUE pairs and name the flag of a bad one, before anything runs", () => {
+    const r = bench('measure-truth', '--parts', 'throughput', '--new-env', 'KERNELDUEL_SPARES_WAIT=0,spares');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('--new-env: expected NAME=VALUE[,NAME=VALUE…], got "spares"');
+  });
   it('a missing value says which option lacks it', () => {
     const r = bench('merge-live', '--out');
     expect(r.status).toBe(2);

@@ -203,6 +203,20 @@ describe('the evaluator with a stand-in harness', () => {
     ev.close();
   });
 
+  it('KERNELDUEL_SPARES_WAIT=0 (an experiment) turns the judge\'s wait for its spare executors off in the plan; an explicit timing setting wins', () => {
+    const saved = process.env.KERNELDUEL_SPARES_WAIT;
+    try {
+      process.env.KERNELDUEL_SPARES_WAIT = '0';
+      expect(make().timing.sparesWait).toBe(0);
+      expect(make({ timing: { sparesWait: 1 } }).timing.sparesWait).toBe(1);
+      process.env.KERNELDUEL_SPARES_WAIT = '1';
+      expect(make().timing.sparesWait).toBeUndefined();
+    } finally {
+      if (saved === undefined) delete process.env.KERNELDUEL_SPARES_WAIT;
+      else process.env.KERNELDUEL_SPARES_WAIT = saved;
+    }
+  });
+
   it('a timing cutoff reaches the judge on its "go" line, and a timing stopped there says so; without one the line is a plain "go"', async () => {
     expect(goLine(undefined)).toBe('go');
     expect(goLine(0)).toBe('go');

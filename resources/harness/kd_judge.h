@@ -557,7 +557,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     }
     bool first_timed = true;
     deadline = now_ms() + time_ms;
-    spares_up(J, deadline);
+    if (J.plan.spare_wait) spares_up(J, deadline);
     // Clocks just before and just after the measurement, never while it times.
     ClockReading clocks_start = read_clocks();
     std::string timings = "[";
@@ -663,7 +663,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     double deadline = now_ms() + time_ms;
     judge_exec(J, a, descA, deadline);
     judge_exec(J, b, descB, deadline);
-    spares_up(J, deadline);
+    if (J.plan.spare_wait) spares_up(J, deadline);
     std::string duels = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {

@@ -63,6 +63,11 @@ struct Plan {
   // 2026-12-07): every buffer, not only those under 2 MiB, at a random 256-byte-aligned offset in
   // 2 MiB of spare bytes (kd_buffers.h). Without the line (older plans) only small ones are.
   bool spread_large = false;
+  // 0 (plan sparewait 0; an experiment of issue 17, off by default): timing does not wait for the
+  // executors started ahead of need to have CUDA up, so their contexts' creation (~150-250 ms, in
+  // other processes) may overlap timed calls. 1 (the default): it waits (kd_judge.h spares_up),
+  // and that wait is on every variant's path (the check or the duel after a result).
+  bool spare_wait = true;
   // N > 1 (plan timectx N): a variant's timed calls rotate over N executors of it (N CUDA contexts,
   // each with its own buffer sets), so that no one process's offset decides its time.
   int time_ctx = 1;
@@ -138,6 +143,10 @@ static Plan read_plan(const char* path) {
     } else if (!strcmp(key, "duelwarm")) {
       p.duel_warm = atoi(rest);
       if (p.duel_warm != 0 && p.duel_warm != 2) bad(line);
+    } else if (!strcmp(key, "sparewait")) {
+      const int v = atoi(rest);
+      if (v != 0 && v != 1) bad(line);
+      p.spare_wait = v == 1;
     } else if (!strcmp(key, "spreadlarge")) {
       const int v = atoi(rest);
       if (v != 0 && v != 1) bad(line);

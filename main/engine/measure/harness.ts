@@ -65,6 +65,14 @@ export interface TimingSettings {
    */
   spreadLarge?: number;
   /**
+   * 0: timing does not wait for the judge's executors started ahead of need to have CUDA up (plan
+   * line `sparewait 0`), so another process's context creation (~150-250 ms) may overlap timed
+   * calls. 1 (the default): it waits, and that wait is on each variant's path: a check right after
+   * a result without a duel took 130-300 ms instead of ~23 (histogram, H100, 2026-12-07). An
+   * experiment of issue 17 (`KERNELDUEL_SPARES_WAIT=0`): whether the overlap moves timings.
+   */
+  sparesWait?: number;
+  /**
    * N > 1: a variant's timed calls rotate over N executors of it, each a process with its own CUDA
    * context and buffer sets (plan line `timectx`; call i on executor i mod N). Off by default (1):
    * an experiment of issue 17, is the offset one process's times share the executor's own?
@@ -166,6 +174,10 @@ export function renderPlan(p: PlanInput, nonce: string): string {
   if (t.spreadLarge !== undefined && t.spreadLarge !== 0) {
     if (t.spreadLarge !== 1) throw new Error(`spreadLarge must be 0 or 1 (got ${t.spreadLarge})`);
     lines.push('spreadlarge 1');
+  }
+  if (t.sparesWait !== undefined && t.sparesWait !== 1) {
+    if (t.sparesWait !== 0) throw new Error(`sparesWait must be 0 or 1 (got ${t.sparesWait})`);
+    lines.push('sparewait 0');
   }
   if (t.flushSets !== undefined && t.flushSets !== 1) {
     if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
