@@ -139,3 +139,21 @@ describe('the cutoff in the loop', () => {
     expect(zero.m.asked.every((a) => a.cutoffMs === undefined)).toBe(true);
   });
 });
+
+describe('the run resolves --time-cutoff once (prepareRun): given, recorded in the session and handed to the loop', () => {
+  const home = mkdtempSync(join(tmpdir(), 'kd-cutoff-run-'));
+  afterAll(() => rmSync(home, { recursive: true, force: true }));
+  it('a given value is kept, 0 included; compile-only with none given has none (nothing is timed on a GPU)', async () => {
+    const { prepareRun } = await import('../main/core/run/prepare.js');
+    const { runSettingsOf } = await import('../main/engine/session/run-settings.js');
+    const prepared = async (timeCutoff: number | undefined) => {
+      const run = await prepareRun({ task: 'softmax', strategy: 'random', budget: 1, seed: 1, sessionsRoot: join(home, 'sessions'), backend: { kind: 'gpu', noGpu: true, ...(timeCutoff !== undefined ? { timeCutoff } : {}) } });
+      const stored = runSettingsOf(run.session.meta).backend;
+      run.session.close();
+      return { loop: run.timeCutoff, stored: stored?.kind === 'gpu' ? stored.timeCutoff : 'not a gpu backend' };
+    };
+    expect(await prepared(5)).toEqual({ loop: 5, stored: 5 });
+    expect(await prepared(0)).toEqual({ loop: 0, stored: 0 });
+    expect(await prepared(undefined)).toEqual({ loop: undefined, stored: undefined });
+  }, 120_000);
+});

@@ -114,6 +114,8 @@ export interface PreparedRun {
   lanes?: Lane[];
   /** A PyTorch-reference task's baselines: where to time them, or why not; null: not such a task, or not asked for. */
   pytorchBaselines: BaselinePlan | null;
+  /** The loop's `--time-cutoff` (LoopOptions.timeCutoff): the given one, else DEFAULT_TIME_CUTOFF on a GPU; undefined where nothing is timed on one. */
+  timeCutoff?: number;
 }
 
 export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<PreparedRun> {
@@ -212,6 +214,9 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
     gpuMeta = gpu ? { name: gpu.name, uuid: gpu.uuid, arch: ev.env.arch } : null;
     runGpu = gpu;
   }
+  // `--time-cutoff`, resolved once: recorded in a new session's settings and handed to the loop
+  // (a session recorded before the option has none and gets the default when resumed).
+  const timeCutoff = o.backend.kind === 'gpu' ? (o.backend.timeCutoff ?? (measurer.compileOnly ? undefined : DEFAULT_TIME_CUTOFF)) : undefined;
   session ??= createSession(root, {
     id: newSessionId(), task: { name: task.manifest.name, dir: task.dir, manifestHash: task.hash }, gpu: gpuMeta,
     // Everything --resume continues with (main/core/run/resume.ts reads it back).
@@ -223,7 +228,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
         ? { kind: 'python', device: (measurer as PythonMeasurer).device, python: (measurer as PythonMeasurer).python, torch: (measurer as PythonMeasurer).torch,
             figure: (measurer as PythonMeasurer).figure,
             ...(o.backend.duelRounds ? { duelRounds: o.backend.duelRounds } : {}), ...(o.backend.timingArgs ? { timingArgs: o.backend.timingArgs } : {}) }
-        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), ...(o.backend.duelNoise ? { duelNoise: o.backend.duelNoise } : {}), ...(o.backend.duelSkip ? { duelSkip: o.backend.duelSkip } : {}), ...(o.backend.timeCutoff !== undefined ? { timeCutoff: o.backend.timeCutoff } : measurer.compileOnly ? {} : { timeCutoff: DEFAULT_TIME_CUTOFF }), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
+        : { kind: 'gpu', arch: (measurer as Evaluator).env.arch, ...(o.backend.maxMs ? { maxMs: o.backend.maxMs } : {}), ...(o.backend.duelNoise ? { duelNoise: o.backend.duelNoise } : {}), ...(o.backend.duelSkip ? { duelSkip: o.backend.duelSkip } : {}), ...(timeCutoff !== undefined ? { timeCutoff } : {}), compileOnly: measurer.compileOnly, ...(poolGpus ? { gpus: poolGpus } : {}) },
       flags: o.flags !== false, transforms: o.transforms !== false,
       ...(o.pytorchBaselines === false ? { pytorchBaselines: false } : {}),
       // The provider's settings without secrets (describe() never holds the key; it says whether one was set).
@@ -254,7 +259,7 @@ export async function prepareRun(o: RunOptions, hooks: RunHooks = {}): Promise<P
   if (lanes && !o.resume) session.append({ type: 'note', level: 'info', message: `GPU pool of ${lanes.length}: ${lanes.map((l) => `${l.id} ${l.gpu.name}${l.gpu.uuid ? ` ${l.gpu.uuid}` : ''}`).join('; ')}` });
   const wantBaselines = task.pytorch && o.pytorchBaselines !== false && session.meta.settings.pytorchBaselines !== false;
   const pytorchBaselines = wantBaselines ? await baselinePlan(o.backend, measurer, runGpu) : null;
-  return { task, measurer, session, space, strategy, label, arch, warnings, pytorchBaselines, ...(lanes ? { lanes } : {}) };
+  return { task, measurer, session, space, strategy, label, arch, warnings, pytorchBaselines, ...(lanes ? { lanes } : {}), ...(timeCutoff !== undefined ? { timeCutoff } : {}) };
 }
 
 /** Where a PyTorch task's baselines are timed: the run's own device (a CPU run's are CPU times), or why they are not. */

@@ -9,7 +9,7 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
-import { DEFAULT_TIME_CUTOFF, runLoop, type LoopEvent } from '../../engine/search/loop.js';
+import { runLoop, type LoopEvent } from '../../engine/search/loop.js';
 import { runPoolLoop } from '../../engine/search/pool.js';
 import { prepareRun, type LlmStreamEvent, type RunOptions } from './prepare.js';
 import { modelNote } from '../views.js';
@@ -181,7 +181,7 @@ async function driveRun(opts: RunOptions, post: (m: OptimisationMessage) => void
     const common = {
       session, strategy: run.strategy, budget: opts.budget, signal: ac.signal,
       ...(opts.backend.kind === 'gpu' && opts.backend.duelSkip ? { duelSkip: opts.backend.duelSkip } : {}),
-      ...(opts.backend.kind === 'gpu' ? { timeCutoff: opts.backend.timeCutoff ?? DEFAULT_TIME_CUTOFF } : {}),
+      ...(run.timeCutoff !== undefined ? { timeCutoff: run.timeCutoff } : {}),
       onEvent: (event: LoopEvent) => {
         // The preference model's accuracy is kept in the journal (as a note) for the plots.
         if (event.type === 'model') session.append({ type: 'note', level: 'info', message: modelNote(event.stats) });
