@@ -157,6 +157,17 @@ async function shot(name: string): Promise<void> {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`) });
 }
 
+/** A screenshot at 1024x700 (after `before`, e.g. a scroll), the window back at 1440x900 afterwards whatever happens. */
+async function shotNarrow(name: string, before?: () => Promise<void>): Promise<void> {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  try {
+    await before?.();
+    await shot(name);
+  } finally {
+    await page.setViewportSize({ width: 1440, height: 900 });
+  }
+}
+
 const pageErrors: string[] = [];
 /** The page's console errors and warnings, for a failure's message. */
 const consoleLines: string[] = [];
@@ -316,9 +327,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await note.waitFor();
     expect(await note.innerText()).toMatch(/116 of 924 configurations \(.*REG4=1\) lie in 1 island/);
     await shot('tasks-islands');
-    await page.setViewportSize({ width: 1024, height: 700 });
-    await shot('tasks-islands-1024');
-    await page.setViewportSize({ width: 1440, height: 900 });
+    await shotNarrow('tasks-islands-1024');
     await page.getByTestId('task-softmax').click();
     await expect.poll(() => page.getByTestId('space-islands').count()).toBe(0);
   });
@@ -676,13 +685,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(await page.getByTestId('variant-facts').innerText()).toContain('REPLAY');
     await spent.scrollIntoViewIfNeeded();
     await shot('variant-time-spent');
-    await page.setViewportSize({ width: 1024, height: 700 });
-    try {
-      await spent.scrollIntoViewIfNeeded();
-      await shot('variant-time-spent-1024');
-    } finally {
-      await page.setViewportSize({ width: 1440, height: 900 });
-    }
+    await shotNarrow('variant-time-spent-1024', () => spent.scrollIntoViewIfNeeded());
   });
 
   it('panes are resizable and keep their size after a reload; at 1024×700 nothing overflows sideways', async () => {
@@ -856,12 +859,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     // Where its timing's wall time went, as the judge reports it: mostly verifying against the reference.
     expect(await page.getByTestId('variant-timing-parts').innerText()).toBe('timing: set-up (buffer sets, warm-up) 40 ms · verifying against the reference 70 ms · samples 10 ms');
     await shot('variant-cutoff');
-    await page.setViewportSize({ width: 1024, height: 700 });
-    try {
-      await shot('variant-cutoff-1024');
-    } finally {
-      await page.setViewportSize({ width: 1440, height: 900 });
-    }
+    await shotNarrow('variant-cutoff-1024');
     // A duel over buffer sets: the Compare view gives its interval over the pairs and the
     // placements beside the verdict, and says when the placements alone could make the difference.
     await page.getByTestId('nav-compare').click();
@@ -872,12 +870,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     const placements = page.getByTestId('compare-placements');
     expect(await placements.innerText()).toMatch(/^over the pairs and the buffer placements 0\.99\d\d–1\.02\d\d \(95%; the placements' sd 0\.75% over 4 buffer sets, which more pairs do not shrink\): this interval holds 1, so the buffer placements alone could make this difference$/);
     await shot('compare-placements');
-    await page.setViewportSize({ width: 1024, height: 700 });
-    try {
-      await shot('compare-placements-1024');
-    } finally {
-      await page.setViewportSize({ width: 1440, height: 900 });
-    }
+    await shotNarrow('compare-placements-1024');
   });
 
   it('a REPLAY run on 2 SIMULATED GPUs shows each GPU\'s activity: state, results, evaluations a minute, busy share (issue 19\'s panel)', async () => {
@@ -907,9 +900,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(results[0] + results[1]).toBeGreaterThanOrEqual(80);
     expect(await panel.innerText()).toMatch(/SIMULATED/);
     await shot('run-simulated-gpus');
-    await page.setViewportSize({ width: 1024, height: 700 });
-    await shot('run-simulated-gpus-1024');
-    await page.setViewportSize({ width: 1440, height: 900 });
+    await shotNarrow('run-simulated-gpus-1024');
   });
 
   it('shows a session\'s confirmation in the Export view: the precise medians, speedups with their intervals, a changed ranking, a tie and its duel (FIXTURE results)', async () => {
@@ -932,9 +923,7 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     expect(await page.getByTestId('export-best').innerText()).toContain('v2 (confirmed)');
     expect(await page.getByTestId('session-picker').locator(`option[value="${id}"]`).innerText()).toContain('confirmed 1.747×');
     await shot('export-confirmed');
-    await page.setViewportSize({ width: 1024, height: 700 });
-    await shot('export-confirmed-1024');
-    await page.setViewportSize({ width: 1440, height: 900 });
+    await shotNarrow('export-confirmed-1024');
     // Confirming again needs a GPU of the session's model: here there is none, and the error says so.
     await page.getByTestId('export-confirm').click();
     await page.getByTestId('error').waitFor({ timeout: 60_000 });
@@ -973,8 +962,6 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     page.once('dialog', (d) => void d.dismiss());
     await page.getByTestId('import-recording-file').setInputFiles({ name: 'ui-cache.json', mimeType: 'application/json', buffer: Buffer.from(kt) });
     await expect.poll(() => page.getByTestId('error').innerText().catch(() => ''), { timeout: 30_000 }).toMatch(/a recorded space named ui-cache already exists/);
-    await page.setViewportSize({ width: 1024, height: 700 });
-    await shot('import-recording-refused-1024');
-    await page.setViewportSize({ width: 1440, height: 900 });
+    await shotNarrow('import-recording-refused-1024');
   });
 });
