@@ -31,15 +31,15 @@ const build = { ok: true, arch: 'sm_90', command: ['nvcc'], resources: [], log: 
 const gpuResult = (ms: number, o: Partial<TimingResult> = {}): EvalResult => ({ build, check: { ok: true, checks: [], durationMs: 1 }, timing: [timing(ms, o)], source: { kind: 'gpu', gpu: 'Fake GPU', uuid: 'GPU-fake' } });
 
 describe.skipIf(NO_NVCC)("the judge's cutoff rule", () => {
-  it("median_ci_low (kd_buffers.h) is the lower bound of the engine's medianCI, for every sample count the judge checks at", async () => {
+  it("median_noise's lower bound (kd_buffers.h) is the lower bound of the engine's medianCI, for every sample count the judge checks at", async () => {
     const exe = await buildHarnessHostProgram(root, 'ci', `#include "kd_buffers.h"
 #include <cstdio>
 int main(int argc, char** argv) {
   std::vector<double> v;
   for (int i = 1; i < argc; i++) v.push_back(atof(argv[i]));
-  double med = 0;
-  median_noise(v, &med);
-  printf("%.17g %.17g\\n", median_ci_low(v), med);
+  double med = 0, low = 0;
+  median_noise(v, &med, &low);
+  printf("%.17g %.17g\\n", low, med);
   return 0;
 }
 `);

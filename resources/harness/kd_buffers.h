@@ -187,15 +187,9 @@ static size_t flush_size(const Plan& p) {
   return b < (64u << 20) ? (64u << 20) : b;
 }
 
-// The lower bound of the 95% CI of the median (order statistics), as median_noise's.
-static double median_ci_low(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  long lo = (long)floor(v.size() / 2.0 - 0.98 * sqrt((double)v.size()));
-  return v.empty() ? 0 : v[lo < 0 ? 0 : lo];
-}
-
-// Relative half-width of the 95% CI of the median (order statistics), as main/engine/measure/stats.ts medianCI.
-static double median_noise(std::vector<double> v, double* med) {
+// Relative half-width of the 95% CI of the median (order statistics), as main/engine/measure/stats.ts
+// medianCI; with `low`, that interval's lower bound too (the judge's cutoff rule).
+static double median_noise(std::vector<double> v, double* med, double* low = nullptr) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
   *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -203,5 +197,6 @@ static double median_noise(std::vector<double> v, double* med) {
   long lo = (long)floor(n / 2.0 - h), hi = (long)ceil(n / 2.0 + h);
   if (lo < 0) lo = 0;
   if (hi > (long)n - 1) hi = (long)n - 1;
+  if (low) *low = v[lo];
   return *med > 0 ? (v[hi] - v[lo]) / (2 * *med) : INFINITY;
 }

@@ -615,9 +615,10 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
         timed_sample(false);
         double el = now_ms() - start - verify_ms;
         if ((int)ev.size() >= J.plan.min_samples && ev.size() % 5 == 0) {
-          double noise = median_noise(ev, &med);
+          double low = 0;
+          double noise = median_noise(ev, &med, &low);
           if (noise < J.plan.target_rel && el >= J.plan.min_ms) { converged = true; break; }
-          if (cutoff > 0 && median_ci_low(ev) > cutoff) { cut = true; break; }
+          if (cutoff > 0 && low > cutoff) { cut = true; break; }
         }
         if (el > J.plan.max_ms && ev.size() >= 3) break;
         // The cap counts the verifications too, once min_ms of samples are in: each runs the task's
