@@ -7,8 +7,5 @@ import { useApp } from './store.js';
 
 const api = createTransport();
 // Monaco is fetched once the app has its first answers (the view they fill is drawn first).
-void useApp.getState().init(api).then(preloadEditor, (e: unknown) => {
-  useApp.getState().setError(e);
-  preloadEditor();
-});
+void useApp.getState().init(api).catch((e: unknown) => useApp.getState().setError(e)).finally(preloadEditor);
 createRoot(document.getElementById('root')!).render(<App />);
