@@ -46,7 +46,9 @@ describe.skipIf(missing.length > 0)('suite kernels under the CPU emulation (issu
     // Each replaced a slower plain kernel (histogram's per-block counts on 2026-12-07; softmax's and
     // layernorm's block per row and matmul's shared-memory tiles on 2026-12-08), because the judge
     // runs the reference for every verified timed call. A dropped or doubled byte, a reduction that
-    // skips its last step or a tile's k loop one short fails here (planted ones did).
+    // skips its last step or a tile's k loop one short fails here (planted ones did). Matmul's is
+    // also held to the plain loop's result bit for bit (its 4x4-outputs-a-thread form of 2026-12-08
+    // promises it; a planted fp32 accumulator, within the tolerance, failed that).
     const r = spawnSync('python3', [join(root, 'scripts', 'cpu-emu', 'run.py'), '--tasks', 'histogram,softmax,layernorm,matmul', '--file', 'reference', '--jobs', '2'], { cwd: root, encoding: 'utf8', timeout: 280_000 });
     const out = `${r.stdout}\n${r.stderr}`;
     expect(r.status, out.slice(-4000)).toBe(0);

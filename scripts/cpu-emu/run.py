@@ -49,7 +49,7 @@ def main():
         exe = os.path.join(work, f'{t}-{i}')
         defs = [f'-D{k}={v}' for k, v in c['config'].items()]
         t0 = time.time()
-        b = subprocess.run(['g++', '-std=c++17', '-O2', '-U_FORTIFY_SOURCE', '-w', '-I', os.path.join(HERE, 'include'), f'-DTASK_{t}', f'-DKD_KERNEL="{kpath}"', *defs,
+        b = subprocess.run(['g++', '-std=c++17', '-O2', '-U_FORTIFY_SOURCE', '-w', '-I', os.path.join(HERE, 'include'), f'-DTASK_{t}', f'-DKD_KERNEL="{kpath}"', *(['-DKD_FILE_REFERENCE'] if c['kind'] == 'reference' else []), *defs,
                             os.path.join(HERE, 'driver.cpp'), '-o', exe], capture_output=True, text=True)
         if b.returncode != 0:
             return t, c, False, 'BUILD FAILED\n' + b.stderr[-3000:], time.time() - t0
