@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs as parseArgs } from './lib/args.js';
-import { breakdownOf, type Breakdown, type StageMark } from './lib/optimize-events.js';
+import { breakdownOf, duelStartStages, type Breakdown, type StageMark } from './lib/optimize-events.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { CAPTURE_PHASE_STAGES, Evaluator } from '../main/engine/measure/evaluate.js';
@@ -347,7 +347,10 @@ for (const task of timedTasks) {
           session: run.session, evaluator: ev, strategy: run.strategy, budget, signal: ac.signal, ...(duelSkip ? { duelSkip } : {}),
           onEvent: (e) => {
             if (e.type === 'stage') timeline.push({ tMs: at(), kind: 'stage', variantId: e.variantId, stage: e.stage });
-            if (e.type === 'duel') timeline.push({ tMs: at(), kind: 'duel', variantId: e.a });
+            if (e.type === 'duel') {
+              const st = duelStartStages(e.result.start);
+              timeline.push({ tMs: at(), kind: 'duel', variantId: e.a, ...(st ? { stages: st } : {}) });
+            }
             if (e.type !== 'result') return;
             timeline.push({ tMs: at(), kind: 'result', variantId: e.variantId, ...(e.result.stages ? { stages: e.result.stages } : {}) });
             if (taskLimitS && !timer) timer = setTimeout(() => ac.abort(), taskLimitS * 1000);

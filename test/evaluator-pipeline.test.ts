@@ -112,7 +112,9 @@ if (mode === 'probe') {
         if (fs.existsSync(libsDir + '/hog-running')) return say({ id, kdresult: 1, status: 'runtime', error: 'size 0: out of memory (A)' });
       }
     }
-    if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, sets: 2, setupMs: 7, verifyMs: 2.5, timedMs: 30, aEventMs: [1, 1, 1, 1], aWallMs: [1, 1, 1, 1], bEventMs: [2, 2, 2, 2.2], bWallMs: [2, 2, 2, 2.2] }] } });
+    // A duel's start (judges from 2026-12-08 01:00 on) on its first size; "badstart" sends a malformed one.
+    const start = libA.includes('badstart') ? { a: 'borrowed', b: 'idle', executorsMs: 1, sparesWaitMs: 2 } : { a: 'idle', b: 'spare-starting', executorsMs: 160.5, sparesWaitMs: 4.5 };
+    if (cmd === 'duel') return say({ id, kdresult: 1, status: 'ok', body: { duels: [{ size: 0, start, sets: 2, setupMs: 7, verifyMs: 2.5, timedMs: 30, aEventMs: [1, 1, 1, 1], aWallMs: [1, 1, 1, 1], bEventMs: [2, 2, 2, 2.2], bWallMs: [2, 2, 2, 2.2] }] } });
     if (libA.includes('wrong')) return say({ id, kdresult: 1, status: 'correctness', stage: 'check', error: 'y[3]: expected 1 got 2 (size 0, seed 1)', body: { isolation, checks } });
     if (f[4] !== '1') return say({ id, kdresult: 1, status: 'ok', stage: 'check', body: { isolation, checks } });
     say({ id, event: 'time' });
@@ -122,7 +124,9 @@ if (mode === 'probe') {
         if (libA.includes('stale')) return say({ id, kdresult: 1, status: 'correctness', stage: 'time', error: 'y[0]: expected 1 got NaN in timed call 12', body: { isolation, checks } });
         // Where the timing's wall time went (judges from 2026-12-08 on); an older judge's ("oldjudge") says nothing of it.
         const wall = libA.includes('oldjudge') ? {} : { setupMs: 12.5, verifyMs: 3.25, timedMs: 40 };
-        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: !cutoff, verified: 2, ...(cutoff ? { cutoffMs: cutoff } : {}), ...wall, eventMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02, 1.12, 0.92, 1.02] }] } });
+        // The check's executor and the wait for the spares (judges from 2026-12-08 01:00 on); "badexec" sends a malformed executor.
+        const exec = libA.includes('oldjudge') ? {} : { executor: libA.includes('badexec') ? { from: 'spare', ms: -3 } : { from: 'spare-starting', ms: 171.25 }, sparesWaitMs: 2.5 };
+        say({ id, kdresult: 1, status: 'ok', stage: 'time', body: { isolation, checks, ...exec, l2FlushBytes: 64, timings: [{ size: 0, bufferSets: 4, warmupCalls: 3, converged: !cutoff, verified: 2, ...(cutoff ? { cutoffMs: cutoff } : {}), ...wall, eventMs: [1, 1.1, 0.9, 1, 1, 1.1, 0.9, 1], wallMs: [1.02, 1.12, 0.92, 1.02, 1.02, 1.12, 0.92, 1.02] }] } });
       },
     };
   });
@@ -192,8 +196,19 @@ describe('the evaluator with a stand-in harness', () => {
     // The judge's split of the timing's wall time: set-up, the sampling loop, verifying within it.
     expect(r.timing?.[0]).toMatchObject({ setupMs: 12.5, verifyMs: 3.25, timedMs: 40 });
     expect(st).toMatchObject({ timeSetupMs: 12.5, timeVerifyMs: 3.25 });
+    // Where the check's executor came from (a spare still making its context) and the time stage's wait for the spares.
+    expect(r.check?.executor).toEqual({ from: 'spare-starting', ms: 171.25 });
+    expect(st).toMatchObject({ checkExecMs: 171.25, timeSparesWaitMs: 2.5 });
+    const bad = await ev.evaluate(spec('badexec'));
+    expect(bad.failure).toBeUndefined();
+    expect(bad.check?.executor).toBeUndefined();
+    expect(bad.stages?.checkExecMs).toBeUndefined();
+    expect(bad.stages?.timeSparesWaitMs).toBe(2.5);
     const old = await ev.evaluate(spec('oldjudge'));
     expect(old.failure).toBeUndefined();
+    expect(old.check?.executor).toBeUndefined();
+    expect(old.stages?.checkExecMs).toBeUndefined();
+    expect(old.stages?.timeSparesWaitMs).toBeUndefined();
     expect(old.timing?.[0].verifyMs).toBeUndefined();
     expect(old.stages?.timeVerifyMs).toBeUndefined();
     expect(old.stages?.timeSetupMs).toBeUndefined();
@@ -290,6 +305,11 @@ describe('the evaluator with a stand-in harness', () => {
     const d = await ev.duel(spec('fast'), spec('slow'));
     expect(d.failure).toBeUndefined();
     expect(d.duels?.[0]).toMatchObject({ ratio: 2, verdict: 'faster', pairs: 4, sets: 2, setupMs: 7, verifyMs: 2.5, timedMs: 30 });
+    expect(d.duels?.[0].start).toEqual({ a: 'idle', b: 'spare-starting', executorsMs: 160.5, sparesWaitMs: 4.5 });
+    // A start naming no known origin is left out, not passed on.
+    const bad = await ev.duel(spec('badstart'), spec('slow'));
+    expect(bad.failure).toBeUndefined();
+    expect(bad.duels?.[0].start).toBeUndefined();
     // Pair i on set i mod 2: ratios 2, 2 on set 0 and 2, 2.2 on set 1 (medians 2 and 2.1).
     expect(d.duels?.[0].setRelSd).toBeCloseTo(0.0707 / Math.SQRT2 / 2, 3);
     ev.close();

@@ -104,4 +104,23 @@ describe('optimize --json event lines', () => {
     expect(b.timeSetup).toEqual({ median: 55, mean: 55, n: 2 });
     expect(b.rest.mean).toBe((80 + 180 + 230) / 3);
   });
+
+  it("the check's executor, the time stage's wait for spares and a duel's start, from the event lines, where the judge reports them", () => {
+    const line = (t: number, o: object): { t: number; text: string } => ({ t, text: JSON.stringify(o) });
+    const result = (extra: object) => ({ type: 'result', result: { medianMs: 1, stages: { queuedMs: 0, captureMs: 0, checkMs: 180, timeMs: 300, ...extra } } });
+    const b = breakdown([
+      line(0, result({})),
+      line(400, { type: 'duel', result: { ratio: 1, start: { a: 'idle', b: 'spare-starting', executorsMs: 150, sparesWaitMs: 5 } } }),
+      line(1000, result({ checkExecMs: 160, timeSparesWaitMs: 3 })),
+      line(1400, { type: 'duel', result: { ratio: 1 } }), // an older judge: no start
+      line(2000, result({ checkExecMs: 2, timeSparesWaitMs: 1 })),
+      line(2400, { type: 'duel', result: { ratio: 1, start: { a: 'idle', b: 'idle', executorsMs: 1, sparesWaitMs: 0 } } }),
+      line(3000, result({})),
+    ]);
+    expect(b.checkExec).toEqual({ median: 81, mean: 81, n: 2 });
+    expect(b.timeSparesWait).toEqual({ median: 2, mean: 2, n: 2 });
+    expect(b.duelExecutors).toEqual({ median: 75.5, mean: 75.5, n: 2 });
+    expect(b.duelSparesWait).toEqual({ median: 2.5, mean: 2.5, n: 2 });
+    expect(b.duel.n).toBe(3);
+  });
 });

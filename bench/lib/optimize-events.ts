@@ -25,7 +25,7 @@ export function breakdown(lines: EventLine[]): Breakdown {
   for (const l of lines) {
     const ev = parseEvent(l);
     if (ev?.type === 'result') marks.push({ t: l.t, kind: 'result', stages: ev.result?.stages });
-    else if (ev?.type === 'duel') marks.push({ t: l.t, kind: 'duel' });
+    else if (ev?.type === 'duel') marks.push({ t: l.t, kind: 'duel', stages: duelStartStages(ev.result?.start) });
   }
   return breakdownOf(marks);
 }
@@ -34,7 +34,12 @@ export function breakdown(lines: EventLine[]): Breakdown {
 interface EventFields {
   type?: string;
   variantId?: string;
-  result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; cutoffMs?: number; stages?: Record<string, number> };
+  result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; cutoffMs?: number; stages?: Record<string, number>; start?: { executorsMs?: unknown; sparesWaitMs?: unknown } };
+}
+/** A duel line's start (DuelResult.start, judges from 2026-12-08 01:00 on) as stages for breakdownOf. */
+export function duelStartStages(start: { executorsMs?: unknown; sparesWaitMs?: unknown } | undefined): Record<string, number> | undefined {
+  if (typeof start?.executorsMs !== 'number' || typeof start.sparesWaitMs !== 'number') return undefined;
+  return { duelExecutorsMs: start.executorsMs, duelSparesWaitMs: start.sparesWaitMs };
 }
 function parseEvent(l: EventLine): EventFields | null {
   try {
@@ -54,11 +59,15 @@ export interface StageMark {
 /** breakdown() of events seen in process (bench/vs-pytorch.ts runs the loop itself). */
 export function breakdownOf(marks: StageMark[]): Breakdown {
   const results: Array<{ t: number; duelMs: number; stages?: Record<string, number> }> = [];
+  const acc: Record<string, number[]> = { perVariant: [], duel: [], queued: [], capture: [], check: [], time: [], rest: [] };
   for (const m of marks) {
     if (m.kind === 'result') results.push({ t: m.t, duelMs: 0, stages: m.stages });
     else if (results.length) results[results.length - 1].duelMs = m.t - results[results.length - 1].t;
+    // Parts of a duel's time before its first set-up (judges from 2026-12-08 01:00 on): getting
+    // both executors, and waiting for the spares' contexts.
+    if (m.kind === 'duel' && typeof m.stages?.duelExecutorsMs === 'number') (acc.duelExecutors ??= []).push(m.stages.duelExecutorsMs);
+    if (m.kind === 'duel' && typeof m.stages?.duelSparesWaitMs === 'number') (acc.duelSparesWait ??= []).push(m.stages.duelSparesWaitMs);
   }
-  const acc: Record<string, number[]> = { perVariant: [], duel: [], queued: [], capture: [], check: [], time: [], rest: [] };
   for (let i = 1; i < results.length; i++) {
     const total = results[i].t - results[i - 1].t;
     const duel = results[i - 1].duelMs;
@@ -78,6 +87,10 @@ export function breakdownOf(marks: StageMark[]): Breakdown {
     // verified calls' reference runs.
     if (typeof st.timeSetupMs === 'number') (acc.timeSetup ??= []).push(st.timeSetupMs);
     if (typeof st.timeVerifyMs === 'number') (acc.timeVerify ??= []).push(st.timeVerifyMs);
+    // Getting the check's executor (a spare still making its context: ~150-250 ms), and the time
+    // stage's wait for the spares' contexts (judges from 2026-12-08 01:00 on).
+    if (typeof st.checkExecMs === 'number') (acc.checkExec ??= []).push(st.checkExecMs);
+    if (typeof st.timeSparesWaitMs === 'number') (acc.timeSparesWait ??= []).push(st.timeSparesWaitMs);
   }
   const out: Breakdown = {};
   for (const [k, v] of Object.entries(acc)) if (v.length) out[k] = { median: median(v), mean: v.reduce((x, y) => x + y, 0) / v.length, n: v.length };

@@ -135,10 +135,22 @@ static void jexec_spawn(JExec& e) {
   e.buf.clear();
   e.up = false;
 }
-// An executor for a variant: the one started ahead of need if it is alive, else a new one.
-static void jexec_start(JExec& e, JExec* spares, const std::string& desc, double deadline) {
+// Whether a spare has CUDA up, or has said something (its "up" line, or its end) not yet read:
+// taking it costs no wait for a context.
+static bool spare_ready(const JExec& sp) {
+  if (sp.pid <= 0) return false;
+  if (sp.up || sp.buf.find('\n') != std::string::npos) return true;
+  pollfd p{sp.from, POLLIN, 0};
+  return poll(&p, 1, 0) > 0;
+}
+// An executor for a variant: one started ahead of need if one is alive (one whose CUDA is up before
+// one still starting it: the spare spawned after the last command may still be making its context
+// while the other has been up for a while), else a new one. Returns where it came from: "spare",
+// "spare-starting" (a spare still making its context: the wait is in the caller's time) or "new".
+static const char* jexec_start(JExec& e, JExec* spares, const std::string& desc, double deadline) {
   std::string who = e.who;
-  JExec* spare = spares[0].pid > 0 ? &spares[0] : spares[1].pid > 0 ? &spares[1] : nullptr;
+  JExec* spare = spare_ready(spares[0]) ? &spares[0] : spare_ready(spares[1]) ? &spares[1] : spares[0].pid > 0 ? &spares[0] : spares[1].pid > 0 ? &spares[1] : nullptr;
+  const char* from = spare ? (spare_ready(*spare) ? "spare" : "spare-starting") : "new";
   if (spare) {
     e = *spare;
     *spare = JExec();
@@ -162,6 +174,7 @@ static void jexec_start(JExec& e, JExec* spares, const std::string& desc, double
     e.up = true;
   }
   jexec_call(e, "load " + desc, deadline, "loading the variant's device code");
+  return from;
 }
 // Fresh buffers in the executor for a size (nsets sets of them), mapped here.
 static void jexec_alloc(JExec& e, const Size& s, double deadline, int nsets = 1) {
@@ -431,7 +444,8 @@ static void check_code_sources(const Judge& J, const std::string& lib, const std
 
 // Executors started ahead of need must have CUDA up before anything is timed: their start must not
 // overlap a timed call.
-static void spares_up(Judge& J, double deadline) {
+static double spares_up(Judge& J, double deadline) {
+  const double t0 = now_ms();
   for (JExec& sp : J.spares) {
     if (sp.pid <= 0 || sp.up) continue;
     try {
@@ -442,6 +456,7 @@ static void spares_up(Judge& J, double deadline) {
       sp = JExec();  // it died or hung: the next command starts a new one
     }
   }
+  return now_ms() - t0;
 }
 
 // How many sets of buffers timed calls of a size rotate over (plan: sets), fewer when they would
@@ -455,8 +470,9 @@ static int timing_sets(const Judge& J, const Size& s, int executors) {
   return (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(J.plan.sets, 1), fit));
 }
 
-// An executor for the variant of `desc`: one kept idle with it loaded, else a spare (or a new one).
-static void judge_exec(Judge& J, JExec& e, const std::string& desc, double deadline) {
+// An executor for the variant of `desc`: one kept idle with it loaded ("idle"), else a spare (or a
+// new one; see jexec_start).
+static const char* judge_exec(Judge& J, JExec& e, const std::string& desc, double deadline) {
   for (size_t i = J.idle.size(); i-- > 0;) {
     if (J.idle[i].first != desc || J.idle[i].second.pid <= 0) continue;
     int st = 0;
@@ -470,11 +486,11 @@ static void judge_exec(Judge& J, JExec& e, const std::string& desc, double deadl
     e = J.idle[i].second;
     e.who = who;
     J.idle.erase(J.idle.begin() + (long)i);
-    return;
+    return "idle";
   }
-  jexec_start(e, J.spares, desc, deadline);
+  return jexec_start(e, J.spares, desc, deadline);
 }
-// Keeps an executor that passed for later use (at most two; the oldest goes).
+// Keeps an executor that passed for later use (at most two; the one kept longest ago goes).
 static void judge_keep(Judge& J, const std::string& desc, JExec& e) {
   if (e.pid <= 0) return;
   jexec_unmap(e);
@@ -507,7 +523,11 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
   try {
     check_code_sources(J, lib, desc);
     double deadline = now_ms() + check_ms;
-    judge_exec(J, ex, desc, deadline);
+    const double x0 = now_ms();
+    const char* ex_from = judge_exec(J, ex, desc, deadline);
+    // Where the check's executor came from and how long getting it took (CUDA up, the variant's
+    // code loaded): a spare still making its context costs the check ~150-250 ms (H100).
+    const std::string executor = ",\"executor\":{\"from\":\"" + std::string(ex_from) + "\",\"ms\":" + jnum(now_ms() - x0) + "}";
     int call_no = 0;
     for (const Size& s : J.plan.sizes) {
       // One set of buffers per size (new addresses for every size): every call of it gets fresh
@@ -520,7 +540,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
       }
     }
     checks += "]";
-    v.body = isolation_json(J) + ",\"checks\":" + checks;
+    v.body = isolation_json(J) + executor + ",\"checks\":" + checks;
     if (!first_fail.empty()) {
       jexec_kill(ex);
       v.status = "correctness";
@@ -557,7 +577,7 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     }
     bool first_timed = true;
     deadline = now_ms() + time_ms;
-    if (J.plan.spare_wait) spares_up(J, deadline);
+    const double spares_wait = J.plan.spare_wait ? spares_up(J, deadline) : 0;
     // Clocks just before and just after the measurement, never while it times.
     ClockReading clocks_start = read_clocks();
     std::string timings = "[";
@@ -637,7 +657,8 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
     }
     timings += "]";
     ClockReading clocks_end = read_clocks();
-    v.body += ",\"l2FlushBytes\":" + std::to_string(flush) + ",\"timings\":" + timings;
+    // sparesWaitMs: before the first size's set-up, waiting for the spare executors' contexts.
+    v.body += ",\"l2FlushBytes\":" + std::to_string(flush) + ",\"sparesWaitMs\":" + jnum(spares_wait) + ",\"timings\":" + timings;
     if (clocks_start.ok && clocks_end.ok) v.body += ",\"clocks\":{\"start\":" + clocks_json(clocks_start) + ",\"end\":" + clocks_json(clocks_end) + "}";
   } catch (HarnessFailure& f) {
     v.status = f.status;
@@ -656,15 +677,21 @@ static Verdict judge_eval(Judge& J, const std::string& id, const std::string& li
 static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& descA, const std::string& libB, const std::string& descB, double time_ms) {
   Verdict v;
   JExec a, b;
+  int votes = 0;  // timed sizes where A's median pair was faster, minus those where B's was
   a.who = "A: ";
   b.who = "B: ";
   try {
     check_code_sources(J, libA, descA);
     check_code_sources(J, libB, descB);
     double deadline = now_ms() + time_ms;
-    judge_exec(J, a, descA, deadline);
-    judge_exec(J, b, descB, deadline);
-    if (J.plan.spare_wait) spares_up(J, deadline);
+    const double x0 = now_ms();
+    const char* a_from = judge_exec(J, a, descA, deadline);
+    const char* b_from = judge_exec(J, b, descB, deadline);
+    const double exec_ms = now_ms() - x0;
+    const double spares_wait = J.plan.spare_wait ? spares_up(J, deadline) : 0;
+    // Before the first size's set-up: both executors (kept idle, a spare or a new process) and the
+    // wait for the spares' contexts. On the first size's entry.
+    std::string start_json = ",\"start\":{\"a\":\"" + std::string(a_from) + "\",\"b\":\"" + b_from + "\",\"executorsMs\":" + jnum(exec_ms) + ",\"sparesWaitMs\":" + jnum(spares_wait) + "}";
     std::string duels = "[";
     size_t flush = flush_size(J.plan);
     for (const Size& s : J.plan.sizes) {
@@ -734,12 +761,15 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
       }
       for (int extra = (int)(random_u64() % 5); extra > 0; extra--) pair(false);
       pair(true);
+      median_noise(lr, &med);
+      votes += med > 10.0 ? 1 : med < 10.0 ? -1 : 0;
       std::string ord = "[";
       for (size_t i = 0; i < order.size(); i++) ord += std::string(i ? "," : "") + (order[i] ? "1" : "0");
       if (duels.size() > 1) duels += ",";
       duels += "{\"size\":" + std::to_string(s.index) + ",\"sets\":" + std::to_string(nsets) + ",\"converged\":" + (converged ? "true" : "false") +
                ",\"setupMs\":" + jnum(start - setup0) + ",\"verifyMs\":" + jnum(verify_ms) + ",\"timedMs\":" + jnum(now_ms() - start) + ",\"aEventMs\":" + jarr(ae) + ",\"aWallMs\":" + jarr(aw) +
-               ",\"bEventMs\":" + jarr(be) + ",\"bWallMs\":" + jarr(bw) + ",\"aFirst\":" + ord + "]}";
+               ",\"bEventMs\":" + jarr(be) + ",\"bWallMs\":" + jarr(bw) + ",\"aFirst\":" + ord + "]" + start_json + "}";
+      start_json.clear();
     }
     duels += "]";
     v.body = "\"l2FlushBytes\":" + std::to_string(flush) + ",\"duels\":" + duels;
@@ -748,8 +778,19 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     v.error = f.error;
   }
   if (v.status == "ok") {
-    judge_keep(J, descA, a);
-    judge_keep(J, descB, b);
+    // The faster side is kept last, so the next evaluation's keep drops the slower: the engine's
+    // best after this duel is the faster (or, when they are the same, the incumbent: B), and the
+    // next duel is against it. Kept the other way, a challenger that became the best was dropped
+    // by the next evaluation, and that evaluation's duel took a spare (~150-250 ms to replace)
+    // for it: the check after it waited for a context (H100, 2026-12-08: the check two
+    // evaluations after each new best took 130-250 ms instead of ~23).
+    if (votes > 0) {
+      judge_keep(J, descB, b);
+      judge_keep(J, descA, a);
+    } else {
+      judge_keep(J, descA, a);
+      judge_keep(J, descB, b);
+    }
   }
   jexec_kill(a);
   jexec_kill(b);

@@ -126,6 +126,31 @@ test('timed calls run on inputs the variant has not seen and are verified: every
   console.log(`# softmax_warp timing: set-up ${t.setupMs.toFixed(0)} ms, sampling ${t.timedMs.toFixed(0)} ms (${t.samplesMs.length} samples of ${t.medianMs.toFixed(4)} ms), verifying ${t.verifyMs.toFixed(0)} ms for ${t.verifiedCalls} calls; time stage ${r.stages!.timeMs} ms`);
 });
 
+test("the judge keeps a duel's faster side for the next duel, and hands a check the spare whose CUDA is up", async () => {
+  // H100, 2026-12-08: two evaluations after each new best, the check took 130-250 ms instead of ~23:
+  // the duel's keep order let the next evaluation drop the new best, its next duel took a spare for
+  // it, and the check after that duel was handed the spare spawned after it, still making its context.
+  const ev = await evaluatorFor(softmax, { timing: { maxMs: 600 } });
+  const slow: VariantSpec = { source: softmax.baselineSource, config: defaultConfig(softmax), flags: { opt: 3 }, origin: 'user' };
+  const fast = variant(fixture('softmax_warp.cu'));
+  const fast2: VariantSpec = { ...fast, flags: { opt: 3, maxrregcount: 64 } }; // another library of the warp kernel
+  for (const v of [slow, fast]) assert.equal((await ev.evaluate(v)).failure, undefined);
+  const d1 = await ev.duel(fast, slow); // the challenger (A) wins: the new best
+  assert.equal(d1.duels?.[0].verdict, 'faster', JSON.stringify(d1.failure ?? d1.duels?.[0].ratio));
+  assert.equal((await ev.evaluate(fast2)).failure, undefined); // its keep drops one of the two kept: the slower
+  const d2 = await ev.duel(fast2, fast); // against the new best
+  const st = d2.duels?.[0].start;
+  assert.deepEqual([st?.a, st?.b], ['idle', 'idle'], `the duel against the new best found its executors: ${JSON.stringify(st)}`);
+  // A duel against the dropped one takes a spare; the spare spawned after it is still making its
+  // context when the next check (capture cached: at once) asks for one, and the other spare is up.
+  const d3 = await ev.duel(slow, fast2);
+  assert.ok(d3.duels?.[0].start?.a.startsWith('spare'), JSON.stringify(d3.duels?.[0].start));
+  const again = await ev.evaluate(fast);
+  assert.equal(again.failure, undefined, again.failure?.reason);
+  assert.equal(again.check?.executor?.from, 'spare', `the check's executor: ${JSON.stringify(again.check?.executor)}`);
+  console.log(`# executors: duel against the new best ${JSON.stringify(st)}; check after a duel that took a spare ${JSON.stringify(again.check?.executor)} (check ${again.stages?.checkMs} ms)`);
+});
+
 test('an exported variant re-measures as exported: export → eval gives the same configuration and the same time within noise', async () => {
   const { createSession, newSessionId } = await import('../../main/engine/session/store.js');
   const { exportVariant } = await import('../../main/engine/export/cu.js');

@@ -69,9 +69,18 @@ export interface BufferCheck {
   firstBad?: { index: number; expected: number; got: number };
 }
 
+/**
+ * Where the judge got a variant's executor (the process that runs its device code): kept idle with
+ * the variant loaded, a spare started ahead with its CUDA context up, a spare still making its
+ * context (the wait is in the caller's time), or a new process.
+ */
+export type ExecutorFrom = 'idle' | 'spare' | 'spare-starting' | 'new';
+
 export interface CheckResult {
   ok: boolean;
   checks: BufferCheck[];
+  /** The check's executor, where the judge reports it (judges from 2026-12-08 on): where it came from and how long getting it took (ms). */
+  executor?: { from: ExecutorFrom; ms: number };
   /** As the harness reported it for this run: where the references and the measurement were (processes that run no variant code), the capture process's system-call filter and sandbox. */
   isolation?: { refs: string; syscallFilter: string; measurement?: string; sandbox?: string; writes?: string };
   failure?: Failure;
@@ -154,6 +163,11 @@ export type Verdict = 'faster' | 'slower' | 'same' | 'unsure';
 /** A paired, interleaved measurement of A against B in one process. */
 export interface DuelResult {
   size: number;
+  /**
+   * Before the first timed size's set-up (on that size's entry; judges from 2026-12-08 on): where
+   * both executors came from, how long getting them took, and the wait for the spares' contexts (ms).
+   */
+  start?: { a: ExecutorFrom; b: ExecutorFrom; executorsMs: number; sparesWaitMs: number };
   /** As Timing's: the duel's buffer sets and warm-up, its pairs' loop, and the verified pairs' reference runs within it. */
   setupMs?: number;
   verifyMs?: number;
@@ -304,6 +318,8 @@ export interface EvalResult {
     captureBuffersMs?: number; captureCallsMs?: number; captureWriteMs?: number; captureExitMs?: number;
     /** Parts of timeMs, summed over the timed sizes (Timing.setupMs, verifyMs): the buffer sets and warm-up, and the verified calls' reference runs. */
     timeSetupMs?: number; timeVerifyMs?: number;
+    /** Part of checkMs: getting the check's executor (CheckResult.executor). Part of timeMs: waiting for the judge's spare executors' contexts before the first size's set-up. */
+    checkExecMs?: number; timeSparesWaitMs?: number;
   };
   /** Set for a Python (`ModelNew`) candidate judged by resources/python/kd_candidate.py (docs/PYTHON-CANDIDATES.md). */
   python?: PythonResultInfo;

@@ -7,7 +7,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, Failure, MeasurementSource, TimingResult, VariantSpec } from '../base/types.js';
+import type { BuildResult, CheckResult, ClockReading, DuelResult, EvalResult, ExecutorFrom, Failure, MeasurementSource, TimingResult, VariantSpec } from '../base/types.js';
 import type { Toolchain } from '../platform/toolchain/nvcc.js';
 import type { GpuInfo } from '../base/types.js';
 import { cudaDeviceSelector, normaliseGpuName, readClocks } from '../platform/gpu/detect.js';
@@ -422,10 +422,11 @@ export function capturePhases(body: CaptureBody | undefined, startedAtMs: number
   const at = marks as number[];
   return Object.fromEntries(CAPTURE_PHASE_STAGES.map((k, i) => [k, Math.max(0, Math.round((at[i + 1] - at[i]) * 10) / 10)])) as CapturePhases;
 }
-type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string } };
+// executor (CheckResult.executor), sparesWaitMs and a duel's start: judges from 2026-12-08 01:00 on.
+type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; measurement: string }; executor?: { from?: unknown; ms?: unknown } };
 // setupMs, verifyMs, timedMs: judges from 2026-12-08 on (see Timing).
-type TimeBody = { l2FlushBytes: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; cutoffMs?: number; setupMs?: number; verifyMs?: number; timedMs?: number; eventMs: number[]; wallMs: number[] }> };
-type DuelBody = { duels: Array<{ size: number; sets?: number; setupMs?: number; verifyMs?: number; timedMs?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
+type TimeBody = { l2FlushBytes: number; sparesWaitMs?: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; cutoffMs?: number; setupMs?: number; verifyMs?: number; timedMs?: number; eventMs: number[]; wallMs: number[] }> };
+type DuelBody = { duels: Array<{ size: number; start?: { a?: unknown; b?: unknown; executorsMs?: unknown; sparesWaitMs?: unknown }; sets?: number; setupMs?: number; verifyMs?: number; timedMs?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
 
 /** The judge's split of a timing's (or duel's) wall time, where it reports one (Timing.setupMs). */
 type WallParts = Pick<TimingResult, 'setupMs' | 'verifyMs' | 'timedMs'>;
@@ -433,6 +434,23 @@ function wallParts(x: WallParts): WallParts {
   const out: WallParts = {};
   for (const k of ['setupMs', 'verifyMs', 'timedMs'] as const) if (typeof x[k] === 'number' && Number.isFinite(x[k]) && x[k] >= 0) out[k] = x[k];
   return out;
+}
+
+const EXECUTOR_FROM: readonly ExecutorFrom[] = ['idle', 'spare', 'spare-starting', 'new'];
+const msOf = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : undefined);
+const fromOf = (x: unknown): ExecutorFrom | undefined => EXECUTOR_FROM.find((f) => f === x);
+
+/** The check's executor as the judge reports it (CheckResult.executor); undefined from older judges or a malformed field. */
+function executorOf(x: CheckBody['executor']): CheckResult['executor'] {
+  const from = fromOf(x?.from);
+  const ms = msOf(x?.ms);
+  return from && ms !== undefined ? { from, ms } : undefined;
+}
+
+/** A duel's start as the judge reports it on its first timed size (DuelResult.start). */
+function duelStartOf(x: DuelBody['duels'][number]['start']): DuelResult['start'] {
+  const a = fromOf(x?.a), b = fromOf(x?.b), executorsMs = msOf(x?.executorsMs), sparesWaitMs = msOf(x?.sparesWaitMs);
+  return a && b && executorsMs !== undefined && sparesWaitMs !== undefined ? { a, b, executorsMs, sparesWaitMs } : undefined;
 }
 
 /** The time stage's parts summed over the timed sizes (EvalResult.stages.timeSetupMs, timeVerifyMs), where the judge reports them. */
@@ -876,7 +894,12 @@ export class Evaluator {
       let tGo = 0;
       const stages = (): EvalResult['stages'] => {
         const end = Date.now();
-        return { queuedMs: tStart - tQueued + (tGo && tTime ? tGo - tTime : 0), captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tGo ? end - tGo : 0, ...cap.phases, ...timeParts(ans?.body.timings) };
+        const exec = executorOf(ans?.body.executor);
+        const sparesWait = msOf(ans?.body.sparesWaitMs);
+        return {
+          queuedMs: tStart - tQueued + (tGo && tTime ? tGo - tTime : 0), captureMs: cap.durationMs, checkMs: (tTime || end) - t0, timeMs: tGo ? end - tGo : 0, ...cap.phases, ...timeParts(ans?.body.timings),
+          ...(exec ? { checkExecMs: exec.ms } : {}), ...(sparesWait !== undefined ? { timeSparesWaitMs: sparesWait } : {}),
+        };
       };
       let ans: JudgeAnswer<Partial<CheckBody & TimeBody>> | undefined;
       try {
@@ -912,7 +935,8 @@ export class Evaluator {
       const clocksEnd = ans.body.clocks?.end ?? (time && tGo ? await clocks() : undefined);
       const failure: Failure | undefined = ans.status === 'ok' ? undefined : { kind: failureKind(ans.status), reason: ans.error ?? ans.status };
       const checkPassed = ans.status === 'ok' || ans.stage === 'time';
-      const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), failure: checkPassed ? undefined : failure, durationMs: (tTime || Date.now()) - t0 };
+      const executor = executorOf(ans.body.executor);
+      const checkResult: CheckResult = { ok: checkPassed, checks: ans.body.checks ?? [], isolation: this.isolationOf(ans.body.isolation, cap.body), ...(executor ? { executor } : {}), failure: checkPassed ? undefined : failure, durationMs: (tTime || Date.now()) - t0 };
       if (failure) return { build, check: checkResult, failure, source: this.source, stages: stages() };
       if (!time) return { build, check: checkResult, source: this.source, stages: stages() };
       if (!ans.body.timings) return { build, check: checkResult, failure: { kind: 'runtime', reason: 'the judge gave no timings' }, source: this.source, stages: stages() };
@@ -1027,7 +1051,12 @@ export class Evaluator {
       const judge = await this.reference(signal);
       const ans = await judge.call<DuelBody>(['duel', libA, ca.desc!, libB, cb.desc!, String(timeoutMs)], timeoutMs + 60_000);
       if (ans.status !== 'ok') return { failure: { kind: failureKind(ans.status), reason: ans.error ?? ans.status } };
-      return { duels: ans.body.duels.map((d) => ({ ...duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true, sets: d.sets }), ...wallParts(d) })) };
+      return {
+        duels: ans.body.duels.map((d) => {
+          const start = duelStartOf(d.start);
+          return { ...duelStats(d.size, d.aEventMs, d.aWallMs, d.bEventMs, d.bWallMs, probe.emptyWallMs, { eventsBracketAll: true, sets: d.sets }), ...wallParts(d), ...(start ? { start } : {}) };
+        }),
+      };
     } catch (e) {
       return { failure: { kind: e instanceof JudgeError ? e.kind : 'runtime', reason: (e as Error).message.split('\n')[0], log: (e as Error).message } };
     }
