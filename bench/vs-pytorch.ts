@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchArgs as parseArgs } from './lib/args.js';
-import { breakdownOf, duelStartStages, type Breakdown, type StageMark } from './lib/optimize-events.js';
+import { breakdownOf, duelStages, type Breakdown, type StageMark } from './lib/optimize-events.js';
 import { cudaDeviceSelector, detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { findToolchain } from '../main/engine/platform/toolchain/nvcc.js';
 import { CAPTURE_PHASE_STAGES, Evaluator } from '../main/engine/measure/evaluate.js';
@@ -348,7 +348,7 @@ for (const task of timedTasks) {
           onEvent: (e) => {
             if (e.type === 'stage') timeline.push({ tMs: at(), kind: 'stage', variantId: e.variantId, stage: e.stage });
             if (e.type === 'duel') {
-              const st = duelStartStages(e.result.start);
+              const st = duelStages(e.result);
               timeline.push({ tMs: at(), kind: 'duel', variantId: e.a, ...(st ? { stages: st } : {}) });
             }
             if (e.type !== 'result') return;

@@ -105,12 +105,12 @@ describe('optimize --json event lines', () => {
     expect(b.rest.mean).toBe((80 + 180 + 230) / 3);
   });
 
-  it("the check's executor, the time stage's wait for spares and a duel's start, from the event lines, where the judge reports them", () => {
+  it("the check's executor, the time stage's wait for spares and a duel's parts, from the event lines, where the judge reports them", () => {
     const line = (t: number, o: object): { t: number; text: string } => ({ t, text: JSON.stringify(o) });
     const result = (extra: object) => ({ type: 'result', result: { medianMs: 1, stages: { queuedMs: 0, captureMs: 0, checkMs: 180, timeMs: 300, ...extra } } });
     const b = breakdown([
       line(0, result({})),
-      line(400, { type: 'duel', result: { ratio: 1, start: { a: 'idle', b: 'spare-starting', executorsMs: 150, sparesWaitMs: 5 } } }),
+      line(400, { type: 'duel', result: { ratio: 1, setupMs: 70, timedMs: 200, verifyMs: 20, start: { a: 'idle', b: 'spare-starting', executorsMs: 150, sparesWaitMs: 5 } } }),
       line(1000, result({ checkExecMs: 160, timeSparesWaitMs: 3 })),
       line(1400, { type: 'duel', result: { ratio: 1 } }), // an older judge: no start
       line(2000, result({ checkExecMs: 2, timeSparesWaitMs: 1 })),
@@ -122,5 +122,8 @@ describe('optimize --json event lines', () => {
     expect(b.duelExecutors).toEqual({ median: 75.5, mean: 75.5, n: 2 });
     expect(b.duelSparesWait).toEqual({ median: 2.5, mean: 2.5, n: 2 });
     expect(b.duel.n).toBe(3);
+    expect(b.duelSetup).toEqual({ median: 70, mean: 70, n: 1 });
+    expect(b.duelTimed).toEqual({ median: 200, mean: 200, n: 1 });
+    expect(b.duelVerify).toEqual({ median: 20, mean: 20, n: 1 });
   });
 });

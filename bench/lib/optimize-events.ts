@@ -25,7 +25,7 @@ export function breakdown(lines: EventLine[]): Breakdown {
   for (const l of lines) {
     const ev = parseEvent(l);
     if (ev?.type === 'result') marks.push({ t: l.t, kind: 'result', stages: ev.result?.stages });
-    else if (ev?.type === 'duel') marks.push({ t: l.t, kind: 'duel', stages: duelStartStages(ev.result?.start) });
+    else if (ev?.type === 'duel') marks.push({ t: l.t, kind: 'duel', stages: duelStages(ev.result) });
   }
   return breakdownOf(marks);
 }
@@ -34,13 +34,33 @@ export function breakdown(lines: EventLine[]): Breakdown {
 interface EventFields {
   type?: string;
   variantId?: string;
-  result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; cutoffMs?: number; stages?: Record<string, number>; start?: { executorsMs?: unknown; sparesWaitMs?: unknown } };
+  result?: { failure?: { kind?: string } | string | null; medianMs?: number; samples?: number; cutoffMs?: number; stages?: Record<string, number> } & DuelParts;
 }
-/** A duel line's start (DuelResult.start, judges from 2026-12-08 01:00 on) as stages for breakdownOf. */
-export function duelStartStages(start: { executorsMs?: unknown; sparesWaitMs?: unknown } | undefined): Record<string, number> | undefined {
-  if (typeof start?.executorsMs !== 'number' || typeof start.sparesWaitMs !== 'number') return undefined;
-  return { duelExecutorsMs: start.executorsMs, duelSparesWaitMs: start.sparesWaitMs };
+/** What a duel line's result (a DuelResult) says of where the duel's time went. */
+interface DuelParts {
+  setupMs?: unknown;
+  verifyMs?: unknown;
+  timedMs?: unknown;
+  start?: { executorsMs?: unknown; sparesWaitMs?: unknown };
 }
+/**
+ * A duel's parts as stages for breakdownOf: its set-up (buffer sets, warm-up), its pairs' loop and
+ * the verified pairs' reference runs within it (judges from 2026-12-08 on), and before them getting
+ * both executors and waiting for the spares' contexts (DuelResult.start, from 2026-12-08 01:00 on).
+ */
+export function duelStages(d: DuelParts | undefined): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  const put = (k: string, x: unknown): void => {
+    if (typeof x === 'number' && Number.isFinite(x)) out[k] = x;
+  };
+  put('duelSetupMs', d?.setupMs);
+  put('duelTimedMs', d?.timedMs);
+  put('duelVerifyMs', d?.verifyMs);
+  put('duelExecutorsMs', d?.start?.executorsMs);
+  put('duelSparesWaitMs', d?.start?.sparesWaitMs);
+  return Object.keys(out).length ? out : undefined;
+}
+const DUEL_PARTS = { duelSetupMs: 'duelSetup', duelTimedMs: 'duelTimed', duelVerifyMs: 'duelVerify', duelExecutorsMs: 'duelExecutors', duelSparesWaitMs: 'duelSparesWait' } as const;
 function parseEvent(l: EventLine): EventFields | null {
   try {
     return JSON.parse(l.text) as EventFields;
@@ -63,10 +83,8 @@ export function breakdownOf(marks: StageMark[]): Breakdown {
   for (const m of marks) {
     if (m.kind === 'result') results.push({ t: m.t, duelMs: 0, stages: m.stages });
     else if (results.length) results[results.length - 1].duelMs = m.t - results[results.length - 1].t;
-    // Parts of a duel's time before its first set-up (judges from 2026-12-08 01:00 on): getting
-    // both executors, and waiting for the spares' contexts.
-    if (m.kind === 'duel' && typeof m.stages?.duelExecutorsMs === 'number') (acc.duelExecutors ??= []).push(m.stages.duelExecutorsMs);
-    if (m.kind === 'duel' && typeof m.stages?.duelSparesWaitMs === 'number') (acc.duelSparesWait ??= []).push(m.stages.duelSparesWaitMs);
+    // Parts of a duel's time (duelStages): not parts of the interval's `rest`.
+    if (m.kind === 'duel') for (const [k, name] of Object.entries(DUEL_PARTS)) if (typeof m.stages?.[k] === 'number') (acc[name] ??= []).push(m.stages[k]);
   }
   for (let i = 1; i < results.length; i++) {
     const total = results[i].t - results[i - 1].t;
