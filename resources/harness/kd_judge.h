@@ -778,9 +778,9 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     v.error = f.error;
   }
   if (v.status == "ok") {
-    // The faster side is kept last, so the next evaluation's keep drops the slower: the engine's
-    // best after this duel is the faster (or, when they are the same, the incumbent: B), and the
-    // next duel is against it. Kept the other way, a challenger that became the best was dropped
+    // The faster side (by the median pair of most timed sizes; on a tie, B, the engine's opponent)
+    // is kept last, so the next evaluation's keep drops the slower: the engine's best after this
+    // duel is most often the faster, and the next duel is against its best. Kept the other way, a challenger that became the best was dropped
     // by the next evaluation, and that evaluation's duel took a spare (~150-250 ms to replace)
     // for it: the check after it waited for a context (H100, 2026-12-08: the check two
     // evaluations after each new best took 130-250 ms instead of ~23).
