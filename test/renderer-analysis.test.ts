@@ -83,4 +83,10 @@ describe("a variant's evaluation time (the variant panel)", () => {
     expect(t.timing).toEqual([{ label: 'set-up (buffer sets, warm-up)', ms: 60 }, { label: 'verifying against the reference', ms: 800 }, { label: 'samples', ms: 240 }]);
     expect(timeSpent({ build, stages: { queuedMs: 0, captureMs: 0, checkMs: 22, timeMs: 336 } })!.timing).toEqual([]);
   });
+  it("splits the check into getting an executor and the checks, and counts the wait for spare executors in the timing, where the judge reports them", () => {
+    const t = timeSpent({ build, stages: { queuedMs: 0, captureMs: 0, checkMs: 190, timeMs: 1100, timeSetupMs: 60, timeVerifyMs: 800, checkExecMs: 168, timeSparesWaitMs: 40 } })!;
+    expect(t.check).toEqual([{ label: 'getting an executor', ms: 168 }, { label: 'every size and seed', ms: 22 }]);
+    expect(t.timing).toEqual([{ label: "waiting for the judge's spare executors", ms: 40 }, { label: 'set-up (buffer sets, warm-up)', ms: 60 }, { label: 'verifying against the reference', ms: 800 }, { label: 'samples', ms: 200 }]);
+    expect(timeSpent({ build, stages: { queuedMs: 0, captureMs: 0, checkMs: 22, timeMs: 336 } })!.check).toEqual([]);
+  });
 });

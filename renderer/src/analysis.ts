@@ -127,10 +127,11 @@ export interface TimePart {
  * the GPU, the capture process (when it ran inside the evaluation), the judge's check, the timing;
  * and, apart, the capture process's own phases largest first (also when it ran ahead of the
  * evaluation, beside other variants' work, so that its time is not on this evaluation's path), and
- * the timing's own parts where the judge reports them (the verifying can be most of it).
+ * the check's and the timing's own parts where the judge reports them (the verifying can be most of
+ * a timing; a spare executor still making its CUDA context most of a check).
  * Null without stages (replays, compile-only, failures before the GPU).
  */
-export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: TimePart[]; capture: TimePart[]; captureAhead: boolean; timing: TimePart[] } | null {
+export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: TimePart[]; capture: TimePart[]; captureAhead: boolean; check: TimePart[]; timing: TimePart[] } | null {
   const st = r.stages;
   if (!st) return null;
   const parts: TimePart[] = [
@@ -150,9 +151,19 @@ export function timeSpent(r: Pick<EvalResult, 'build' | 'stages'>): { parts: Tim
   const captureTotal = capture.reduce((a, p) => a + p.ms, 0) - (st.captureWaitMs ?? 0);
   // The timing's own parts, where the judge reports them (from 2026-12-08): its buffer sets and
   // warm-up, the verified calls' reference runs, and the rest (the samples, and the go and answer).
+  // From 2026-12-08 01:00 also the wait for the judge's spare executors' contexts before it.
+  const spares = st.timeSparesWaitMs ?? 0;
   const timing: TimePart[] = st.timeSetupMs !== undefined && st.timeVerifyMs !== undefined
-    ? [{ label: 'set-up (buffer sets, warm-up)', ms: st.timeSetupMs }, { label: 'verifying against the reference', ms: st.timeVerifyMs }, { label: 'samples', ms: Math.max(0, st.timeMs - st.timeSetupMs - st.timeVerifyMs) }]
+    ? [
+      ...(st.timeSparesWaitMs !== undefined ? [{ label: "waiting for the judge's spare executors", ms: spares }] : []),
+      { label: 'set-up (buffer sets, warm-up)', ms: st.timeSetupMs }, { label: 'verifying against the reference', ms: st.timeVerifyMs },
+      { label: 'samples', ms: Math.max(0, st.timeMs - spares - st.timeSetupMs - st.timeVerifyMs) },
+    ]
+    : [];
+  // The check's parts (from 2026-12-08 01:00): getting its executor, and the checks themselves.
+  const check: TimePart[] = st.checkExecMs !== undefined
+    ? [{ label: 'getting an executor', ms: st.checkExecMs }, { label: 'every size and seed', ms: Math.max(0, st.checkMs - st.checkExecMs) }]
     : [];
   // Ahead: the evaluation waited for less than half of what the capture process took.
-  return { parts, capture, captureAhead: capture.length > 0 && st.captureMs < captureTotal / 2, timing };
+  return { parts, capture, captureAhead: capture.length > 0 && st.captureMs < captureTotal / 2, check, timing };
 }

@@ -857,7 +857,8 @@ describe.skipIf(!have)('workbench in browser mode (real backend)', () => {
     await cut.waitFor();
     expect(await cut.innerText()).toMatch(/timing stopped early at the cutoff 450\.00 µs \(15 samples\): decidedly slower than the best, so no precise time/);
     // Where its timing's wall time went, as the judge reports it: mostly verifying against the reference.
-    expect(await page.getByTestId('variant-timing-parts').innerText()).toBe('timing: set-up (buffer sets, warm-up) 40 ms · verifying against the reference 70 ms · samples 10 ms');
+    expect(await page.getByTestId('variant-timing-parts').innerText()).toBe("timing: waiting for the judge's spare executors 5 ms · set-up (buffer sets, warm-up) 40 ms · verifying against the reference 70 ms · samples 5 ms");
+    expect(await page.getByTestId('variant-check-parts').innerText()).toBe('check: getting an executor 15 ms · every size and seed 8 ms');
     await shot('variant-cutoff');
     await shotNarrow('variant-cutoff-1024');
     // A duel over buffer sets: the Compare view gives its interval over the pairs and the

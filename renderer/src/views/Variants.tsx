@@ -120,6 +120,7 @@ function TimeSpent({ d }: { d: VariantDetail }) {
       <dt>its evaluation</dt>
       <dd data-testid="variant-time-spent">
         {t.parts.map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}
+        {t.check.length ? <div className="muted small" data-testid="variant-check-parts">check: {t.check.map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}</div> : null}
         {t.timing.length ? <div className="muted small" data-testid="variant-timing-parts">timing: {t.timing.map((p) => `${p.label} ${ms(p.ms)}`).join(' · ')}</div> : null}
         {t.capture.length ? (
           <div className="muted small">
