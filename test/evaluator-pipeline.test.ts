@@ -218,13 +218,17 @@ describe('the evaluator with a stand-in harness', () => {
     ev.close();
   });
 
-  it('KERNELDUEL_SPARES_WAIT=0 (an experiment) turns the judge\'s wait for its spare executors off in the plan; an explicit timing setting wins', () => {
+  it('KERNELDUEL_SPARES_WAIT=0 or 2 (experiments) turns the judge\'s wait for its spare executors off in the plan; an explicit timing setting wins', () => {
     const saved = process.env.KERNELDUEL_SPARES_WAIT;
     try {
       process.env.KERNELDUEL_SPARES_WAIT = '0';
       expect(make().timing.sparesWait).toBe(0);
       expect(make({ timing: { sparesWait: 1 } }).timing.sparesWait).toBe(1);
+      process.env.KERNELDUEL_SPARES_WAIT = '2';
+      expect(make().timing.sparesWait).toBe(2);
       process.env.KERNELDUEL_SPARES_WAIT = '1';
+      expect(make().timing.sparesWait).toBeUndefined();
+      process.env.KERNELDUEL_SPARES_WAIT = '3';
       expect(make().timing.sparesWait).toBeUndefined();
     } finally {
       if (saved === undefined) delete process.env.KERNELDUEL_SPARES_WAIT;

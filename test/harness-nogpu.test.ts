@@ -27,10 +27,10 @@ async function oneShot<B>(mode: string, args: string[] = [], env: NodeJS.Process
 }
 
 describe.skipIf(HAS_GPU || NO_NVCC)('harness modes without a GPU', () => {
-  it('refuses a timing plan line out of range, naming it (flushsets 1-16, flushclean 0-1, flushcleanbytes a multiple of 16, duelalloc 0-2, duelwarm 0 or 2, spreadlarge 0-1, sparewait 0-1)', async () => {
+  it('refuses a timing plan line out of range, naming it (flushsets 1-16, flushclean 0-1, flushcleanbytes a multiple of 16, duelalloc 0-2, duelwarm 0 or 2, spreadlarge 0-1, sparewait 0-2)', async () => {
     const h = await buildHarness();
     const dir = mkdtempSync(join(tmpdir(), 'kd-harness-planline-'));
-    for (const line of ['flushsets 0', 'flushsets 17', 'flushclean 2', 'flushcleanbytes 0', 'flushcleanbytes 1000', 'flushcleanbytes 8', 'duelalloc 3', 'duelalloc -1', 'duelwarm 1', 'spreadlarge 2', 'sparewait 2', 'sparewait -1']) {
+    for (const line of ['flushsets 0', 'flushsets 17', 'flushclean 2', 'flushcleanbytes 0', 'flushcleanbytes 1000', 'flushcleanbytes 8', 'duelalloc 3', 'duelalloc -1', 'duelwarm 1', 'spreadlarge 2', 'sparewait 3', 'sparewait -1']) {
       const plan = join(dir, 'plan.txt');
       writeFileSync(plan, PLAN.replace('seeds 1\n', `seeds 1\n${line}\n`));
       const r = spawnSync(h, ['probe', plan, join(dir, 'result.json')], { cwd: dir, timeout: 60_000, encoding: 'utf8' });
@@ -38,7 +38,7 @@ describe.skipIf(HAS_GPU || NO_NVCC)('harness modes without a GPU', () => {
       expect(r.stderr, line).toContain(`bad plan line: ${line}`);
     }
     // In range, the plan is read and the probe goes on to the device (none here).
-    const ok = await oneShot('probe', [], {}, PLAN.replace('seeds 1\n', 'seeds 1\nflushsets 4\nduelalloc 1\nduelwarm 2\nspreadlarge 1\nsparewait 0\n'));
+    const ok = await oneShot('probe', [], {}, PLAN.replace('seeds 1\n', 'seeds 1\nflushsets 4\nduelalloc 1\nduelwarm 2\nspreadlarge 1\nsparewait 2\n'));
     expect(ok.error).toMatch(/cudaGetDeviceCount/);
     const okBytes = await oneShot('probe', [], {}, PLAN.replace('seeds 1\n', 'seeds 1\nflushclean 1\nflushcleanbytes 7864320\n'));
     expect(okBytes.error).toMatch(/cudaGetDeviceCount/);

@@ -79,7 +79,8 @@ describe('renderPlan', () => {
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, sparesWait: 0 } }), 'x')).toMatch(/^sparewait 0$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('sparewait');
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, sparesWait: 1 } }), 'x')).not.toContain('sparewait');
-    expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, sparesWait: 2 } }), 'x')).toThrow(/sparesWait must be 0 or 1 \(got 2\)/);
+    expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, sparesWait: 2 } }), 'x')).toMatch(/^sparewait 2$/m);
+    expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, sparesWait: 3 } }), 'x')).toThrow(/sparesWait must be 0, 1 or 2 \(got 3\)/);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, timingContexts: 2 } }), 'x')).toMatch(/^timectx 2$/m);
     expect(renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: DEFAULT_TIMING }), 'x')).not.toContain('timectx');
     expect(() => renderPlan(plan(softmax(), { sizes: [2], timed: [], timing: { ...DEFAULT_TIMING, timingContexts: 5 } }), 'x')).toThrow(/timingContexts must be a whole number from 1 to 4 \(got 5\)/);

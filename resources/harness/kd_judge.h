@@ -688,7 +688,7 @@ static Verdict judge_duel(Judge& J, const std::string& libA, const std::string& 
     const char* a_from = judge_exec(J, a, descA, deadline);
     const char* b_from = judge_exec(J, b, descB, deadline);
     const double exec_ms = now_ms() - x0;
-    const double spares_wait = J.plan.spare_wait ? spares_up(J, deadline) : 0;
+    const double spares_wait = J.plan.spare_wait == 1 ? spares_up(J, deadline) : 0;
     // Before the first size's set-up: both executors (kept idle, a spare or a new process) and the
     // wait for the spares' contexts. On the first size's entry.
     std::string start_json = ",\"start\":{\"a\":\"" + std::string(a_from) + "\",\"b\":\"" + b_from + "\",\"executorsMs\":" + jnum(exec_ms) + ",\"sparesWaitMs\":" + jnum(spares_wait) + "}";

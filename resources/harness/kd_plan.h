@@ -66,8 +66,10 @@ struct Plan {
   // 0 (plan sparewait 0; an experiment of issue 17, off by default): timing does not wait for the
   // executors started ahead of need to have CUDA up, so their contexts' creation (~150-250 ms, in
   // other processes) may overlap timed calls. 1 (the default): it waits (kd_judge.h spares_up),
-  // and that wait is on every variant's path (the check or the duel after a result).
-  bool spare_wait = true;
+  // and that wait is on every variant's path (the check or the duel after a result). 2 (plan
+  // sparewait 2; an experiment, 2026-12-08): evaluations wait, duels do not (captures already run
+  // beside duels, whose pairs are interleaved: a context made beside one lands on both sides).
+  int spare_wait = 1;
   // N > 1 (plan timectx N): a variant's timed calls rotate over N executors of it (N CUDA contexts,
   // each with its own buffer sets), so that no one process's offset decides its time.
   int time_ctx = 1;
@@ -145,8 +147,8 @@ static Plan read_plan(const char* path) {
       if (p.duel_warm != 0 && p.duel_warm != 2) bad(line);
     } else if (!strcmp(key, "sparewait")) {
       const int v = atoi(rest);
-      if (v != 0 && v != 1) bad(line);
-      p.spare_wait = v == 1;
+      if (v != 0 && v != 1 && v != 2) bad(line);
+      p.spare_wait = v;
     } else if (!strcmp(key, "spreadlarge")) {
       const int v = atoi(rest);
       if (v != 0 && v != 1) bad(line);

@@ -534,8 +534,9 @@ export class Evaluator {
     const arch = opts.arch ?? (opts.gpu?.arch || 'sm_90');
     this.env = { nvcc: opts.toolchain.nvcc, nvccVersion: opts.toolchain.version, arch, libDir: opts.toolchain.libDir, workRoot: opts.workRoot ?? defaultWorkRoot() };
     this.seeds = opts.seeds ?? [randomInt(1, 2 ** 31), randomInt(1, 2 ** 31), randomInt(1, 2 ** 31)];
-    // KERNELDUEL_SPARES_WAIT=0: an experiment (TimingSettings.sparesWait), for A/B runs of one bundle.
-    this.timing = { ...DEFAULT_TIMING, ...(process.env.KERNELDUEL_SPARES_WAIT === '0' ? { sparesWait: 0 } : {}), ...(opts.timing ?? {}) };
+    // KERNELDUEL_SPARES_WAIT=0 or 2: experiments (TimingSettings.sparesWait), for A/B runs of one bundle.
+    const sparesEnv = process.env.KERNELDUEL_SPARES_WAIT;
+    this.timing = { ...DEFAULT_TIMING, ...(sparesEnv === '0' || sparesEnv === '2' ? { sparesWait: Number(sparesEnv) } : {}), ...(opts.timing ?? {}) };
     this.captures = opts.captureShare?.done ?? new Map();
     this.capturing = opts.captureShare?.running ?? new Map();
     const key = createHash('sha256').update(this.task.hash).update(JSON.stringify(this.seeds)).update(arch).update(randomBytes(4)).digest('hex').slice(0, 16);

@@ -69,7 +69,10 @@ export interface TimingSettings {
    * line `sparewait 0`), so another process's context creation (~150-250 ms) may overlap timed
    * calls. 1 (the default): it waits, and that wait is on each variant's path: a check right after
    * a result without a duel took 130-300 ms instead of ~23 (histogram, H100, 2026-12-07). An
-   * experiment of issue 17 (`KERNELDUEL_SPARES_WAIT=0`): whether the overlap moves timings.
+   * experiment of issue 17 (`KERNELDUEL_SPARES_WAIT=0`): whether the overlap moves timings. 2
+   * (`KERNELDUEL_SPARES_WAIT=2`, an experiment of 2026-12-08): evaluations wait, duels do not (every
+   * duel after an evaluation waited for the spare spawned after it; captures already run beside
+   * duels, whose interleaved pairs put a context made beside them on both sides).
    */
   sparesWait?: number;
   /**
@@ -176,8 +179,8 @@ export function renderPlan(p: PlanInput, nonce: string): string {
     lines.push('spreadlarge 1');
   }
   if (t.sparesWait !== undefined && t.sparesWait !== 1) {
-    if (t.sparesWait !== 0) throw new Error(`sparesWait must be 0 or 1 (got ${t.sparesWait})`);
-    lines.push('sparewait 0');
+    if (t.sparesWait !== 0 && t.sparesWait !== 2) throw new Error(`sparesWait must be 0, 1 or 2 (got ${t.sparesWait})`);
+    lines.push(`sparewait ${t.sparesWait}`);
   }
   if (t.flushSets !== undefined && t.flushSets !== 1) {
     if (!(Number.isInteger(t.flushSets) && t.flushSets >= 1 && t.flushSets <= 16)) throw new Error(`flushSets must be a whole number from 1 to 16 (got ${t.flushSets})`);
