@@ -26,7 +26,7 @@ import { benchArgs as parseArgs } from './lib/args.js';
 import { detectGpus, gpuSlug } from '../main/engine/platform/gpu/detect.js';
 import { invokedAs } from '../main/engine/base/provenance.js';
 import { median } from '../main/engine/measure/stats.js';
-import { bestOf, breakdown, isResultLine, perEvaluation } from './lib/optimize-events.js';
+import { bestOf, breakdown, breakdownWords, isResultLine, perEvaluation } from './lib/optimize-events.js';
 import { unusedBase } from './lib/results-file.js';
 import { recordedSpacesDir } from './lib/spaces-dir.js';
 
@@ -247,8 +247,10 @@ if (parts.has('throughput')) {
       const span = evals.length > 1 ? (evals[evals.length - 1].t - evals[0].t) / 60_000 : NaN;
       const perMin = evals.length > 1 ? (evals.length - 1) / span : null;
       const best = bestOf(r.lines);
-      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(timeCutoff !== undefined ? { timeCutoff: Number(timeCutoff) } : {}), ...(Object.keys(envOf[cli.label]).length ? { env: envOf[cli.label] } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, breakdown: breakdown(r.lines), perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
+      const bd = breakdown(r.lines);
+      rows.push({ task, round, taskDir: values['task-root'] ? taskArg : 'each bundle\'s own', bundle: cli.label, exit: r.code, evaluations: evals.length, budget, ...(duelNoise ? { duelNoise: Number(duelNoise) } : {}), ...(timeCutoff !== undefined ? { timeCutoff: Number(timeCutoff) } : {}), ...(Object.keys(envOf[cli.label]).length ? { env: envOf[cli.label] } : {}), ...(r.stopped ? { stoppedAfterS: limitS } : {}), wallSeconds: r.ms / 1000, evaluationsPerMinute: perMin, best, breakdown: bd, perEvaluation: perEvaluation(r.lines), stderrTail: r.code === 0 || r.stopped ? undefined : r.stderr.slice(-800) });
       log(`throughput ${task}${tpRounds > 1 ? ` round ${round}` : ''} ${cli.label}: ${evals.length} evaluations${r.stopped ? ` of ${budget} (stopped after ${limitS} s)` : ''}, ${perMin?.toFixed(2) ?? '-'} per minute (exit ${r.code}, ${(r.ms / 1000).toFixed(0)} s), best ${best ? `${best.medianMs.toFixed(4)} ms (evaluation ${best.evaluation})` : '-'}`);
+      log(`  where a variant's time went: ${breakdownWords(bd)}`);
       result.throughput = rows;
       save();
     }

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bestOf, breakdown, breakdownOf, perEvaluation, type EventLine, type StageMark } from '../bench/lib/optimize-events.js';
+import { bestOf, breakdown, breakdownOf, breakdownWords, perEvaluation, type EventLine, type StageMark } from '../bench/lib/optimize-events.js';
 import { CLI_ARGV } from './fixtures/cli.js';
 
 const REPO = join(import.meta.dirname, '..');
@@ -125,5 +125,7 @@ describe('optimize --json event lines', () => {
     expect(b.duelSetup).toEqual({ median: 70, mean: 70, n: 1 });
     expect(b.duelTimed).toEqual({ median: 200, mean: 200, n: 1 });
     expect(b.duelVerify).toEqual({ median: 20, mean: 20, n: 1 });
+    expect(breakdownWords(b)).toBe('per variant 1000, duel 400 (executors 76, spares wait 3, set-up 70, pairs 200, verifying 20), check 180 (executor 81), time 300 (spares wait 2), rest 120 ms (medians)');
+    expect(breakdownWords({})).toBe('no stages reported');
   });
 });

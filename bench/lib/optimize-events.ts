@@ -115,6 +115,26 @@ export function breakdownOf(marks: StageMark[]): Breakdown {
   return out;
 }
 
+/**
+ * A breakdown's medians in one line, for a benchmark's log: "per variant 892, duel 548 (…), check
+ * 23 (…), time 276 (…), rest 9 ms (medians)", each stage followed by the parts the judge reported.
+ */
+export function breakdownWords(b: Breakdown): string {
+  const m = (k: string): string | null => (b[k] ? `${Math.round(b[k].median)}` : null);
+  const parts = (keys: Array<[string, string]>): string => {
+    const got = keys.flatMap(([k, label]) => (m(k) !== null ? [`${label} ${m(k)}`] : []));
+    return got.length ? ` (${got.join(', ')})` : '';
+  };
+  const out = [
+    m('perVariant') !== null ? `per variant ${m('perVariant')}` : null,
+    m('duel') !== null ? `duel ${m('duel')}${parts([['duelExecutors', 'executors'], ['duelSparesWait', 'spares wait'], ['duelSetup', 'set-up'], ['duelTimed', 'pairs'], ['duelVerify', 'verifying']])}` : null,
+    m('check') !== null ? `check ${m('check')}${parts([['checkExec', 'executor']])}` : null,
+    m('time') !== null ? `time ${m('time')}${parts([['timeSparesWait', 'spares wait'], ['timeSetup', 'set-up'], ['timeVerify', 'verifying']])}` : null,
+    m('rest') !== null ? `rest ${m('rest')}` : null,
+  ].filter((x): x is string => x !== null);
+  return out.length ? `${out.join(', ')} ms (medians)` : 'no stages reported';
+}
+
 /** One evaluation of a run as its result line and the duel after it tell. */
 export interface EvaluationRow {
   /** 1-based, in the order the results arrived. */
