@@ -20,6 +20,11 @@ describe('describeResult: the check', () => {
     expect(text).toContain('check: ok (1 buffer checks over sizes and seeds; worst relative L2 error 1.20e-7, largest element error 2.40e-7 absolute, 6.60e+1 relative (on an element whose expected value is near zero: within the absolute tolerance))');
     expect(describeResult(resolveTask('softmax'), { ...result(timing({})), check: check(false) })).not.toContain('near zero');
   });
+  it("says where the judge got the check's executor, where it reports it", () => {
+    const text = describeResult(resolveTask('softmax'), { ...result(timing({})), check: { ...check(true)!, executor: { from: 'spare-starting', ms: 171.4 } } });
+    expect(text).toContain('  its executor: started ahead, still making its CUDA context, ready in 171 ms');
+    expect(describeResult(resolveTask('softmax'), { ...result(timing({})), check: check(true) })).not.toContain('its executor');
+  });
 });
 
 describe('describeResult: buffer sets', () => {

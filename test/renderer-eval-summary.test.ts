@@ -29,6 +29,11 @@ describe('evalSummary (FIXTURE results)', () => {
     expect(text).toContain('clocks: SM 1980→1980 MHz, memory 3201→3201 MHz');
     expect(text).not.toContain('not converged');
     expect(text).not.toContain('wall time'); // a judge before 2026-12-08 did not say
+    expect(text).not.toContain('its executor'); // nor before 2026-12-08 01:00 where the check's executor came from
+  });
+  it("says where the judge got the check's executor where it reports it", () => {
+    const lines = evalSummary({ build, check: { ...check(true), executor: { from: 'spare-starting', ms: 168.2 } }, source: { kind: 'gpu', gpu: 'FIXTURE' } });
+    expect(lines[1]).toEqual({ tone: 'note', text: '  its executor: started ahead, still making its CUDA context, ready in 168 ms' });
   });
   it("says where the timing's wall time went where the judge reports it: most of a fast variant's can be the reference's runs", () => {
     const t = { size: 0, samplesMs: Array(156).fill(0.1213), eventMs: [], wallMs: [], timer: 'events' as const, medianMs: 0.1213, meanMs: 0.1213, minMs: 0.12, ciLowMs: 0.1212, ciHighMs: 0.1214, relNoise: 0.0008, converged: true, warmupCalls: 16, l2FlushBytes: 1 << 26 };

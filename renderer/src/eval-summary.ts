@@ -3,7 +3,7 @@
 // sets' share of the uncertainty, the clocks, and why nothing was timed when nothing was.
 import type { VariantDetail } from '../../main/contract/api.js';
 import { fmtMs, fmtPct } from './store.js';
-import { timingWallWords } from '../../main/contract/timing-words.js';
+import { executorWords, timingWallWords } from '../../main/contract/timing-words.js';
 
 type EvalResult = NonNullable<VariantDetail['result']>;
 
@@ -18,6 +18,7 @@ export function evalSummary(r: EvalResult): EvalLine[] {
     const sizes = new Set(r.check.checks.map((c) => c.size)).size;
     const l2 = r.check.checks.reduce((m, c) => Math.max(m, Number(c.relL2) || 0), 0);
     lines.push({ tone: r.check.ok ? 'ok' : 'bad', text: `check: ${r.check.ok ? 'passed' : 'FAILED'} (${r.check.checks.length} buffer checks over ${sizes} size${sizes === 1 ? '' : 's'}; worst relative L2 error ${l2.toExponential(1)})` });
+    if (r.check.executor) lines.push({ tone: 'note', text: `  ${executorWords(r.check.executor)}` });
   }
   for (const t of r.timing ?? []) {
     const where = [t.bufferSets && t.bufferSets > 1 ? `${t.bufferSets} buffer sets` : '', t.contexts && t.contexts > 1 ? `${t.contexts} executors` : ''].filter(Boolean).join(' in ');
