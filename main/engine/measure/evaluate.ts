@@ -428,16 +428,21 @@ type CheckBody = Pick<CheckResult, 'checks'> & { isolation?: { refs: string; mea
 type TimeBody = { l2FlushBytes: number; sparesWaitMs?: number; clocks?: { start: ClockReading; end: ClockReading }; timings: Array<{ size: number; bufferSets?: number; contexts?: number; warmupCalls: number; converged: boolean; verified: number; cutoffMs?: number; setupMs?: number; verifyMs?: number; timedMs?: number; eventMs: number[]; wallMs: number[] }> };
 type DuelBody = { duels: Array<{ size: number; start?: { a?: unknown; b?: unknown; executorsMs?: unknown; sparesWaitMs?: unknown }; sets?: number; setupMs?: number; verifyMs?: number; timedMs?: number; aEventMs: number[]; aWallMs: number[]; bEventMs: number[]; bWallMs: number[] }> };
 
+/** A duration the judge reported, or undefined when it is missing or not a finite, non-negative number. */
+const msOf = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : undefined);
+
 /** The judge's split of a timing's (or duel's) wall time, where it reports one (Timing.setupMs). */
 type WallParts = Pick<TimingResult, 'setupMs' | 'verifyMs' | 'timedMs'>;
 function wallParts(x: WallParts): WallParts {
   const out: WallParts = {};
-  for (const k of ['setupMs', 'verifyMs', 'timedMs'] as const) if (typeof x[k] === 'number' && Number.isFinite(x[k]) && x[k] >= 0) out[k] = x[k];
+  for (const k of ['setupMs', 'verifyMs', 'timedMs'] as const) {
+    const ms = msOf(x[k]);
+    if (ms !== undefined) out[k] = ms;
+  }
   return out;
 }
 
 const EXECUTOR_FROM: readonly ExecutorFrom[] = ['idle', 'spare', 'spare-starting', 'new'];
-const msOf = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : undefined);
 const fromOf = (x: unknown): ExecutorFrom | undefined => EXECUTOR_FROM.find((f) => f === x);
 
 /** The check's executor as the judge reports it (CheckResult.executor); undefined from older judges or a malformed field. */
